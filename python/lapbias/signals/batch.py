@@ -1,0 +1,68 @@
+"""Asking a batch of queries: cached answers reused, the rest confirmed, asked in batches, appended.
+
+Protocol Step 0: "Before launching any query batch, print the query count and a cost estimate, and get
+explicit confirmation; if the dataset exceeds ~10,000 rows, suggest a random subsample first." The cache is
+appended after every batch, so an interrupted run re-asks only what is missing.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Protocol, Sequence
+
+from tqdm import tqdm
+
+from ..errors import ConfirmationDeclined
+from ..llm.cache import Query, ResponseCache
+
+LARGE_SAMPLE = 10_000
+
+
+class Confirm(Protocol):
+    def __call__(self, message: str) -> bool:
+        """Show `message`, return True to go ahead."""
+        ...
+
+
+def always(message: str) -> bool:
+    """Confirmation given up front (`--yes`): print the message and go ahead."""
+    print(message, file=sys.stderr)
+    return True
+
+
+def describe_batch(task: str, n_total: int, n_todo: int, seconds_per_query: float, n_rows: int) -> str:
+    minutes = n_todo * seconds_per_query / 60
+    lines = [
+        f"{task}: {n_todo} queries to ask ({n_total - n_todo} of {n_total} already cached); "
+        f"estimated compute time ≈ {minutes:.1f} min (rough)"
+    ]
+    if n_rows > LARGE_SAMPLE:
+        lines.append(f"the panel has {n_rows} rows (> {LARGE_SAMPLE:,}): consider a random subsample first "
+                     "(`lapbias validate --sample N --seed S`)")
+    return "\n".join(lines)
+
+
+def ask_missing(
+    task: str,
+    queries: Sequence[Query],
+    cache: ResponseCache,
+    ask: Callable[[list[Query]], list[Any]],
+    batch_size: int,
+    seconds_per_query: float,
+    confirm: Confirm,
+    n_rows: int,
+) -> int:
+    """Ask every query whose key is not cached; returns how many were asked."""
+    todo = cache.missing(queries)
+    n_total = len({q.key for q in queries})
+    if not todo:
+        print(f"{task}: all {n_total} queries cached, no model call", file=sys.stderr)
+        return 0
+    if not confirm(describe_batch(task, n_total, len(todo), seconds_per_query, n_rows)):
+        raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes to go ahead")
+    with tqdm(total=len(todo), desc=task, unit="query", file=sys.stderr) as progress:
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start:start + batch_size]
+            cache.append(zip(batch, ask(batch)))
+            progress.update(len(batch))
+    return len(todo)

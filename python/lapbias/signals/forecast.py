@@ -1,0 +1,142 @@
+"""Forecast signal mu_hat (protocol Step 1) and the first-token probability (paper Table IV).
+
+The user's production prompt is used verbatim (placeholders filled from the row), decoded greedily
+(temperature 0). The user's parser: group 1 of the first match of `parse_regex` in the response, lower-cased,
+looked up in the label map -> mu_hat. p_first = exp(log P(first generated token)), the model's confidence in
+the first answer token (paper Table IV); `confidence` is parsed from the response with `confidence_regex`
+when the prompt asks for a self-reported confidence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+
+from ..config import RunConfig
+from ..errors import ConfigError, ParseRateError
+from ..io import Layout, read_parquet, write_parquet
+from ..llm.base import Backend, Generation, TokenLogprob, chat
+from ..llm.cache import Query, ResponseCache, canonical_json
+from .batch import Confirm, ask_missing
+
+TASK = "forecast"
+TOP_LOGPROBS = 20
+PLACEHOLDERS = ("text", "entity_name", "ticker", "text_date", "target_date", "entity_id")
+
+
+def fill_prompt(template: str, row: pd.Series) -> str:
+    """The user's prompt with {placeholders} filled from the row (dates as YYYY-MM-DD), nothing else changed."""
+    values = {
+        "text": row["text"], "entity_name": row["entity_name"], "ticker": row["ticker"],
+        "entity_id": row["entity_id"], "text_date": f"{row['text_date']:%Y-%m-%d}",
+        "target_date": f"{row['target_date']:%Y-%m-%d}",
+    }
+    try:
+        return template.format(**values)
+    except (KeyError, IndexError, ValueError) as err:
+        raise ConfigError(f"[forecast] prompt has a placeholder that cannot be filled ({err}); "
+                          f"available: {', '.join('{' + p + '}' for p in PLACEHOLDERS)} "
+                          "(write literal braces as {{ and }})") from None
+
+
+def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
+    params = {"decoding": "greedy", "temperature": 0, "max_new_tokens": config.forecast.max_new_tokens,
+              "top_logprobs": TOP_LOGPROBS}
+    return [
+        Query(TASK, config.model.model_id, str(row["row_id"]),
+              canonical_json(chat(fill_prompt(config.forecast.prompt, row), config.forecast.system_prompt)),
+              params)
+        for _, row in frame.iterrows()
+    ]
+
+
+def _encode(generation: Generation) -> dict:
+    return {"text": generation.text, "first_token": generation.first_token.to_json(),
+            "first_top": [t.to_json() for t in generation.first_top]}
+
+
+def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
+    """Ask the forecast of every row not in the cache, then derive forecast.parquet."""
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+
+    def ask(batch: list[Query]) -> list[dict]:
+        chats = [json.loads(q.prompt) for q in batch]
+        return [_encode(g) for g in backend.generate(chats, config.forecast.max_new_tokens, TOP_LOGPROBS)]
+
+    ask_missing(TASK, queries(frame, config), cache, ask, config.model.batch_size,
+                backend.seconds_per_query(TASK), confirm, len(frame))
+    return derive(config, layout)
+
+
+def parse_label(response: str, parse_regex: str, labels: dict[str, float]) -> str | None:
+    """Group 1 of the first regex match, lower-cased, if it is a key of the label map; else None."""
+    match = re.search(parse_regex, response, flags=re.IGNORECASE)
+    if match is None or not match.groups():
+        return None
+    label = (match.group(1) or "").strip().lower()
+    return label if label in labels else None
+
+
+def parse_confidence(response: str, confidence_regex: str) -> float:
+    if not confidence_regex:
+        return math.nan
+    match = re.search(confidence_regex, response, flags=re.IGNORECASE)
+    try:
+        return float(match.group(1)) if match else math.nan
+    except (IndexError, ValueError):
+        return math.nan
+
+
+def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
+    """forecast.parquet from input.parquet and the cached responses alone (no model call)."""
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+    try:
+        re.compile(config.forecast.parse_regex)
+    except re.error as err:
+        raise ConfigError(f"[forecast] parse_regex is not a valid regular expression: {err}") from None
+    rows = []
+    for query, (_, row) in zip(queries(frame, config), frame.iterrows()):
+        response = cache.response(query)
+        label = parse_label(response["text"], config.forecast.parse_regex, config.forecast.labels)
+        first = TokenLogprob.from_json(response["first_token"])
+        rows.append({
+            "row_id": row["row_id"], "entity_id": row["entity_id"], "text_date": row["text_date"],
+            "target_date": row["target_date"], "response": response["text"], "label": label,
+            "parsed": label is not None,
+            "mu_hat": config.forecast.labels[label] if label is not None else math.nan,
+            "p_first": math.exp(first.logprob),
+            "confidence": parse_confidence(response["text"], config.forecast.confidence_regex),
+            "cache_key": query.key,
+        })
+    result = pd.DataFrame(rows, columns=[
+        "row_id", "entity_id", "text_date", "target_date", "response", "label", "parsed", "mu_hat", "p_first",
+        "confidence", "cache_key",
+    ])
+    result["label"] = result["label"].astype("string")
+    result["mu_hat"] = result["mu_hat"].astype("float64")
+    result["confidence"] = result["confidence"].astype("float64")
+    write_parquet(result, layout.derived_file("forecast.parquet"))
+    return result
+
+
+def check_parse_rate(forecast: pd.DataFrame, config: RunConfig) -> float:
+    """Protocol Step 1 sanity check: below `min_parse_rate`, show 10 unparsed examples and stop, unless the
+    user gave the explicit override ([forecast] allow_low_parse_rate = true or --allow-low-parse-rate)."""
+    rate = float(forecast["parsed"].mean()) if len(forecast) else 0.0
+    if rate >= config.forecast.min_parse_rate or config.forecast.allow_low_parse_rate:
+        return rate
+    examples = forecast.loc[~forecast["parsed"], ["row_id", "response"]].head(10)
+    shown = "\n".join(f"  row_id {r.row_id}: {r.response!r}" for r in examples.itertuples())
+    raise ParseRateError(
+        f"parse rate {rate:.1%} is below {config.forecast.min_parse_rate:.0%}: "
+        f"{int((~forecast['parsed']).sum())} of {len(forecast)} responses match no label of "
+        f"{sorted(config.forecast.labels)} with parse_regex {config.forecast.parse_regex!r}. Unparsed examples:\n"
+        f"{shown}\nThe prompt and parser are the object under test and are not changed silently: fix them in "
+        "the config, or accept this rate explicitly with --allow-low-parse-rate "
+        "([forecast] allow_low_parse_rate = true)."
+    )

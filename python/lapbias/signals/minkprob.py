@@ -1,0 +1,83 @@
+"""Min-K% prob LAP (paper eq. 1, Shi et al. 2023):
+
+    LAP(w, K) = exp( (1/|S_K|) · Σ_{n ∈ S_K} log P(w_n | w_<n) ),
+
+S_K = the K% of scored tokens with the lowest log P(w_n | w_<n), K = 20% by default.
+
+Which tokens count (a documented choice):
+- The scored text is raw text, with no chat template: `[minkprob] scored_text = "prompt"` (default) scores the
+  user's forecast prompt filled with the row (the paper: w is "any text provided to the model, including
+  prompts, headlines"); `"text"` scores the text column alone. Chat-template and system-prompt tokens never
+  count: they are the same on every row and would only add noise.
+- The text is tokenized as the tokenizer does by default (with a BOS token if the model adds one). The first
+  token has no context and no conditional probability (vLLM's prompt log-probs start with null there), so
+  n_tokens = (number of tokens) − 1 scored tokens.
+- |S_K| = max(1, floor(K · n_tokens)): the reference implementation's int(n · K), but never empty, so a short
+  text still has a score ("at least one token"). A text of a single token has no scored token: lap_mink is NaN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..config import RunConfig
+from ..io import Layout, read_parquet, write_parquet
+from ..llm.base import Backend
+from ..llm.cache import Query, ResponseCache
+from .batch import Confirm, ask_missing
+from .forecast import fill_prompt
+
+TASK = "minkprob"
+
+
+def min_k_prob(token_logprobs: list[float] | np.ndarray, k: float) -> tuple[float, int]:
+    """(LAP, |S_K|) for one text from the log-probs of its scored tokens (paper eq. 1)."""
+    values = np.sort(np.asarray(token_logprobs, dtype=np.float64))
+    if values.size == 0:
+        return math.nan, 0
+    n_lowest = max(1, int(math.floor(k * values.size)))
+    return float(math.exp(values[:n_lowest].mean())), n_lowest
+
+
+def scored_text(row: pd.Series, config: RunConfig) -> str:
+    if config.minkprob.scored_text == "text":
+        return str(row["text"])
+    return fill_prompt(config.forecast.prompt, row)
+
+
+def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
+    params = {"prompt_logprobs": True, "chat_template": False}
+    return [Query(TASK, config.model.model_id, str(row["row_id"]), scored_text(row, config), params)
+            for _, row in frame.iterrows()]
+
+
+def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+
+    def ask(batch: list[Query]) -> list[dict]:
+        scored = backend.prompt_logprobs([q.prompt for q in batch])
+        return [{"tokens": [t.to_json() for t in tokens]} for tokens in scored]
+
+    ask_missing(TASK, queries(frame, config), cache, ask, config.model.batch_size,
+                backend.seconds_per_query(TASK), confirm, len(frame))
+    return derive(config, layout)
+
+
+def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
+    """minkprob.parquet from input.parquet and the cached token log-probs alone (K applies here, so changing
+    K re-derives without asking the model again)."""
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+    rows = []
+    for query in queries(frame, config):
+        logprobs = [token[2] for token in cache.response(query)["tokens"]]
+        lap_mink, n_lowest = min_k_prob(logprobs, config.minkprob.k)
+        rows.append({"row_id": query.query_id, "lap_mink": lap_mink, "n_tokens": len(logprobs),
+                     "n_lowest": n_lowest, "cache_key": query.key})
+    result = pd.DataFrame(rows, columns=["row_id", "lap_mink", "n_tokens", "n_lowest", "cache_key"])
+    write_parquet(result, layout.derived_file("minkprob.parquet"))
+    return result

@@ -1,0 +1,107 @@
+"""Recall query, LAP and the recalled direction (protocol Step 2).
+
+One query per unique (entity_id, target_date), merged many-to-one onto rows by the panel stage. The query holds
+only the entity identifier and the realization date (never the text): the protocol template filled with the
+outcome description and reference period. Temperature 0, one answer token, top-20 log-probs at the answer
+position. lap = P(up) + P(down) (the lookahead propensity); ud = P(up) − P(down) (the recalled direction);
+residual_mass = 1 − P(up) − P(down) − P(unknown). Probabilities are raw mass, never renormalized.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from ..config import RunConfig
+from ..errors import ConfigError
+from ..io import Layout, read_parquet, write_parquet
+from ..llm.base import Backend, TokenLogprob, chat
+from ..llm.cache import Query, ResponseCache, canonical_json
+from .batch import Confirm, ask_missing
+from .labels import check_single_token, label_mass
+
+TASK = "recall"
+
+
+def recall_pairs(frame: pd.DataFrame) -> pd.DataFrame:
+    """Unique (entity_id, target_date) pairs in first-appearance order, with the entity's name and ticker
+    (first row of the entity: a name must not vary within an entity; validation reports it if it does)."""
+    names = frame.drop_duplicates("entity_id").set_index("entity_id")[["entity_name", "ticker"]]
+    pairs = frame.drop_duplicates(["entity_id", "target_date"])[["entity_id", "target_date"]]
+    return pairs.join(names, on="entity_id").reset_index(drop=True)
+
+
+def fill_template(config: RunConfig, entity_name: str, ticker: str, target_date: pd.Timestamp) -> str:
+    """The protocol template; with no ticker the empty "()" after the name is removed."""
+    try:
+        text = config.recall.template.format(
+            target_date=f"{target_date:%Y-%m-%d}", entity_name=entity_name, ticker=ticker,
+            outcome_description=config.study.outcome_description, reference_period=config.study.reference_period,
+        )
+    except (KeyError, IndexError, ValueError) as err:
+        raise ConfigError(f"[recall] template has a placeholder that cannot be filled ({err})") from None
+    return text.replace(" ()", "") if not ticker else text
+
+
+def query_id(entity_id: str, target_date: pd.Timestamp) -> str:
+    return f"{entity_id}|{target_date:%Y-%m-%d}"
+
+
+def queries(pairs: pd.DataFrame, config: RunConfig) -> list[Query]:
+    params = {"temperature": 0, "max_tokens": 1, "top_logprobs": config.recall.top_logprobs}
+    return [
+        Query(TASK, config.model.model_id, query_id(p.entity_id, p.target_date),
+              canonical_json(chat(fill_template(config, p.entity_name, p.ticker, p.target_date))), params)
+        for p in pairs.itertuples()
+    ]
+
+
+def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
+    """Verify the labels are single tokens, ask every uncached pair, then derive recall.parquet."""
+    check_single_token(backend, config.recall.labels)
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+
+    def ask(batch: list[Query]) -> list[dict]:
+        tops = backend.next_token_logprobs([json.loads(q.prompt) for q in batch], config.recall.top_logprobs)
+        return [{"top": [t.to_json() for t in top]} for top in tops]
+
+    ask_missing(TASK, queries(recall_pairs(frame), config), cache, ask, config.model.batch_size,
+                backend.seconds_per_query(TASK), confirm, len(frame))
+    return derive(config, layout)
+
+
+def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
+    """recall.parquet from input.parquet and the cached responses alone (no model call)."""
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+    up, down, unknown = config.recall.labels
+    pairs = recall_pairs(frame)
+    rows = []
+    for query, pair in zip(queries(pairs, config), pairs.itertuples()):
+        top = [TokenLogprob.from_json(t) for t in cache.response(query)["top"]]
+        (p_up, c_up), (p_down, c_down), (p_unknown, c_unknown) = (label_mass(top, x) for x in (up, down, unknown))
+        rows.append({
+            "entity_id": pair.entity_id, "target_date": pair.target_date, "p_up": p_up, "p_down": p_down,
+            "p_unknown": p_unknown, "lap": p_up + p_down, "ud": p_up - p_down,
+            "residual_mass": 1.0 - p_up - p_down - p_unknown,
+            "censored_up": c_up, "censored_down": c_down, "censored_unknown": c_unknown, "cache_key": query.key,
+        })
+    result = pd.DataFrame(rows, columns=[
+        "entity_id", "target_date", "p_up", "p_down", "p_unknown", "lap", "ud", "residual_mass",
+        "censored_up", "censored_down", "censored_unknown", "cache_key",
+    ])
+    write_parquet(result, layout.derived_file("recall.parquet"))
+    return result
+
+
+def censoring_warnings(recall: pd.DataFrame, config: RunConfig) -> list[str]:
+    """Protocol Step 2: a label missing from the top-k is censored, not zero; high censoring is a warning."""
+    out = []
+    for label, column in zip(config.recall.labels, ("censored_up", "censored_down", "censored_unknown")):
+        share = float(recall[column].mean()) if len(recall) else 0.0
+        if share > config.recall.censoring_warning:
+            out.append(f"recall label {label!r} is absent from the top-{config.recall.top_logprobs} log-probs in "
+                       f"{share:.0%} of queries: its probability is censored, and LAP understates recall there")
+    return out
