@@ -186,3 +186,15 @@ def test_parse_rate_below_minimum_stops_with_examples(study):
         forecast.check_parse_rate(frame, config)
     allowed = config.replace(forecast={"allow_low_parse_rate": True})
     assert forecast.check_parse_rate(frame, allowed) == pytest.approx(0.9)
+
+
+def test_fully_cached_rerun_never_loads_the_model(study, bundled_backend):
+    from lapbias.llm import LazyBackend
+
+    config, layout, _ = study
+    for stage in (forecast, recall, minkprob):
+        stage.run(config, layout, bundled_backend, always)
+    lazy = LazyBackend(config.model)
+    for stage in (forecast, recall, minkprob):
+        stage.run(config, layout, lazy, always)
+    assert not lazy.loaded

@@ -7,6 +7,30 @@ from ..errors import ConfigError
 from .base import Backend, Chat, Generation, TokenLogprob, chat
 
 
+class LazyBackend:
+    """Loads the backend on first use, so a run whose queries are all cached never loads model weights.
+
+    `model_id` (what the cache key needs) is known without loading anything.
+    """
+
+    def __init__(self, model: ModelConfig, on_load=None):
+        self.model_id = model.model_id
+        self._config = model
+        self._on_load = on_load
+        self._backend: Backend | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._backend is not None
+
+    def __getattr__(self, name: str):
+        if self._backend is None:
+            if self._on_load is not None:
+                self._on_load(self._config)
+            self._backend = make_backend(self._config)
+        return getattr(self._backend, name)
+
+
 def make_backend(model: ModelConfig) -> Backend:
     """The backend named by `[model] backend`."""
     if model.backend == "transformers":
@@ -18,4 +42,4 @@ def make_backend(model: ModelConfig) -> Backend:
                       "use backend = \"transformers\"")
 
 
-__all__ = ["Backend", "Chat", "Generation", "TokenLogprob", "chat", "make_backend"]
+__all__ = ["Backend", "Chat", "Generation", "LazyBackend", "TokenLogprob", "chat", "make_backend"]

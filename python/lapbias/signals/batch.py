@@ -48,17 +48,18 @@ def ask_missing(
     cache: ResponseCache,
     ask: Callable[[list[Query]], list[Any]],
     batch_size: int,
-    seconds_per_query: float,
+    seconds_per_query: Callable[[], float],
     confirm: Confirm,
     n_rows: int,
 ) -> int:
-    """Ask every query whose key is not cached; returns how many were asked."""
+    """Ask every query whose key is not cached; returns how many were asked. `seconds_per_query` is called
+    only when something is to be asked (it may need the model loaded)."""
     todo = cache.missing(queries)
     n_total = len({q.key for q in queries})
     if not todo:
         print(f"{task}: all {n_total} queries cached, no model call", file=sys.stderr)
         return 0
-    if not confirm(describe_batch(task, n_total, len(todo), seconds_per_query, n_rows)):
+    if not confirm(describe_batch(task, n_total, len(todo), seconds_per_query(), n_rows)):
         raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes to go ahead")
     with tqdm(total=len(todo), desc=task, unit="query", file=sys.stderr) as progress:
         for start in range(0, len(todo), batch_size):

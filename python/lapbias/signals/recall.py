@@ -58,17 +58,17 @@ def queries(pairs: pd.DataFrame, config: RunConfig) -> list[Query]:
 
 
 def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
-    """Verify the labels are single tokens, ask every uncached pair, then derive recall.parquet."""
-    check_single_token(backend, config.recall.labels)
+    """Ask every uncached pair (after verifying the labels are single tokens), then derive recall.parquet."""
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
 
     def ask(batch: list[Query]) -> list[dict]:
+        check_single_token(backend, config.recall.labels)
         tops = backend.next_token_logprobs([json.loads(q.prompt) for q in batch], config.recall.top_logprobs)
         return [{"top": [t.to_json() for t in top]} for top in tops]
 
     ask_missing(TASK, queries(recall_pairs(frame), config), cache, ask, config.model.batch_size,
-                backend.seconds_per_query(TASK), confirm, len(frame))
+                lambda: backend.seconds_per_query(TASK), confirm, len(frame))
     return derive(config, layout)
 
 

@@ -1,0 +1,312 @@
+"""`lapbias` command line: each subcommand parses its options, calls one stage and prints a summary.
+
+Errors a user can cause (LapbiasError) are printed as their message, one line per problem, with exit status 2;
+`lapbias --debug ...` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import click
+
+from . import config as config_module
+from .errors import LapbiasError
+from .io import Layout, read_parquet, write_text
+
+DEMO_CONFIG = "data/demo/demo.toml"
+
+
+class LapbiasGroup(click.Group):
+    """Turns LapbiasError into a clean message (no traceback) unless --debug is given."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except LapbiasError as err:
+            if ctx.params.get("debug"):
+                raise
+            for line in str(err).splitlines() or ["(no message)"]:
+                click.secho(f"error: {line}" if not line.startswith("  ") else line, err=True, fg="red")
+            ctx.exit(2)
+
+
+def _load(config_path: str):
+    config = config_module.load(config_path)
+    layout = Layout(Path(config.root))
+    layout.make_dirs()
+    return config, layout
+
+
+def _log(layout: Layout, message: str) -> None:
+    """Print a summary line and append it, time-stamped, to logs/lapbias.log."""
+    click.echo(message)
+    stamp = dt.datetime.now().isoformat(timespec="seconds")
+    with open(layout.logs / "lapbias.log", "a", encoding="utf-8") as handle:
+        for line in message.splitlines():
+            handle.write(f"{stamp} {line}\n")
+
+
+def _confirm(yes: bool):
+    """Protocol Step 0: the batch goes ahead with --yes, or after an interactive confirmation."""
+    from .signals.batch import always
+
+    if yes:
+        return always
+
+    def ask(message: str) -> bool:
+        click.echo(message, err=True)
+        if not sys.stdin.isatty():
+            raise LapbiasError("no terminal to confirm the query batch on: rerun with --yes to go ahead")
+        return click.confirm("go ahead?", default=False, err=True)
+
+    return ask
+
+
+def _backend(config):
+    """The configured backend, loaded only when a query is not cached."""
+    from .llm import LazyBackend
+
+    def announce(model) -> None:
+        click.echo(f"loading model {model.model_id} ({model.backend}) ...", err=True)
+
+    return LazyBackend(config.model, on_load=announce)
+
+
+config_argument = click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
+yes_option = click.option("--yes", "-y", is_flag=True, help="Go ahead with model query batches without asking.")
+
+
+@click.group(cls=LapbiasGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors (for bug reports).")
+@click.version_option(package_name="lapbias")
+def main(debug: bool) -> None:
+    """Test an LLM's forecasts for lookahead bias (Gao, Jiang, Yan), from a panel CSV to results/REPORT.md.
+
+    \b
+    Example:
+      lapbias demo --yes                       # the whole protocol on the bundled demo panel
+      lapbias run my_study.toml --yes          # all steps from one TOML config
+    """
+    warnings.simplefilter("default", UserWarning)
+
+
+# ---- Step 0 / input ---------------------------------------------------------------------------------------------
+@main.command()
+@config_argument
+@click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
+@click.option("--seed", type=int, default=20240101, show_default=True, help="Seed of the subsample.")
+def validate(config_path: str, sample: int | None, seed: int) -> None:
+    """Validate the input panel and write data/derived/input.parquet.
+
+    \b
+    Example:
+      lapbias validate data/demo/demo.toml
+    """
+    config, layout = _load(config_path)
+    _validate(config, layout, sample, seed)
+
+
+def _validate(config, layout: Layout, sample: int | None = None, seed: int = 20240101) -> None:
+    from .data import validate as validation
+
+    result = validation.run(config, layout, sample=sample, seed=seed)
+    for line in result.messages():
+        _log(layout, line)
+    _log(layout, f"validate: {len(result.frame)} rows kept -> {layout.derived_file('input.parquet')}")
+
+
+# ---- Steps 1-2: signals ------------------------------------------------------------------------------------------
+def _forecast(config, layout, backend, yes: bool) -> None:
+    from .signals import forecast
+
+    frame = forecast.run(config, layout, backend, _confirm(yes))
+    rate = forecast.check_parse_rate(frame, config)
+    counts = frame["label"].value_counts(dropna=False).to_dict()
+    _log(layout, f"forecast: {len(frame)} rows, parse rate {rate:.1%}, labels {counts}")
+
+
+def _recall(config, layout, backend, yes: bool) -> None:
+    from .signals import recall
+
+    frame = recall.run(config, layout, backend, _confirm(yes))
+    _log(layout, f"recall: {len(frame)} (entity, target_date) queries, mean LAP {frame['lap'].mean():.4f}, "
+                 f"mean U-D {frame['ud'].mean():+.4f}, mean residual mass {frame['residual_mass'].mean():.4f}")
+    for line in recall.censoring_warnings(frame, config):
+        _log(layout, f"warning: {line}")
+
+
+def _minkprob(config, layout, backend, yes: bool) -> None:
+    from .signals import minkprob
+
+    frame = minkprob.run(config, layout, backend, _confirm(yes))
+    _log(layout, f"minkprob: {len(frame)} rows, K = {config.minkprob.k:.0%}, "
+                 f"mean Min-K% prob {frame['lap_mink'].mean():.4g}")
+
+
+def _signal_command(name: str, step, doc: str):
+    @main.command(name=name, help=doc)
+    @config_argument
+    @yes_option
+    def command(config_path: str, yes: bool) -> None:
+        config, layout = _load(config_path)
+        step(config, layout, _backend(config), yes)
+
+    return command
+
+
+_signal_command("forecast", _forecast, """Step 1: ask the forecast prompt for every row -> forecast.parquet (mu_hat).
+
+\b
+Example:
+  lapbias forecast data/demo/demo.toml --yes
+""")
+_signal_command("recall", _recall, """Step 2: date-only recall query per (entity, target_date) -> recall.parquet (lap, ud).
+
+\b
+Example:
+  lapbias recall data/demo/demo.toml --yes
+""")
+_signal_command("minkprob", _minkprob, """Min-K% prob of every prompt (paper eq. 1) -> minkprob.parquet (lap_mink).
+
+\b
+Example:
+  lapbias minkprob data/demo/demo.toml --yes
+""")
+
+
+# ---- Step 3 preprocessing, estimation, report -------------------------------------------------------------------
+@main.command()
+@config_argument
+def panel(config_path: str) -> None:
+    """Merge the signals into the panel; write panel.parquet, panel_pre.dta, panel_post.dta.
+
+    \b
+    Example:
+      lapbias panel data/demo/demo.toml
+    """
+    config, layout = _load(config_path)
+    _panel(config, layout)
+
+
+def _panel(config, layout: Layout) -> None:
+    from . import panel as panel_stage
+    from .signals import forecast
+
+    forecast.check_parse_rate(read_parquet(layout.derived_file("forecast.parquet")), config)
+    result = panel_stage.build(config, layout)
+    for line in result.warnings:
+        _log(layout, f"warning: {line}")
+    _log(layout, f"panel: {result.summary()}")
+
+
+@main.command()
+@config_argument
+@click.option("--engine", type=click.Choice(["auto", "python", "stata"]), default=None,
+              help="Estimation engine (default: [estimate] engine of the config).")
+def estimate(config_path: str, engine: str | None) -> None:
+    """Steps 3-5: validation, detection and placebo regressions -> results/*.csv.
+
+    \b
+    Example:
+      lapbias estimate data/demo/demo.toml --engine python
+    """
+    config, layout = _load(config_path)
+    _estimate(config, layout, engine or config.estimate.engine)
+
+
+def _estimate(config, layout: Layout, engine: str) -> None:
+    from .estimate import protocol
+
+    if engine == "stata":
+        raise LapbiasError("the Stata engine is not available in this version; use --engine python")
+    results = protocol.run(config, layout)
+    write_text(layout.results / "run_config.json",
+               json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
+    _log(layout, f"estimate (python engine): {results.summary()}")
+
+
+@main.command()
+@config_argument
+def report(config_path: str) -> None:
+    """Write results/REPORT.md (verdict by the protocol's rule), LaTeX tables and figures.
+
+    \b
+    Example:
+      lapbias report data/demo/demo.toml
+    """
+    config, layout = _load(config_path)
+    _report(config, layout)
+
+
+def _report(config, layout: Layout) -> None:
+    from .report import write_report
+
+    path = write_report(config, layout)
+    _log(layout, f"report: {path}")
+
+
+# ---- whole runs -------------------------------------------------------------------------------------------------
+def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int) -> None:
+    _validate(config, layout, sample, seed)
+    backend = _backend(config)
+    _forecast(config, layout, backend, yes)
+    _recall(config, layout, backend, yes)
+    _minkprob(config, layout, backend, yes)
+    _panel(config, layout)
+    _estimate(config, layout, config.estimate.engine)
+    _report(config, layout)
+
+
+@main.command()
+@config_argument
+@yes_option
+@click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
+@click.option("--seed", type=int, default=20240101, show_default=True, help="Seed of the subsample.")
+def run(config_path: str, yes: bool, sample: int | None, seed: int) -> None:
+    """All steps from one TOML config: validate, forecast, recall, minkprob, panel, estimate, report.
+
+    \b
+    Example:
+      lapbias run my_study.toml --yes
+    """
+    config, layout = _load(config_path)
+    _run_all(config, layout, yes, sample, seed)
+
+
+@main.command()
+@yes_option
+@click.option("--config", "config_path", default=DEMO_CONFIG, show_default=True, type=click.Path(dir_okay=False),
+              help="The demo's configuration.")
+def demo(yes: bool, config_path: str) -> None:
+    """The whole protocol on the bundled demo panel with the bundled SmolLM2-135M-Instruct (run from the repo).
+
+    \b
+    Example:
+      lapbias demo --yes
+    """
+    config, layout = _load(config_path)
+    _run_all(config, layout, yes, None, 20240101)
+
+
+@main.command()
+@config_argument
+def rebuild(config_path: str) -> None:
+    """Regenerate every derived file from the input and the raw JSONL cache alone (no model call).
+
+    \b
+    Example:
+      lapbias rebuild data/demo/demo.toml
+    """
+    from .signals import forecast, minkprob, recall
+
+    config, layout = _load(config_path)
+    _validate(config, layout)
+    for stage in (forecast, recall, minkprob):
+        frame = stage.derive(config, layout)
+        _log(layout, f"rebuild: {stage.TASK}.parquet, {len(frame)} rows from {layout.raw_file(stage.TASK)}")
+    _panel(config, layout)
