@@ -61,7 +61,8 @@ class ModelConfig:
     device: str = "cpu"
     batch_size: int = 16
     seconds_per_query: float = 0.0
-    """Used for the pre-batch compute-time estimate; 0 = measure on the first few queries' model size."""
+    """Seconds per query for the compute-time estimate shown before a batch; 0 = the backend's own rough
+    figure (from the model size)."""
     base_url: str = ""
     api_key_env: str = ""
     """Name of the environment variable holding the API key (never the key itself)."""

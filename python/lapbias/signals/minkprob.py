@@ -63,7 +63,8 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
         return [{"tokens": [t.to_json() for t in tokens]} for tokens in scored]
 
     ask_missing(TASK, queries(frame, config), cache, ask, config.model.batch_size,
-                lambda: backend.seconds_per_query(TASK), confirm, len(frame))
+                lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
+                len(frame))
     return derive(config, layout)
 
 

@@ -68,7 +68,8 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
         return [{"top": [t.to_json() for t in top]} for top in tops]
 
     ask_missing(TASK, queries(recall_pairs(frame), config), cache, ask, config.model.batch_size,
-                lambda: backend.seconds_per_query(TASK), confirm, len(frame))
+                lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
+                len(frame))
     return derive(config, layout)
 
 
