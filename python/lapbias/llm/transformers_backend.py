@@ -87,7 +87,8 @@ class TransformersBackend:
         for indices, rows in self._batches(rendered):
             ids, mask = self._pad(rows, left=True)
             positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits[:, -1, :]
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                logits_to_keep=1).logits[:, -1, :]
             logprobs = torch.log_softmax(logits.float(), dim=-1)
             for row, index in enumerate(indices):
                 out[index] = self._top(logprobs[row], top_logprobs)

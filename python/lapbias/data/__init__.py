@@ -1,0 +1,1 @@
+"""Input data: the protocol's input format, its validation and the drop report."""

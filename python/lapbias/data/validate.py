@@ -1,0 +1,270 @@
+"""Validate the user's panel before any query (protocol, "Input data format").
+
+Errors stop the run (InputDataError, one line per problem, all problems at once): an unreadable or empty file,
+a missing required column, an empty or duplicate row_id, unparseable dates, a non-numeric outcome. Rows breaking
+a row rule are dropped and counted by reason (protocol: "Validate before querying: target_date > text_date on
+every row, outcome numeric and non-missing, text non-empty. Drop failing rows and report the count"); a row
+failing several rules is counted under the first in schema.DROP_RULES order. row_id is preserved through every
+file; when absent, a deterministic one is made from the row's content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..config import RunConfig
+from ..errors import InputDataError
+from ..io import Layout, write_csv, write_parquet
+from . import schema
+
+MISSING_TOKENS = {"", "na", "n/a", "nan", "null", "none", "."}
+"""Cell values read as missing in dates and outcomes (CSV conventions, and Stata's "." for missing)."""
+
+
+@dataclass
+class ValidationResult:
+    frame: pd.DataFrame
+    dropped: pd.DataFrame
+    """One row per drop reason: reason, column, rule, n_rows, example_row_id, example."""
+    warnings: list[str] = field(default_factory=list)
+    n_input: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def messages(self) -> list[str]:
+        """Print-ready lines: one per drop reason, then the warnings."""
+        lines = [f"dropped {r.n_rows} row{'s' if r.n_rows != 1 else ''}: {r.rule} "
+                 f"(example row_id {r.example_row_id}: {r.example})" for r in self.dropped.itertuples()]
+        lines += self.notes
+        lines += [f"warning: {w}" for w in self.warnings]
+        return lines
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """The user's file as strings (CSV) or as stored (parquet); unreadable or empty files are errors."""
+    path = Path(path)
+    if not str(path) or not path.exists():
+        raise InputDataError(f"data file {str(path)!r} does not exist ([data] path in the config)")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".csv":
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        elif suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(path)
+        else:
+            raise InputDataError(f"data file {path} has extension {suffix!r}; give a .csv or .parquet file")
+    except pd.errors.EmptyDataError:
+        raise InputDataError(f"data file {path} is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
+        raise InputDataError(f"data file {path} cannot be read as {suffix[1:]}: {str(err).splitlines()[0]}") from None
+    if frame.empty:
+        raise InputDataError(f"data file {path} has a header but no rows")
+    return frame
+
+
+def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
+    problems = []
+    renames = {}
+    for name in schema.REQUIRED + schema.OPTIONAL:
+        column = config.data.column(name)
+        if column in raw.columns:
+            renames[column] = name
+        elif name in schema.REQUIRED:
+            mapped = f" (mapped to {column!r} by [data.columns])" if column != name else ""
+            problems.append(f"required column {name!r}{mapped} is missing; the file has columns {list(raw.columns)}")
+    if problems:
+        raise InputDataError("\n".join(problems))
+    clashes = [c for c in renames.values() if c in raw.columns and c not in renames]
+    if clashes:
+        raise InputDataError(f"column(s) {clashes} exist in the file and are also the target of a [data.columns] "
+                             "mapping; rename one of them")
+    return raw.rename(columns=renames)
+
+
+def _is_missing(values: pd.Series) -> pd.Series:
+    if values.dtype == object or pd.api.types.is_string_dtype(values):
+        return values.isna() | values.astype(str).str.strip().str.lower().isin(MISSING_TOKENS)
+    return values.isna()
+
+
+def _label(frame: pd.DataFrame, index) -> str:
+    row_id = frame.at[index, "row_id"] if "row_id" in frame.columns else None
+    return f"row_id {row_id}" if row_id is not None and str(row_id).strip() else f"row {int(index) + 1}"
+
+
+def _parse_dates(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Series:
+    """Calendar dates (a time of day is dropped); ISO 8601 text or date/datetime values."""
+    values = frame[column]
+    missing = _is_missing(values)
+    if pd.api.types.is_datetime64_any_dtype(values):
+        parsed = values
+    else:
+        parsed = pd.to_datetime(values.where(~missing), errors="coerce", format="ISO8601")
+    if getattr(parsed.dt, "tz", None) is not None:
+        parsed = parsed.dt.tz_localize(None)
+    bad = parsed.isna() & ~missing
+    if bad.any():
+        first = bad.idxmax()
+        problems.append(f"{column}: {int(bad.sum())} value(s) are not dates in YYYY-MM-DD form "
+                        f"(example {_label(frame, first)}: {values[first]!r})")
+    return parsed.dt.normalize().astype("datetime64[ns]")
+
+
+def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
+    values = frame["outcome"]
+    missing = _is_missing(values)
+    numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
+    bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
+    if bad.any():
+        first = bad.idxmax()
+        problems.append(f"outcome: {int(bad.sum())} value(s) are not finite numbers; the outcome must be a signed "
+                        f"numeric Y (larger = up) (example {_label(frame, first)}: {values[first]!r})")
+    return numbers
+
+
+def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
+    """The user's row_id as text, or sha256(entity_id|text_date|target_date|text)[:12] when the column is absent."""
+    if "row_id" in frame.columns:
+        ids = frame["row_id"].astype(str).str.strip()
+        empty = _is_missing(frame["row_id"])
+        if empty.any():
+            problems.append(f"row_id: {int(empty.sum())} row(s) have an empty row_id "
+                            f"(example row {int(empty.idxmax()) + 1}); every row needs a unique row_id")
+    else:
+        material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str) + "|"
+                    + frame["target_date"].astype(str) + "|" + frame["text"].astype(str))
+        ids = material.map(lambda s: "r" + hashlib.sha256(s.encode("utf-8")).hexdigest()[:12])
+    duplicated = ids[ids.duplicated(keep=False) & (ids != "")]
+    if not duplicated.empty:
+        groups = duplicated.groupby(duplicated).groups
+        shown = "; ".join(f"{key!r} on rows {', '.join(str(int(i) + 1) for i in rows)}"
+                          for key, rows in list(groups.items())[:3])
+        what = "row_id" if "row_id" in frame.columns else "identical rows (same entity, dates and text)"
+        problems.append(f"duplicate {what}: {len(groups)} value(s) occur more than once, row_id must be unique "
+                        f"({shown})")
+    return ids
+
+
+def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    text_empty = frame["text"].isna() | (frame["text"].astype(str).str.strip() == "")
+    entity_missing = _is_missing(frame["entity_id"]) | _is_missing(frame["entity_name"])
+    date_missing = frame["text_date"].isna() | frame["target_date"].isna()
+    return {
+        "missing_entity": entity_missing,
+        "missing_date": date_missing,
+        "target_not_after_text": ~date_missing & (frame["target_date"] <= frame["text_date"]),
+        "missing_outcome": frame["outcome"].isna(),
+        "empty_text": text_empty,
+    }
+
+
+def _example(frame: pd.DataFrame, index, reason: str) -> str:
+    row = frame.loc[index]
+    if reason == "target_not_after_text":
+        return f"text_date {row['text_date']:%Y-%m-%d}, target_date {row['target_date']:%Y-%m-%d}"
+    if reason == "missing_outcome":
+        return "outcome is empty"
+    if reason == "empty_text":
+        return "text is empty"
+    if reason == "missing_date":
+        return f"text_date {row['text_date']}, target_date {row['target_date']}"
+    return f"entity_id {row['entity_id']!r}, entity_name {row['entity_name']!r}"
+
+
+def _warnings(frame: pd.DataFrame, config: RunConfig, has_ticker: bool) -> list[str]:
+    out = []
+    if not has_ticker:
+        out.append("no ticker column: the recall query names the entity by entity_name only "
+                   "(the protocol recommends a ticker or short identifier)")
+    names = frame.groupby("entity_id")["entity_name"].nunique()
+    if (names > 1).any():
+        out.append(f"entity_name varies within entity_id for {int((names > 1).sum())} entities (example "
+                   f"{names[names > 1].index[0]!r}); the recall query uses each entity's first name")
+    if config.study.cutoff:
+        cutoff = pd.Timestamp(config.study.cutoff_date)
+        if (frame["target_date"] <= cutoff).all():
+            out.append(f"every target_date is on or before the training cutoff {config.study.cutoff}: the "
+                       "post-cutoff placebo (Step 5) is infeasible; Steps 1-4 only")
+        elif (frame["target_date"] > cutoff).all():
+            out.append(f"every target_date is after the training cutoff {config.study.cutoff}: there is no "
+                       "in-sample period to test")
+    nonzero = frame.loc[frame["outcome"] != 0, "outcome"]
+    if len(nonzero):
+        positive = float((nonzero > 0).mean())
+        if max(positive, 1 - positive) > schema.ONE_SIGNED_SHARE:
+            out.append(f"the outcome is heavily one-signed ({max(positive, 1 - positive):.0%} of non-zero outcomes "
+                       f"are {'positive' if positive > 0.5 else 'negative'}): the up/down recall query will be "
+                       "uninformative; recast the outcome as a direction of change first")
+    if frame["entity_id"].nunique() == 1:
+        out.append("a single entity (one time series): entity fixed effects are dropped, standard errors are "
+                   "Newey-West, and power is limited")
+    return out
+
+
+def _apply_drop_rules(frame: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
+    """(rows kept, one line per drop reason); a row is counted under the first rule it fails."""
+    remaining = pd.Series(True, index=frame.index)
+    drops = []
+    for reason, mask in _drop_masks(frame).items():
+        hit = mask & remaining
+        if hit.any():
+            first = hit.idxmax()
+            column, rule = schema.DROP_RULES[reason]
+            drops.append({"reason": reason, "column": column, "rule": rule, "n_rows": int(hit.sum()),
+                          "example_row_id": frame.at[first, "row_id"], "example": _example(frame, first, reason)})
+        remaining &= ~mask
+    return remaining, pd.DataFrame(drops, columns=["reason", "column", "rule", "n_rows", "example_row_id", "example"])
+
+
+def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
+    """Check the protocol's input rules on an in-memory table (columns as in the user's file)."""
+    frame = _apply_mapping(raw.reset_index(drop=True), config)
+    problems: list[str] = []
+    has_ticker = "ticker" in frame.columns
+    if not has_ticker:
+        frame["ticker"] = ""
+    for column in ("entity_id", "entity_name", "ticker", "text"):
+        frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
+    for column in schema.DATES:
+        frame[column] = _parse_dates(frame, column, problems)
+    frame["outcome"] = _parse_outcome(frame, problems)
+    frame["row_id"] = _row_ids(frame, problems)
+    remaining, dropped = _apply_drop_rules(frame)
+    if problems:
+        also = [f"{r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "
+                f"(example row_id {r.example_row_id}: {r.example})" for r in dropped.itertuples()]
+        raise InputDataError("\n".join(problems + also))
+    kept = frame.loc[remaining].reset_index(drop=True)
+    if kept.empty:
+        raise InputDataError(f"no valid rows left after validation ({len(frame)} rows read, all dropped)")
+    extra = [c for c in kept.columns if c not in schema.ORDER]
+    kept = kept[list(schema.ORDER) + extra]
+    return ValidationResult(kept, dropped, _warnings(kept, config, has_ticker), n_input=len(frame))
+
+
+def validate_file(path: str | Path, config: RunConfig) -> ValidationResult:
+    return validate_frame(read_table(path), config)
+
+
+def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int = 20240101) -> ValidationResult:
+    """Validate config.data.path; write data/derived/input.parquet and validation_report.csv.
+
+    `sample` keeps a random subsample of that many valid rows (fixed `seed`), as the protocol suggests for
+    panels over ~10,000 rows; the kept rows stay in file order.
+    """
+    if not config.data.path:
+        raise InputDataError("no data file: set [data] path in the config")
+    result = validate_file(config.data.path, config)
+    if sample is not None and sample < len(result.frame):
+        if sample < 1:
+            raise InputDataError(f"--sample {sample}: give a positive number of rows")
+        kept = result.frame.sample(n=sample, random_state=seed).sort_index().reset_index(drop=True)
+        result.notes.append(f"kept a random subsample of {sample} of {len(result.frame)} valid rows (seed {seed})")
+        result.frame = kept
+    write_parquet(result.frame, layout.derived_file("input.parquet"))
+    write_csv(result.dropped, layout.derived_file("validation_report.csv"))
+    return result

@@ -1,0 +1,120 @@
+"""Input validation (protocol "Input data format"): errors name column, rule and example; drops are counted."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from lapbias.cli import main
+from lapbias.config import from_dict
+from lapbias.data.validate import validate_file
+from lapbias.errors import InputDataError
+
+HEADER = "row_id,entity_id,entity_name,ticker,text,text_date,target_date,outcome\n"
+GOOD = [
+    "r1,AAPL,Apple Inc.,AAPL,Apple beats estimates,2024-03-01,2024-03-04,1.2",
+    "r2,BA,Boeing Co.,BA,Boeing faces lawsuit,2024-03-01,2024-03-04,-0.7",
+    "r3,AAPL,Apple Inc.,AAPL,Apple unveils headset,2024-09-05,2024-09-06,0.4",
+    "r4,BA,Boeing Co.,BA,Boeing strike ends,2024-09-05,2024-09-06,-0.2",
+]
+CONFIG = from_dict({"study": {"cutoff": "2024-06-30"}})
+
+
+def write(tmp_path, lines, header=HEADER, name="panel.csv"):
+    path = tmp_path / name
+    path.write_text(header + "\n".join(lines) + "\n")
+    return path
+
+
+def test_clean_file_keeps_every_row_with_types(tmp_path):
+    result = validate_file(write(tmp_path, GOOD), CONFIG)
+    assert len(result.frame) == 4 and result.dropped.empty and result.warnings == []
+    assert str(result.frame["target_date"].dtype) == "datetime64[ns]"
+    assert result.frame["outcome"].tolist() == [1.2, -0.7, 0.4, -0.2]
+
+
+def test_rows_breaking_row_rules_are_dropped_and_counted(tmp_path):
+    lines = GOOD + [
+        "r5,AAPL,Apple Inc.,AAPL,Apple slips,2024-03-05,2024-03-04,0.1",     # target before text
+        "r6,AAPL,Apple Inc.,AAPL,Apple flat,2024-03-04,2024-03-04,0.1",      # target == text
+        "r7,BA,Boeing Co.,BA,Boeing,2024-03-01,2024-03-04,",                 # missing outcome
+        "r8,BA,Boeing Co.,BA,   ,2024-03-01,2024-03-04,0.3",                 # empty text
+    ]
+    result = validate_file(write(tmp_path, lines), CONFIG)
+    counts = dict(zip(result.dropped["reason"], result.dropped["n_rows"]))
+    assert counts == {"target_not_after_text": 2, "missing_outcome": 1, "empty_text": 1}
+    assert list(result.frame["row_id"]) == ["r1", "r2", "r3", "r4"]
+    messages = "\n".join(result.messages())
+    assert "dropped 2 rows: target_date must be after text_date (example row_id r5: text_date 2024-03-05, " \
+           "target_date 2024-03-04)" in messages
+
+
+def test_one_message_per_problem_and_no_traceback(tmp_path):
+    lines = GOOD + [
+        "r5,AAPL,Apple Inc.,AAPL,Apple slips,2024-03-05,2024-03-04,0.1",
+        "r6,BA,Boeing Co.,BA,Boeing,2024-03-01,2024-03-04,",
+        "r1,BA,Boeing Co.,BA,Boeing again,2024-03-01,2024-03-04,0.2",
+    ]
+    path = write(tmp_path, lines)
+    config = tmp_path / "study.toml"
+    config.write_text(f'root = "{tmp_path}"\n[data]\npath = "{path}"\n[study]\ncutoff = "2024-06-30"\n')
+    result = CliRunner().invoke(main, ["validate", str(config)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 3
+    assert "duplicate row_id" in lines[0] and "'r1' on rows 1, 7" in lines[0]
+    assert "target_date must be after text_date (example row_id r5" in lines[1]
+    assert "outcome must be numeric and non-missing (example row_id r6" in lines[2]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("r9,AAPL,Apple Inc.,AAPL,x,2024-13-45,2024-03-04,0.1", r"text_date: 1 value\(s\) are not dates .*row_id r9: '2024-13-45'"),
+    ("r9,AAPL,Apple Inc.,AAPL,x,2024-03-01,2024-03-04,abc", r"outcome: 1 value\(s\) are not finite numbers.*row_id r9: 'abc'"),
+])
+def test_unparseable_values_are_errors_with_an_example(tmp_path, bad, message):
+    with pytest.raises(InputDataError, match=message):
+        validate_file(write(tmp_path, GOOD + [bad]), CONFIG)
+
+
+def test_missing_column_empty_file_and_unknown_format(tmp_path):
+    header = "row_id,entity_id,entity_name,text,text_date,target_date\n"
+    with pytest.raises(InputDataError, match=r"required column 'outcome' is missing"):
+        validate_file(write(tmp_path, [line.rsplit(",", 1)[0] for line in GOOD], header=header), CONFIG)
+    mapped = from_dict({"data": {"columns": {"outcome": "ret"}}})
+    with pytest.raises(InputDataError, match=r"'outcome' \(mapped to 'ret' by \[data.columns\]\) is missing"):
+        validate_file(write(tmp_path, GOOD), mapped)
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(InputDataError, match="is empty"):
+        validate_file(tmp_path / "empty.csv", CONFIG)
+    with pytest.raises(InputDataError, match="header but no rows"):
+        validate_file(write(tmp_path, [], name="header.csv"), CONFIG)
+    (tmp_path / "panel.xlsx").write_text("x")
+    with pytest.raises(InputDataError, match="give a .csv or .parquet file"):
+        validate_file(tmp_path / "panel.xlsx", CONFIG)
+
+
+def test_parquet_mapping_deterministic_row_id_and_extra_columns(tmp_path):
+    frame = pd.DataFrame({
+        "firm": ["AAPL", "BA"], "name": ["Apple Inc.", "Boeing Co."], "headline": ["Apple beats", "Boeing falls"],
+        "text_date": pd.to_datetime(["2024-03-01", "2024-03-01"]), "target_date": ["2024-03-04", "2024-09-04"],
+        "ret": [1.0, -1.0], "small": [0, 1],
+    })
+    frame.to_parquet(tmp_path / "panel.parquet")
+    config = from_dict({"study": {"cutoff": "2024-06-30"}, "data": {"columns": {
+        "entity_id": "firm", "entity_name": "name", "text": "headline", "outcome": "ret"}}})
+    first = validate_file(tmp_path / "panel.parquet", config)
+    second = validate_file(tmp_path / "panel.parquet", config)
+    assert first.frame["row_id"].tolist() == second.frame["row_id"].tolist()
+    assert first.frame["row_id"].str.match(r"^r[0-9a-f]{12}$").all()
+    assert first.frame["small"].tolist() == [0, 1] and first.frame["ticker"].tolist() == ["", ""]
+    assert any("no ticker column" in w for w in first.warnings)
+
+
+def test_warnings_all_pre_cutoff_one_signed_and_single_entity(tmp_path):
+    lines = [f"r{i},AAPL,Apple Inc.,AAPL,Apple news {i},2024-03-0{i},2024-03-0{i + 1},{0.5 + i}" for i in range(1, 6)]
+    result = validate_file(write(tmp_path, lines), CONFIG)
+    text = "\n".join(result.warnings)
+    assert "placebo (Step 5) is infeasible" in text
+    assert "heavily one-signed (100% of non-zero outcomes are positive)" in text
+    assert "a single entity (one time series)" in text
