@@ -153,6 +153,8 @@ class EstimateConfig:
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
     min_lap_cv: float = 0.10
     """LAP shows "meaningful variation" when its pre-cutoff SD/mean is at least this (else "underpowered")."""
+    newey_lag: int = -1
+    """Newey-West lag for a single time series; -1 = floor(4 (T/100)^(2/9)) (Newey and West 1994)."""
     stata_path: str = ""
     stata_edition: str = "mp"
 
