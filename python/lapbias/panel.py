@@ -1,0 +1,202 @@
+"""Build the estimation panel (protocol Step 3 preprocessing, done in Python, not Stata).
+
+Merge the forecast on row_id and the recall on (entity_id, target_date) — many-to-one — and Min-K% on row_id
+onto the validated input; fail if a merge changes the row count. Encode entity and realization period as integer
+ids (entity_num, period_num), choose `lap`, flag post-cutoff rows, compute high_lap, and export panel.parquet,
+panel_pre.dta and panel_post.dta (pyreadstat, labelled variables, Stata dates).
+
+high_lap is computed within each sample (pre against the pre-cutoff median, post against the post-cutoff
+median), because the validation regression is a median split of the sample it runs on (Step 3 on pre, Step 5
+repeats it on post). "pooled": high_lap = 1{lap > median(lap)}; "entity_mean": high_lap = 1{mean_i(lap) > median
+over entities of mean_i(lap)}. Ties at the median go to the low half; rows with a missing lap get a missing
+high_lap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pyreadstat
+
+from .config import RunConfig
+from .errors import ConfigError, MergeError
+from .io import Layout, atomic_write, read_parquet, write_parquet
+
+LABELS = {
+    "row_id": "Row identifier (preserved from the input)",
+    "entity_id": "Entity identifier",
+    "entity_name": "Entity name",
+    "ticker": "Ticker",
+    "text_date": "Date of the text",
+    "target_date": "Realization date of the outcome",
+    "outcome": "Realized outcome Y (larger = up)",
+    "mu_hat": "LLM forecast from the label map (Step 1)",
+    "parsed": "Forecast response parsed to a label",
+    "p_first": "Probability of the first generated token",
+    "confidence": "Self-reported confidence of the forecast",
+    "p_up": "Recall P(up) (Step 2)",
+    "p_down": "Recall P(down) (Step 2)",
+    "p_unknown": "Recall P(unknown) (Step 2)",
+    "ud": "Recalled direction P(up) - P(down)",
+    "residual_mass": "1 - P(up) - P(down) - P(unknown)",
+    "lap_recall": "LAP, recall: P(up) + P(down)",
+    "lap_mink": "LAP, Min-K% prob (paper eq. 1)",
+    "lap": "LAP used in estimation",
+    "entity_num": "Entity id (integer)",
+    "period_num": "Realization period id (integer)",
+    "period": "Realization period",
+    "post": "Target date after the training cutoff",
+    "high_lap": "LAP above the sample median",
+}
+DTA_EXCLUDED = ("text", "response", "label", "cache_key")
+STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
+
+
+@dataclass
+class PanelResult:
+    panel: pd.DataFrame
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        post = self.panel["post"] == 1
+        return (f"{len(self.panel)} rows ({int((~post).sum())} pre-cutoff, {int(post.sum())} post-cutoff), "
+                f"{self.panel['entity_num'].max()} entities, {self.panel['period_num'].max()} periods")
+
+
+def merge_checked(left: pd.DataFrame, right: pd.DataFrame, on: list[str], name: str) -> pd.DataFrame:
+    """Many-to-one merge that must keep every left row exactly once (protocol Step 3: fail if N changes)."""
+    duplicated = right[right.duplicated(on, keep=False)]
+    if not duplicated.empty:
+        example = duplicated.iloc[0][on].to_dict()
+        raise MergeError(f"{name} has {len(duplicated)} rows with a repeated key {on} (example {example}); "
+                         f"rerun `lapbias {name}` or `lapbias rebuild`")
+    merged = left.merge(right, on=on, how="left", validate="many_to_one", indicator=True)
+    unmatched = merged[merged["_merge"] != "both"]
+    if not unmatched.empty:
+        example = unmatched.iloc[0][on].to_dict()
+        raise MergeError(f"{len(unmatched)} input rows have no match in {name} on {on} (example {example}); "
+                         f"run `lapbias {name}` for the current input")
+    if len(merged) != len(left):
+        raise MergeError(f"merging {name} changed the row count from {len(left)} to {len(merged)}")
+    return merged.drop(columns="_merge")
+
+
+def period_labels(dates: pd.Series, frequency: str) -> tuple[pd.Series, pd.Series]:
+    """(label, start date) of the realization period of each date: day (the trading day itself), ISO week
+    starting Monday, calendar month, calendar quarter or year."""
+    if frequency == "day":
+        return dates.dt.strftime("%Y-%m-%d"), dates
+    if frequency == "week":
+        start = dates - pd.to_timedelta(dates.dt.weekday, unit="D")
+        iso = dates.dt.isocalendar()
+        return iso["year"].astype(str) + "-W" + iso["week"].astype(str).str.zfill(2), start
+    code = {"month": "M", "quarter": "Q", "year": "Y"}[frequency]
+    periods = dates.dt.to_period(code)
+    return periods.astype(str), periods.dt.start_time
+
+
+def integer_ids(values: pd.Series) -> pd.Series:
+    """1..K in sorted order of the distinct values (dense ranks)."""
+    return values.rank(method="dense").astype("int32")
+
+
+def high_lap_flags(sample: pd.DataFrame, rule: str) -> pd.Series:
+    """Median split of LAP within one sample; ties go to the low half; missing LAP -> missing flag."""
+    lap = sample["lap"]
+    if rule == "entity_mean":
+        entity_mean = lap.groupby(sample["entity_id"]).transform("mean")
+        flag = (entity_mean > entity_mean.groupby(sample["entity_id"]).first().median()).astype("Int8")
+        return flag.where(entity_mean.notna())
+    return (lap > lap.median()).astype("Int8").where(lap.notna())
+
+
+def _signals(config: RunConfig, layout: Layout) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, list[str]]:
+    notes = []
+    forecast = read_parquet(layout.derived_file("forecast.parquet"))
+    recall = read_parquet(layout.derived_file("recall.parquet"))
+    mink_path = layout.derived_file("minkprob.parquet")
+    if mink_path.exists():
+        minkprob = read_parquet(mink_path)
+    elif config.estimate.lap_measure == "minkprob":
+        raise ConfigError("[estimate] lap_measure = \"minkprob\" but data/derived/minkprob.parquet does not exist: "
+                          "run `lapbias minkprob` first")
+    else:
+        minkprob = None
+        notes.append("no minkprob.parquet: lap_mink is missing (the recall LAP is used)")
+    return forecast, recall, minkprob, notes
+
+
+def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, recall: pd.DataFrame,
+             minkprob: pd.DataFrame | None) -> pd.DataFrame:
+    """The merged panel with ids, lap, post and high_lap (no file written)."""
+    if not config.study.cutoff:
+        raise ConfigError("[study] cutoff is not set: the training cutoff of the exact model version is needed "
+                          "to split pre/post (protocol item 3)")
+    panel = merge_checked(inputs, forecast[["row_id", "mu_hat", "label", "parsed", "p_first", "confidence"]],
+                          ["row_id"], "forecast")
+    recall_columns = ["entity_id", "target_date", "p_up", "p_down", "p_unknown", "ud", "residual_mass", "lap",
+                      "censored_up", "censored_down", "censored_unknown"]
+    panel = merge_checked(panel, recall[recall_columns].rename(columns={"lap": "lap_recall"}),
+                          ["entity_id", "target_date"], "recall")
+    if minkprob is not None:
+        panel = merge_checked(panel, minkprob[["row_id", "lap_mink"]], ["row_id"], "minkprob")
+    else:
+        panel["lap_mink"] = np.nan
+    panel["lap"] = panel["lap_recall"] if config.estimate.lap_measure == "recall" else panel["lap_mink"]
+    panel["entity_num"] = integer_ids(panel["entity_id"])
+    panel["period"], start = period_labels(panel["target_date"], config.study.frequency)
+    panel["period_num"] = integer_ids(start)
+    panel["post"] = (panel["target_date"] > pd.Timestamp(config.study.cutoff_date)).astype("int8")
+    panel["high_lap"] = pd.Series(pd.NA, index=panel.index, dtype="Int8")
+    for _, sample in panel.groupby("post"):
+        panel.loc[sample.index, "high_lap"] = high_lap_flags(sample, config.panel.high_lap)
+    return panel
+
+
+def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The .dta version: no long text columns, numeric flags, dates as Stata dates (%td), valid names."""
+    frame = panel.drop(columns=[c for c in DTA_EXCLUDED if c in panel.columns])
+    frame = frame[[c for c in frame.columns if STATA_NAME.match(c)]]
+    for column in frame.columns:
+        values = frame[column]
+        if pd.api.types.is_datetime64_any_dtype(values):
+            frame[column] = values.dt.date
+        elif pd.api.types.is_bool_dtype(values):
+            frame[column] = values.astype("int8")
+        elif isinstance(values.dtype, pd.Int8Dtype):
+            frame[column] = values.astype("float64")
+        elif values.dtype == object or pd.api.types.is_string_dtype(values):
+            frame[column] = values.astype(object).where(values.notna(), "").astype(str)
+    labels = {c: LABELS.get(c, c) for c in frame.columns}
+    return frame, labels
+
+
+def write_dta(panel: pd.DataFrame, path) -> None:
+    frame, labels = to_stata(panel)
+    formats = {c: "%td" for c in ("text_date", "target_date") if c in frame.columns}
+    atomic_write(path, lambda tmp: pyreadstat.write_dta(frame, str(tmp), column_labels=labels,
+                                                        variable_format=formats))
+
+
+def build(config: RunConfig, layout: Layout) -> PanelResult:
+    """Write data/derived/panel.parquet, panel_pre.dta and (if there are post-cutoff rows) panel_post.dta."""
+    inputs = read_parquet(layout.derived_file("input.parquet"))
+    forecast, recall, minkprob, notes = _signals(config, layout)
+    panel = assemble(config, inputs, forecast, recall, minkprob)
+    result = PanelResult(panel, notes=notes)
+    write_parquet(panel, layout.derived_file("panel.parquet"))
+    pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
+    if pre.empty:
+        result.warnings.append("no pre-cutoff rows: there is no in-sample period to test")
+    else:
+        write_dta(pre, layout.derived_file("panel_pre.dta"))
+    if post.empty:
+        result.warnings.append("no post-cutoff rows: the placebo (Step 5) is infeasible; Steps 1-4 only")
+        layout.derived_file("panel_post.dta").unlink(missing_ok=True)
+    else:
+        write_dta(post, layout.derived_file("panel_post.dta"))
+    return result

@@ -1,0 +1,47 @@
+"""The report: descriptives, LaTeX tables, the LAP figure and results/REPORT.md with the protocol's verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..config import RunConfig
+from ..io import Layout, read_parquet, write_text
+from .describe import write_descriptives
+from .figures import lap_histogram
+from .markdown import render
+from .tables import to_latex
+from .verdict import decide
+
+COEFFICIENT_TABLES = {
+    "validation": "Validation: outcome on U-D, pre-cutoff (pooled, high-LAP, low-LAP)",
+    "detection": "Detection: outcome on mu_hat, LAP and their interaction, pre-cutoff",
+    "placebo": "Placebo: the detection regression on the post-cutoff sample",
+    "placebo_validation": "Validation regressions on the post-cutoff sample",
+}
+
+
+def write_report(config: RunConfig, layout: Layout) -> Path:
+    """Read results/*.csv (and the panel for the LAP figure); write .tex twins, figures and REPORT.md."""
+    tables = dict(write_descriptives(layout))
+    for name, caption in COEFFICIENT_TABLES.items():
+        path = layout.results / f"{name}.csv"
+        if path.exists():
+            tables[name] = pd.read_csv(path)
+            write_text(layout.results / f"{name}.tex", to_latex(tables[name], caption))
+    notes = layout.results / "estimation_notes.csv"
+    tables["estimation_notes"] = pd.read_csv(notes) if notes.exists() and notes.stat().st_size else pd.DataFrame(
+        columns=["model", "kind", "detail"])
+    if "detection" not in tables:
+        from ..errors import LapbiasError
+
+        raise LapbiasError("results/detection.csv does not exist: run `lapbias estimate` first")
+    panel = read_parquet(layout.derived_file("panel.parquet"))
+    lap_histogram(panel, layout.figures / "lap_hist.png")
+    verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"),
+                     panel.loc[panel["post"] == 0, "lap"].dropna(), config.estimate)
+    engine = ", ".join(sorted(set(tables["detection"]["engine"])))
+    path = layout.results / "REPORT.md"
+    write_text(path, render(config, tables, verdict, engine) + "\n")
+    return path

@@ -1,0 +1,74 @@
+"""Descriptive files for the report (protocol Step 2 sanity checks and Final report items 1-2)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..io import Layout, read_parquet, write_csv
+
+SAMPLES = {"pre": 0, "post": 1}
+
+
+def lap_distribution(panel: pd.DataFrame) -> pd.DataFrame:
+    """Protocol Step 2: distribution of LAP pre vs post cutoff (n, mean, sd, min, quartiles, max), both measures."""
+    rows = []
+    for sample, flag in SAMPLES.items():
+        part = panel[panel["post"] == flag]
+        for measure in ("lap_recall", "lap_mink"):
+            values = part[measure].dropna()
+            rows.append({"sample": sample, "measure": measure, "n": len(values), "mean": values.mean(),
+                         "sd": values.std(ddof=1), "min": values.min(), "p25": values.quantile(0.25),
+                         "median": values.median(), "p75": values.quantile(0.75), "max": values.max()})
+    return pd.DataFrame(rows)
+
+
+def recall_checks(panel: pd.DataFrame) -> pd.DataFrame:
+    """Protocol Step 2: censoring share per label and residual mass, per sample, over unique recall queries."""
+    rows = []
+    queries = panel.drop_duplicates(["entity_id", "target_date"])
+    for sample, flag in SAMPLES.items():
+        part = queries[queries["post"] == flag]
+        rows.append({"sample": sample, "n_queries": len(part),
+                     "censored_up": part["censored_up"].mean(), "censored_down": part["censored_down"].mean(),
+                     "censored_unknown": part["censored_unknown"].mean(),
+                     "residual_mass_mean": part["residual_mass"].mean(),
+                     "residual_mass_max": part["residual_mass"].max()})
+    return pd.DataFrame(rows)
+
+
+def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, forecast: pd.DataFrame) -> pd.DataFrame:
+    """Final report item 1: N pre/post, entities, periods, rows dropped in validation (by reason)."""
+    n_dropped = int(dropped["n_rows"].sum()) if len(dropped) else 0
+    items = [("rows in the input file", len(panel) + n_dropped), ("rows dropped in validation", n_dropped)]
+    items += [(f"  dropped: {r.rule}", int(r.n_rows)) for r in dropped.itertuples()]
+    items += [
+        ("rows in the panel", len(panel)),
+        ("rows pre-cutoff", int((panel["post"] == 0).sum())),
+        ("rows post-cutoff", int((panel["post"] == 1).sum())),
+        ("entities", int(panel["entity_id"].nunique())),
+        ("realization periods", int(panel["period_num"].nunique())),
+        ("first target date", f"{panel['target_date'].min():%Y-%m-%d}"),
+        ("last target date", f"{panel['target_date'].max():%Y-%m-%d}"),
+        ("forecast parse rate", f"{forecast['parsed'].mean():.1%}"),
+        ("rows with an unparsed forecast (dropped by the estimator)", int((~forecast["parsed"]).sum())),
+    ]
+    return pd.DataFrame(items, columns=["item", "value"])
+
+
+def write_descriptives(layout: Layout) -> dict[str, pd.DataFrame]:
+    panel = read_parquet(layout.derived_file("panel.parquet"))
+    dropped = validation_drops(layout)
+    forecast = read_parquet(layout.derived_file("forecast.parquet"))
+    tables = {"lap_distribution": lap_distribution(panel), "recall_checks": recall_checks(panel),
+              "sample": sample_description(panel, dropped, forecast)}
+    for name, table in tables.items():
+        write_csv(table, layout.results / f"{name}.csv")
+    return tables
+
+
+def validation_drops(layout: Layout) -> pd.DataFrame:
+    """data/derived/validation_report.csv (one line per drop reason; empty when nothing was dropped)."""
+    path = layout.derived_file("validation_report.csv")
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=["reason", "column", "rule", "n_rows", "example_row_id", "example"])
+    return pd.read_csv(path)

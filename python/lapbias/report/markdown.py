@@ -1,0 +1,78 @@
+"""results/REPORT.md: the protocol's six sections ("Final report"), every number read from results/*.csv."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..config import RunConfig
+from .tables import to_markdown
+from .verdict import Verdict
+
+POST_LAP_STAYS_HIGH = 0.8
+"""Post-cutoff LAP "stays high" (protocol Step 2: flag prominently) when its mean is at least 80% of the
+pre-cutoff mean."""
+COEF_COLUMNS = ["model", "term", "coef", "se", "t", "p", "p_one_sided", "N", "N_clust"]
+
+
+def _section(title: str, body: list[str]) -> list[str]:
+    return [f"## {title}", "", *body, ""]
+
+
+def _quoted(tables: dict[str, pd.DataFrame], name: str, columns: list[str] | None = None) -> list[str]:
+    table = tables.get(name)
+    if table is None:
+        return [f"_No `results/{name}.csv`: not estimated (see the estimation notes)._"]
+    return [to_markdown(table, columns or list(table.columns)), "", f"Source: `results/{name}.csv`"
+            + (f", LaTeX `results/{name}.tex`." if name in ("validation", "detection", "placebo",
+                                                         "placebo_validation") else ".")]
+
+
+def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, config: RunConfig) -> list[str]:
+    flags = []
+    measure = "lap_recall" if config.estimate.lap_measure == "recall" else "lap_mink"
+    means = lap_distribution[lap_distribution["measure"] == measure].set_index("sample")["mean"]
+    if {"pre", "post"} <= set(means.index) and means["post"] >= POST_LAP_STAYS_HIGH * means["pre"]:
+        flags.append(f"**Post-cutoff LAP stays high** (mean {means['post']:.4g} vs {means['pre']:.4g} pre-cutoff, "
+                     f"≥ {POST_LAP_STAYS_HIGH:.0%}): the model is guessing rather than abstaining, so LAP measures "
+                     "willingness to answer more than memorization.")
+    for row in recall_checks.itertuples():
+        for label, share in (("up", row.censored_up), ("down", row.censored_down), ("unknown", row.censored_unknown)):
+            if share > config.recall.censoring_warning:
+                flags.append(f"Heavy censoring ({row.sample}): label '{label}' is outside the top-"
+                             f"{config.recall.top_logprobs} log-probs in {share:.0%} of recall queries; its mass is "
+                             "counted as 0, so LAP understates recall there.")
+    return flags
+
+
+def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str) -> str:
+    notes = tables.get("estimation_notes", pd.DataFrame(columns=["model", "kind", "detail"]))
+    lines = [
+        "# Lookahead-bias test report", "",
+        f"Model `{config.model.model_id}` ({config.model.backend} backend); training cutoff {config.study.cutoff} "
+        f"(pre-cutoff = target_date ≤ cutoff); horizon {config.study.horizon}; period fixed effect by "
+        f"{config.study.frequency}; LAP measure in the regressions: `{config.estimate.lap_measure}`; high_lap by "
+        f"{'pooled median' if config.panel.high_lap == 'pooled' else 'median of entity-mean LAP'} within each "
+        f"sample. Estimation engine: **{engine}** (reghdfe conventions: absorb(entity_num period_num), "
+        "cluster(entity_num), singletons dropped, t-based p-values with reghdfe's residual df).", "",
+        f"**Verdict: {verdict.label}.** (section 6)", "",
+    ]
+    lines += _section("1. Sample", _quoted(tables, "sample"))
+    flags = lap_flags(tables["lap_distribution"], tables["recall_checks"], config)
+    lines += _section("2. LAP distribution, pre vs post cutoff", [
+        *_quoted(tables, "lap_distribution"), "", *_quoted(tables, "recall_checks"), "",
+        "![LAP before and after the cutoff](figures/lap_hist.png)", "", *[f"- {f}" for f in flags]])
+    lines += _section("3. Validation regression (Step 3): outcome on U − D, pre-cutoff",
+                      _quoted(tables, "validation", COEF_COLUMNS))
+    lines += _section("4. Detection regression (Step 4): outcome on mu_hat, LAP, mu_hat × LAP, pre-cutoff", [
+        "beta_1 = `mu_hat`, beta_2 = `lap`, beta_3 = `c.mu_hat#c.lap`; `p_one_sided` tests beta_3 > 0 "
+        "(p/2 if t > 0, else 1 − p/2).", "", *_quoted(tables, "detection", COEF_COLUMNS)])
+    lines += _section("5. Post-cutoff placebo (Step 5)", [
+        f"The placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds "
+        f"{config.estimate.placebo_alpha:.2f}.", "", *_quoted(tables, "placebo", COEF_COLUMNS), "",
+        "Validation regressions on the post-cutoff sample:", "", *_quoted(tables, "placebo_validation", COEF_COLUMNS)])
+    lines += _section("6. Verdict", [verdict.paragraph])
+    lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
+                                           else "None (no singletons, omitted terms or warnings).",
+                                           "", "Source: `results/estimation_notes.csv`; run configuration: "
+                                           "`results/run_config.json`."])
+    return "\n".join(lines)
