@@ -91,7 +91,7 @@ def period_labels(dates: pd.Series, frequency: str) -> tuple[pd.Series, pd.Serie
     if frequency == "day":
         return dates.dt.strftime("%Y-%m-%d"), dates
     if frequency == "week":
-        start = dates - pd.to_timedelta(dates.dt.weekday, unit="D")
+        start = dates - pd.to_timedelta(dates.dt.day_of_week, unit="D")
         iso = dates.dt.isocalendar()
         return iso["year"].astype(str) + "-W" + iso["week"].astype(str).str.zfill(2), start
     code = {"month": "M", "quarter": "Q", "year": "Y"}[frequency]

@@ -1,0 +1,113 @@
+"""Panel preprocessing (protocol Step 3): checked merges, integer ids, periods, high_lap, .dta export."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyreadstat
+import pytest
+
+from lapbias.config import from_dict
+from lapbias.errors import MergeError
+from lapbias.io import Layout, write_parquet
+from lapbias.panel import build, high_lap_flags, integer_ids, merge_checked, period_labels
+
+
+def synthetic_stage_files(layout: Layout, n_entities: int = 6, dates=("2024-03-04", "2024-03-05", "2024-09-03",
+                                                                      "2024-09-04"), seed: int = 0) -> pd.DataFrame:
+    """input/forecast/recall/minkprob parquet files in the schemas of docs/contracts.md, random values."""
+    rng = np.random.default_rng(seed)
+    rows = [{"row_id": f"E{e}-{d}", "entity_id": f"E{e}", "entity_name": f"Entity {e}", "ticker": f"E{e}",
+             "text": f"headline {e} {d}", "text_date": pd.Timestamp(d) - pd.Timedelta(days=1),
+             "target_date": pd.Timestamp(d), "outcome": float(rng.normal()), "small": e % 2}
+            for e in range(1, n_entities + 1) for d in dates]
+    inputs = pd.DataFrame(rows)
+    write_parquet(inputs, layout.derived_file("input.parquet"))
+    mu_hat = rng.choice([-1.0, 1.0], len(inputs))
+    write_parquet(pd.DataFrame({
+        "row_id": inputs["row_id"], "entity_id": inputs["entity_id"], "text_date": inputs["text_date"],
+        "target_date": inputs["target_date"], "response": np.where(mu_hat > 0, "up", "down"),
+        "label": np.where(mu_hat > 0, "up", "down"), "parsed": True, "mu_hat": mu_hat,
+        "p_first": rng.uniform(0.3, 0.9, len(inputs)), "confidence": np.nan, "cache_key": "k"}),
+        layout.derived_file("forecast.parquet"))
+    pairs = inputs[["entity_id", "target_date"]].drop_duplicates()
+    p_up, p_down = rng.uniform(0, 0.4, len(pairs)), rng.uniform(0, 0.4, len(pairs))
+    write_parquet(pairs.assign(p_up=p_up, p_down=p_down, p_unknown=0.1, lap=p_up + p_down, ud=p_up - p_down,
+                               residual_mass=0.9 - p_up - p_down, censored_up=False, censored_down=False,
+                               censored_unknown=False, cache_key="k"), layout.derived_file("recall.parquet"))
+    write_parquet(pd.DataFrame({"row_id": inputs["row_id"], "lap_mink": rng.uniform(0, 0.01, len(inputs)),
+                                "n_tokens": 40, "n_lowest": 8, "cache_key": "k"}), layout.derived_file("minkprob.parquet"))
+    return inputs
+
+
+@pytest.fixture()
+def study(tmp_path):
+    layout = Layout(tmp_path)
+    layout.make_dirs()
+    return from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}}), layout
+
+
+def test_build_writes_panel_and_both_dta_files(study):
+    config, layout = study
+    inputs = synthetic_stage_files(layout)
+    result = build(config, layout)
+    panel = result.panel
+    assert len(panel) == len(inputs) and list(panel["row_id"]) == list(inputs["row_id"])
+    assert panel["entity_num"].tolist()[:4] == [1, 1, 1, 1] and panel["entity_num"].max() == 6
+    assert sorted(panel["period_num"].unique()) == [1, 2, 3, 4]
+    assert (panel["lap"] == panel["lap_recall"]).all()
+    assert panel["post"].tolist()[:4] == [0, 0, 1, 1]
+    pre, meta = pyreadstat.read_dta(layout.derived_file("panel_pre.dta"))
+    assert len(pre) == 12 and "text" not in pre.columns
+    assert meta.column_names_to_labels["lap"] == "LAP used in estimation"
+    assert meta.original_variable_types["target_date"] == "%td"
+    np.testing.assert_allclose(pre["outcome"], panel.loc[panel["post"] == 0, "outcome"])
+    assert layout.derived_file("panel_post.dta").exists()
+
+
+def test_minkprob_choice_and_missing_minkprob(study):
+    config, layout = study
+    synthetic_stage_files(layout)
+    mink = build(config.replace(estimate={"lap_measure": "minkprob"}), layout).panel
+    assert (mink["lap"] == mink["lap_mink"]).all()
+    layout.derived_file("minkprob.parquet").unlink()
+    result = build(config, layout)
+    assert result.panel["lap_mink"].isna().all() and result.notes
+
+
+def test_merge_failures_name_the_key(study):
+    config, layout = study
+    synthetic_stage_files(layout)
+    recall = pd.read_parquet(layout.derived_file("recall.parquet"))
+    write_parquet(pd.concat([recall, recall.iloc[[0]]]), layout.derived_file("recall.parquet"))
+    with pytest.raises(MergeError, match=r"recall has 2 rows with a repeated key \['entity_id', 'target_date'\]"):
+        build(config, layout)
+    synthetic_stage_files(layout)
+    forecast = pd.read_parquet(layout.derived_file("forecast.parquet"))
+    write_parquet(forecast.iloc[1:], layout.derived_file("forecast.parquet"))
+    with pytest.raises(MergeError, match=r"1 input rows have no match in forecast on \['row_id'\]"):
+        build(config, layout)
+
+
+def test_merge_checked_rejects_row_count_changes():
+    left = pd.DataFrame({"k": [1, 2]})
+    with pytest.raises(MergeError):
+        merge_checked(left, pd.DataFrame({"k": [1]}), ["k"], "x")
+
+
+def test_period_labels_for_each_frequency():
+    dates = pd.Series(pd.to_datetime(["2024-03-29", "2024-04-01", "2024-12-31", "2025-01-02"]))
+    assert period_labels(dates, "day")[0].tolist() == ["2024-03-29", "2024-04-01", "2024-12-31", "2025-01-02"]
+    assert period_labels(dates, "week")[0].tolist() == ["2024-W13", "2024-W14", "2025-W01", "2025-W01"]
+    assert period_labels(dates, "month")[0].tolist() == ["2024-03", "2024-04", "2024-12", "2025-01"]
+    assert period_labels(dates, "quarter")[0].tolist() == ["2024Q1", "2024Q2", "2024Q4", "2025Q1"]
+    assert period_labels(dates, "year")[0].tolist() == ["2024", "2024", "2024", "2025"]
+    assert integer_ids(period_labels(dates, "week")[1]).tolist() == [1, 2, 3, 3]
+
+
+def test_high_lap_rules_and_ties():
+    sample = pd.DataFrame({"entity_id": ["a", "a", "b", "b", "c", "c"], "lap": [0.1, 0.3, 0.2, 0.2, 0.9, np.nan]})
+    # pooled median of (0.1, 0.3, 0.2, 0.2, 0.9) = 0.2; rows equal to it go to the low half
+    assert high_lap_flags(sample, "pooled").tolist() == [0, 1, 0, 0, 1, pd.NA]
+    # entity means a 0.2, b 0.2, c 0.9 -> median 0.2 -> only c is high
+    assert high_lap_flags(sample, "entity_mean").tolist() == [0, 0, 0, 0, 1, 1]
