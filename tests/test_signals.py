@@ -182,7 +182,7 @@ def test_parse_rate_below_minimum_stops_with_examples(study):
     frame = pd.DataFrame({"row_id": [f"r{i}" for i in range(10)],
                           "response": ["up"] * 9 + ["The stock price is expected to"],
                           "parsed": [True] * 9 + [False]})
-    with pytest.raises(ParseRateError, match=r"(?s)90\.0% is below 95%.*row_id r9: 'The stock price"):
+    with pytest.raises(ParseRateError, match=r"(?s)90\.0% is below 95\.0%.*row_id r9: 'The stock price"):
         forecast.check_parse_rate(frame, config)
     allowed = config.replace(forecast={"allow_low_parse_rate": True})
     assert forecast.check_parse_rate(frame, allowed) == pytest.approx(0.9)

@@ -31,7 +31,7 @@ class LapbiasGroup(click.Group):
             if ctx.params.get("debug"):
                 raise
             for line in str(err).splitlines() or ["(no message)"]:
-                click.secho(f"error: {line}" if not line.startswith("  ") else line, err=True, fg="red")
+                click.secho(line if line.startswith("  ") else f"error: {line}", err=True, fg="red")
             ctx.exit(2)
 
 
@@ -79,6 +79,12 @@ def _backend(config):
 
 config_argument = click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
 yes_option = click.option("--yes", "-y", is_flag=True, help="Go ahead with model query batches without asking.")
+low_parse_option = click.option("--allow-low-parse-rate", is_flag=True,
+                                help="Go on although fewer forecasts parse than [forecast] min_parse_rate (Step 1).")
+
+
+def _with_overrides(config, allow_low_parse_rate: bool = False):
+    return config.replace(forecast={"allow_low_parse_rate": True}) if allow_low_parse_rate else config
 
 
 @click.group(cls=LapbiasGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -152,8 +158,10 @@ def _signal_command(name: str, step, doc: str):
     @main.command(name=name, help=doc)
     @config_argument
     @yes_option
-    def command(config_path: str, yes: bool) -> None:
+    @low_parse_option
+    def command(config_path: str, yes: bool, allow_low_parse_rate: bool) -> None:
         config, layout = _load(config_path)
+        config = _with_overrides(config, allow_low_parse_rate)
         step(config, layout, _backend(config), yes)
 
     return command
@@ -182,7 +190,8 @@ Example:
 # ---- Step 3 preprocessing, estimation, report -------------------------------------------------------------------
 @main.command()
 @config_argument
-def panel(config_path: str) -> None:
+@low_parse_option
+def panel(config_path: str, allow_low_parse_rate: bool) -> None:
     """Merge the signals into the panel; write panel.parquet, panel_pre.dta, panel_post.dta.
 
     \b
@@ -190,7 +199,7 @@ def panel(config_path: str) -> None:
       lapbias panel data/demo/demo.toml
     """
     config, layout = _load(config_path)
-    _panel(config, layout)
+    _panel(_with_overrides(config, allow_low_parse_rate), layout)
 
 
 def _panel(config, layout: Layout) -> None:
@@ -223,7 +232,10 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     from .estimate import protocol
 
     if engine == "stata":
-        raise LapbiasError("the Stata engine is not available in this version; use --engine python")
+        raise LapbiasError("--engine stata: the Stata driver is not part of this version; use --engine python "
+                           "(the same specifications with reghdfe's conventions)")
+    if engine == "auto":
+        click.echo("engine auto: using the Python engine (no Stata driver in this version)", err=True)
     results = protocol.run(config, layout)
     write_text(layout.results / "run_config.json",
                json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
@@ -265,9 +277,10 @@ def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int) -
 @main.command()
 @config_argument
 @yes_option
+@low_parse_option
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
 @click.option("--seed", type=int, default=20240101, show_default=True, help="Seed of the subsample.")
-def run(config_path: str, yes: bool, sample: int | None, seed: int) -> None:
+def run(config_path: str, yes: bool, allow_low_parse_rate: bool, sample: int | None, seed: int) -> None:
     """All steps from one TOML config: validate, forecast, recall, minkprob, panel, estimate, report.
 
     \b
@@ -275,7 +288,7 @@ def run(config_path: str, yes: bool, sample: int | None, seed: int) -> None:
       lapbias run my_study.toml --yes
     """
     config, layout = _load(config_path)
-    _run_all(config, layout, yes, sample, seed)
+    _run_all(_with_overrides(config, allow_low_parse_rate), layout, yes, sample, seed)
 
 
 @main.command()

@@ -52,10 +52,10 @@ def _fit(sample: pd.DataFrame, y: str, x: list[str], single_entity: bool, newey_
 def _record(results: ProtocolResults, name: str, model: str, fit: RegResult) -> pd.DataFrame:
     if fit.num_singletons:
         results.notes.append({"model": f"{name}:{model}", "kind": "singletons",
-                              "detail": f"{fit.num_singletons} singleton observations dropped"})
+                              "detail": f"{fit.num_singletons} singleton observation(s) dropped"})
     if fit.N_dropped_missing:
         results.notes.append({"model": f"{name}:{model}", "kind": "dropped_missing",
-                              "detail": f"{fit.N_dropped_missing} rows with a missing value dropped listwise"})
+                              "detail": f"{fit.N_dropped_missing} row(s) with a missing value dropped listwise"})
     for term in fit.omitted:
         results.notes.append({"model": f"{name}:{model}", "kind": "omitted",
                               "detail": f"{term} omitted because of collinearity"})

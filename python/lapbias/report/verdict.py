@@ -82,9 +82,9 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
                        "channels.")
     if variation:
-        return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is indistinguishable from zero while LAP varies "
+        return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero while LAP varies "
                        f"meaningfully (pre-cutoff SD/mean = {cv:.2f} >= {thresholds.min_lap_cv:.2f}); {valid}; "
                        f"{place}. Verdict: {NO_EVIDENCE}.")
-    return Verdict(UNDERPOWERED, ["LAP variation"], f"{b3}: beta_3 is indistinguishable from zero, but LAP barely "
+    return Verdict(UNDERPOWERED, ["LAP variation"], f"{b3}: beta_3 is not significantly greater than zero, but LAP barely "
                    f"varies (pre-cutoff SD/mean = {cv:.2f} < {thresholds.min_lap_cv:.2f}), so the test has little "
                    f"power; {valid}; {place}. Verdict: {UNDERPOWERED}.")

@@ -134,7 +134,7 @@ def check_parse_rate(forecast: pd.DataFrame, config: RunConfig) -> float:
     examples = forecast.loc[~forecast["parsed"], ["row_id", "response"]].head(10)
     shown = "\n".join(f"  row_id {r.row_id}: {r.response!r}" for r in examples.itertuples())
     raise ParseRateError(
-        f"parse rate {rate:.1%} is below {config.forecast.min_parse_rate:.0%}: "
+        f"parse rate {rate:.1%} is below {config.forecast.min_parse_rate:.1%}: "
         f"{int((~forecast['parsed']).sum())} of {len(forecast)} responses match no label of "
         f"{sorted(config.forecast.labels)} with parse_regex {config.forecast.parse_regex!r}. Unparsed examples:\n"
         f"{shown}\nThe prompt and parser are the object under test and are not changed silently: fix them in "
