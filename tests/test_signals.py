@@ -198,3 +198,14 @@ def test_fully_cached_rerun_never_loads_the_model(study, bundled_backend):
     for stage in (forecast, recall, minkprob):
         stage.run(config, layout, lazy, always)
     assert not lazy.loaded
+
+
+def test_self_reported_confidence_and_label_parsing_by_hand():
+    regex = r"confidence[:=\s]*([0-9]*\.?[0-9]+)"
+    assert forecast.parse_confidence("up. Confidence: 0.8", regex) == pytest.approx(0.8)
+    assert math.isnan(forecast.parse_confidence("up", regex))
+    assert math.isnan(forecast.parse_confidence("up. Confidence: 0.8", ""))  # the prompt asks for none
+    labels = {"up": 1.0, "down": -1.0}
+    assert forecast.parse_label("  Up!", r"^\W*([A-Za-z]+)", labels) == "up"
+    assert forecast.parse_label("I think down", r"^\W*([A-Za-z]+)", labels) is None  # first word only
+    assert forecast.parse_label("I think down", r"\b(up|down)\b", labels) == "down"
