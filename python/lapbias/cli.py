@@ -229,7 +229,7 @@ def estimate(config_path: str, engine: str | None) -> None:
 
 
 def _estimate(config, layout: Layout, engine: str) -> None:
-    from .estimate import protocol
+    from .estimate import bootstrap, protocol
 
     if engine == "stata":
         raise LapbiasError("--engine stata: the Stata driver is not part of this version; use --engine python "
@@ -237,6 +237,10 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     if engine == "auto":
         click.echo("engine auto: using the Python engine (no Stata driver in this version)", err=True)
     results = protocol.run(config, layout)
+    boot = bootstrap.run(config, layout)
+    if boot is not None:
+        _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
+                     f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
     write_text(layout.results / "run_config.json",
                json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
     _log(layout, f"estimate (python engine): {results.summary()}")

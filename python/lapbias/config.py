@@ -153,6 +153,11 @@ class EstimateConfig:
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
     min_lap_cv: float = 0.10
     """LAP shows "meaningful variation" when its pre-cutoff SD/mean is at least this (else "underpowered")."""
+    bootstrap_reps: int = 10_000
+    """Pairs bootstrap draws of the post-cutoff beta_3 (paper Figure III: 10,000); 0 skips the bootstrap."""
+    bootstrap_seed: int = 20251222
+    bootstrap_resample: str = "obs"
+    """"obs": resample observations (the paper's pairs bootstrap); "entity": resample whole entities."""
     newey_lag: int = -1
     """Newey-West lag for a single time series; -1 = floor(4 (T/100)^(2/9)) (Newey and West 1994)."""
     stata_path: str = ""
@@ -216,6 +221,9 @@ def _check(config: RunConfig) -> RunConfig:
         )
     if config.panel.high_lap not in HIGH_LAP_RULES:
         raise ConfigError(f"[panel] high_lap = {config.panel.high_lap!r}; choose one of {list(HIGH_LAP_RULES)}")
+    if config.estimate.bootstrap_resample not in ("obs", "entity"):
+        raise ConfigError(f"[estimate] bootstrap_resample = {config.estimate.bootstrap_resample!r}; "
+                          "choose 'obs' (the paper's pairs bootstrap) or 'entity'")
     if not 0 < config.minkprob.k <= 1:
         raise ConfigError(f"[minkprob] k = {config.minkprob.k}; it is a share in (0, 1], e.g. 0.2 for K = 20%")
     if config.minkprob.scored_text not in ("prompt", "text"):

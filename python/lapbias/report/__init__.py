@@ -30,6 +30,8 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         if path.exists():
             tables[name] = pd.read_csv(path)
             write_text(layout.results / f"{name}.tex", to_latex(tables[name], caption))
+    if (layout.results / "bootstrap.csv").exists():
+        tables["bootstrap"] = pd.read_csv(layout.results / "bootstrap.csv")
     notes = layout.results / "estimation_notes.csv"
     tables["estimation_notes"] = pd.read_csv(notes) if notes.exists() and notes.stat().st_size else pd.DataFrame(
         columns=["model", "kind", "detail"])

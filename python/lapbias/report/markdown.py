@@ -70,6 +70,11 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
         f"The placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds "
         f"{config.estimate.placebo_alpha:.2f}.", "", *_quoted(tables, "placebo", COEF_COLUMNS), "",
         "Validation regressions on the post-cutoff sample:", "", *_quoted(tables, "placebo_validation", COEF_COLUMNS)])
+    if "bootstrap" in tables:
+        lines += _section("Pairs bootstrap of the post-cutoff beta_3 (paper Figure III)", [
+            "Observations of the post-cutoff sample resampled with replacement; `p_boot` = share of draws at least "
+            "as large as the in-sample beta_3 (one-sided bootstrap p).", "", *_quoted(tables, "bootstrap"), "",
+            "![Bootstrap distribution](figures/bootstrap.png)"])
     lines += _section("6. Verdict", [verdict.paragraph])
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
