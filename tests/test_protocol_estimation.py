@@ -33,7 +33,7 @@ def test_positive_beta3_is_detected_and_null_placebo_passes():
     results = estimate_panel(simulate(1.0, seed=1), simulate(0.0, seed=2))
     pre = beta3_row(results.tables["detection"])
     assert pre["coef"] == pytest.approx(1.0, abs=0.25) and pre["p_one_sided"] < 0.01
-    assert list(results.tables["detection"]["term"]) == ["mu_hat", "lap", BETA3]
+    assert list(results.tables["detection"]["term"]) == ["mu_hat", "lap", BETA3, "_cons"]
     assert set(results.tables["validation"]["model"]) == {"pooled", "high_lap", "low_lap"}
     assert beta3_row(results.tables["placebo"])["N_clust"] == 60
 

@@ -28,6 +28,8 @@ def test_absorb_f1_cluster_f1(data):
     r = reghdfe(data, "Y", ["X1", "X2"], absorb=["f1"], vce="cluster", cluster=["f1"])
     assert same(r.coef["X1"], "-.9495256") and same(r.se["X1"], ".0665572")
     assert same(r.coef["X2"], "-.1742253") and same(r.se["X2"], ".018409")
+    assert same(r.coef["_cons"], ".842222") and same(r.se["_cons"], ".0694639")
+    assert r.df_a == 0 and r.df_a_nested == 30  # f1 is nested in the cluster variable f1
     assert r.N == 997 and r.N_clust == 30 and r.df_r == 29
     assert same(r.r2, ".4890") and same(r.r2_within, ".2388")
 
@@ -36,6 +38,7 @@ def test_absorb_f1_f2_cluster_f1(data):
     r = reghdfe(data, "Y", ["X1", "X2"], absorb=["f1", "f2"], vce="cluster", cluster=["f1"])
     assert same(r.coef["X1"], "-.9240462") and same(r.se["X1"], ".0618743")
     assert same(r.coef["X2"], "-.1741073") and same(r.se["X2"], ".0148338")
+    assert same(r.coef["_cons"], ".8156588") and same(r.se["_cons"], ".064596")
     assert same(r.r2, ".6590") and same(r.r2_a, ".6372") and same(r.r2_within, ".3026") and same(r.rmse, "1.3893")
 
 
@@ -91,7 +94,7 @@ def test_interaction_term_has_stata_name_and_product_value(data):
     d["X1X2"] = d["X1"] * d["X2"]
     by_name = reghdfe(d, "Y", ["X1", "X2", "c.X1#c.X2"], absorb=["f1", "f2"], vce="cluster", cluster=["f1"])
     by_hand = reghdfe(d, "Y", ["X1", "X2", "X1X2"], absorb=["f1", "f2"], vce="cluster", cluster=["f1"])
-    assert list(by_name.coef.index) == ["X1", "X2", "c.X1#c.X2"]
+    assert list(by_name.coef.index) == ["X1", "X2", "c.X1#c.X2", "_cons"]
     assert by_name.coef["c.X1#c.X2"] == pytest.approx(by_hand.coef["X1X2"], rel=1e-10)
 
 

@@ -327,3 +327,42 @@ def rebuild(config_path: str) -> None:
         frame = stage.derive(config, layout)
         _log(layout, f"rebuild: {stage.TASK}.parquet, {len(frame)} rows from {layout.raw_file(stage.TASK)}")
     _panel(config, layout)
+
+
+@main.command(name="reghdfe")
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.argument("y")
+@click.argument("x", nargs=-1, required=True)
+@click.option("--absorb", "-a", multiple=True, help="An absorbed fixed effect (repeat for several).")
+@click.option("--vce", type=click.Choice(["unadjusted", "robust", "cluster"]), default=None,
+              help="Variance estimator (default: cluster if --cluster is given, else unadjusted).")
+@click.option("--cluster", "-c", multiple=True, help="A cluster variable (repeat for multiway clustering).")
+@click.option("--save", type=click.Path(dir_okay=False), default=None, help="Write the coefficient table as CSV.")
+def reghdfe_command(data: str, y: str, x: tuple[str, ...], absorb, vce, cluster, save) -> None:
+    """reghdfe in Python: Y on X absorbing fixed effects, reghdfe's conventions (CSV, parquet or .dta input).
+
+    \b
+    Example:
+      lapbias reghdfe data/derived/panel_pre.dta outcome mu_hat lap c.mu_hat#c.lap \\
+          --absorb entity_num --absorb period_num --cluster entity_num
+    """
+    import pandas as pd
+
+    from .estimate import reghdfe
+    from .estimate.table import format_result
+    from .io import write_csv
+
+    suffix = Path(data).suffix.lower()
+    if suffix == ".dta":
+        import pyreadstat
+
+        frame = pyreadstat.read_dta(data)[0]
+    elif suffix in (".parquet", ".pq"):
+        frame = pd.read_parquet(data)
+    else:
+        frame = pd.read_csv(data)
+    result = reghdfe(frame, y, list(x), absorb=list(absorb), vce=vce or ("cluster" if cluster else "unadjusted"),
+                     cluster=list(cluster))
+    click.echo(format_result(result, y))
+    if save:
+        write_csv(result.to_rows("reghdfe"), Path(save))

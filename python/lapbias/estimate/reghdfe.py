@@ -8,7 +8,8 @@ this module does what reghdfe does around the solve:
 - collinear regressors omitted and reported, the sample unchanged;
 - residual degrees of freedom df_r = N − K − df_a, and with clustering min(N − K − df_a, G − 1); two-sided p-values
   and 95% confidence intervals from the t distribution with df_r (reghdfe's convention);
-- Stata term names (`c.mu_hat#c.lap` for an interaction of continuous variables).
+- Stata term names (`c.mu_hat#c.lap` for an interaction of continuous variables) and reghdfe's `_cons`
+  (ybar − xbar'b with the FE absorbed, see `_constant`).
 A single time series (absorb=[]) with vce="newey" uses Stata's `newey`: Bartlett-kernel HAC with the N/(N−k)
 correction (statsmodels), lag floor(4(T/100)^(2/9)) by default (Newey and West 1994) or as given.
 """
@@ -67,6 +68,12 @@ class RegResult:
     rmse: float
     vce: str
     absorb: list[str]
+    df_a: int = 0
+    """Absorbed levels not nested in a cluster variable, net of redundant ones (mobility groups)."""
+    df_a_nested: int = 0
+    """Levels of absorbed FEs nested in a cluster variable (redundant with the cluster-robust variance)."""
+    r2_a_within: float = math.nan
+    F: float = math.nan
     omitted: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -166,6 +173,14 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
         raise EstimationError(f"no residual degrees of freedom for {formula} (N = {n_used}, K = {k}, "
                               f"absorbed = {df_a + df_a_nested})")
     se = fit.se().rename(index=names).rename(index={"Intercept": "_cons"}).reindex(coef.index)
+    slopes = coef.index.drop("_cons", errors="ignore")
+    vcov = pd.DataFrame(np.asarray(fit._vcov), index=fit.coef().rename(index=names).index,
+                        columns=fit.coef().rename(index=names).index).loc[slopes, slopes]
+    f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    if absorb:
+        cons, cons_se = _constant(fit, frame, y, [c for c in design.columns if names[c] in slopes], vce, cluster,
+                                  float(se[slopes[0]]) ** 2 if len(slopes) else math.nan)
+        coef, se = pd.concat([coef, pd.Series({"_cons": cons})]), pd.concat([se, pd.Series({"_cons": cons_se})])
     t = coef / se
     p = pd.Series(2 * stats.t.sf(np.abs(t), df_r), index=coef.index)
     q = stats.t.ppf(0.975, df_r)
@@ -180,8 +195,35 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
         num_singletons=num_singletons, N_dropped_missing=dropped_missing, df_r=int(df_r), df_m=k,
         N_clust=n_clusters, r2=r2, r2_within=float(fit._r2_within) if absorb else r2,
         r2_a=1 - (1 - r2) * (n_used - 1) / dof_resid, rmse=math.sqrt(rss / dof_resid),
-        vce=vce, absorb=absorb, omitted=omitted, warnings=notes,
+        vce=vce, absorb=absorb, omitted=omitted, warnings=notes, df_a=df_a if absorb else 0,
+        df_a_nested=df_a_nested, F=f_stat,
+        r2_a_within=1 - (1 - (float(fit._r2_within) if absorb else r2)) * (n_used - 1) / dof_resid,
     )
+
+
+def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cluster: list[str],
+              first_slope_variance: float) -> tuple[float, float]:
+    """reghdfe's _cons with absorbed FE: ybar − xbar'b on the estimation sample, its standard error from the
+    design with the sample means added back, [X̃ + xbar, 1], under the slopes' own small-sample factor (checked
+    against reghdfe's printed _cons .842222 (.0694639) and .8156588 (.064596)). Multiway clustering: no SE."""
+    b = fit.coef().to_numpy()[: len(columns)]
+    xbar = frame[columns].mean().to_numpy()
+    cons = float(frame[y].mean() - xbar @ b)
+    if not columns or (vce == "cluster" and len(cluster) > 1):
+        return cons, math.nan
+    u = np.asarray(fit._u_hat).ravel()
+    augmented = np.column_stack([np.asarray(fit._X)[:, : len(columns)] + xbar, np.ones(len(u))])
+    bread = np.linalg.inv(augmented.T @ augmented)
+    if vce == "unadjusted":
+        meat = augmented.T @ augmented
+    elif vce == "robust":
+        meat = (augmented * u[:, None] ** 2).T @ augmented
+    else:
+        scores = pd.DataFrame(augmented * u[:, None]).groupby(frame[cluster[0]].to_numpy()).sum().to_numpy()
+        meat = scores.T @ scores
+    unscaled = bread @ meat @ bread
+    scale = first_slope_variance / unscaled[0, 0]
+    return cons, float(math.sqrt(unscaled[-1, -1] * scale))
 
 
 def drop_singletons(frame: pd.DataFrame, absorb: list[str]) -> tuple[pd.DataFrame, int]:
