@@ -229,7 +229,7 @@ def estimate(config_path: str, engine: str | None) -> None:
 
 
 def _estimate(config, layout: Layout, engine: str) -> None:
-    from .estimate import bootstrap, protocol
+    from .estimate import bootstrap, extended, protocol
 
     if engine == "stata":
         raise LapbiasError("--engine stata: the Stata driver is not part of this version; use --engine python "
@@ -237,6 +237,8 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     if engine == "auto":
         click.echo("engine auto: using the Python engine (no Stata driver in this version)", err=True)
     results = protocol.run(config, layout)
+    extra = extended.run(config, layout)
+    _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
     boot = bootstrap.run(config, layout)
     if boot is not None:
         _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "

@@ -153,6 +153,8 @@ class EstimateConfig:
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
     min_lap_cv: float = 0.10
     """LAP shows "meaningful variation" when its pre-cutoff SD/mean is at least this (else "underpowered")."""
+    moderator: str = "small"
+    """Panel column for the triple interaction of paper Table III (e.g. a 0/1 small-firm indicator)."""
     bootstrap_reps: int = 10_000
     """Pairs bootstrap draws of the post-cutoff beta_3 (paper Figure III: 10,000); 0 skips the bootstrap."""
     bootstrap_seed: int = 20251222

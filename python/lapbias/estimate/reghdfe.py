@@ -28,7 +28,7 @@ from scipy import stats
 from ..errors import EstimationError
 
 FEW_CLUSTERS = 20
-INTERACTION = re.compile(r"^(?:c\.)?([A-Za-z_]\w*)#(?:c\.)?([A-Za-z_]\w*)$")
+FACTOR = re.compile(r"^(?:c\.)?([A-Za-z_]\w*)$")
 RESULT_COLUMNS = ["model", "term", "coef", "se", "t", "p", "p_one_sided", "ci_low", "ci_high", "N", "N_clust",
                   "df_r", "r2", "r2_within", "num_singletons", "engine"]
 
@@ -95,19 +95,29 @@ class RegResult:
         return pd.DataFrame(rows, columns=RESULT_COLUMNS)
 
 
+def term_variables(term: str) -> list[str]:
+    """The variables of a term: `x`, or the factors of a Stata interaction of continuous variables
+    `c.a#c.b[#c.c...]` (the `c.` prefixes may be left out)."""
+    parts = term.split("#")
+    matches = [FACTOR.match(p) for p in parts]
+    if not all(matches):
+        raise EstimationError(f"term {term!r} is not a variable name or an interaction such as c.mu_hat#c.lap")
+    return [m.group(1) for m in matches]
+
+
 def _design(df: pd.DataFrame, x: list[str]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Columns for each term: a plain variable, or the product for a Stata `a#b` interaction."""
+    """Columns for each term: a plain variable, or the product of the factors of an interaction, named as
+    Stata names it (c.a#c.b)."""
     design, names = pd.DataFrame(index=df.index), {}
     for term in x:
-        match = INTERACTION.match(term)
-        if match:
-            a, b = match.groups()
-            column = f"{a}__X__{b}"
-            design[column] = df[a].astype("float64") * df[b].astype("float64")
-            names[column] = f"c.{a}#c.{b}"
+        factors = term_variables(term)
+        if len(factors) == 1:
+            design[factors[0]] = df[factors[0]].astype("float64")
+            names[factors[0]] = factors[0]
         else:
-            design[term] = df[term].astype("float64")
-            names[term] = term
+            column = "__X__".join(factors)
+            design[column] = np.prod([df[f].astype("float64").to_numpy() for f in factors], axis=0)
+            names[column] = "#".join(f"c.{f}" for f in factors)
     return design, names
 
 
@@ -127,8 +137,7 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
         raise EstimationError(f"vce({vce}) is not supported; use unadjusted, robust, cluster or newey")
     if vce == "cluster" and not cluster:
         raise EstimationError("vce(cluster) needs at least one cluster variable")
-    variables = sorted({v for term in x for v in (INTERACTION.match(term).groups() if INTERACTION.match(term)
-                                                  else (term,))})
+    variables = sorted({v for term in x for v in term_variables(term)})
     _check_columns(df, [y, *variables, *absorb, *cluster, *([time] if time else [])])
     keep = [y, *variables, *absorb, *cluster, *([time] if time else [])]
     data = df[list(dict.fromkeys(keep))].copy()

@@ -19,6 +19,10 @@ COEFFICIENT_TABLES = {
     "detection": "Detection: outcome on mu_hat, LAP and their interaction, pre-cutoff",
     "placebo": "Placebo: the detection regression on the post-cutoff sample",
     "placebo_validation": "Validation regressions on the post-cutoff sample",
+    "table2": "Paper Table II: outcome on mu_hat, then with LAP and the interaction (pre-cutoff)",
+    "table3": "Paper Table III: triple interaction with the moderator (pre-cutoff)",
+    "table4": "Paper Table IV: horse race with the first-token probability and stated confidence (pre-cutoff)",
+    "table5": "Paper Table V: variables standardized within the pre- and post-cutoff samples",
 }
 
 
@@ -30,8 +34,9 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         if path.exists():
             tables[name] = pd.read_csv(path)
             write_text(layout.results / f"{name}.tex", to_latex(tables[name], caption))
-    if (layout.results / "bootstrap.csv").exists():
-        tables["bootstrap"] = pd.read_csv(layout.results / "bootstrap.csv")
+    for optional in ("bootstrap", "descriptive", "table2", "magnitudes", "table3", "table4", "table5"):
+        if (layout.results / f"{optional}.csv").exists():
+            tables[optional] = pd.read_csv(layout.results / f"{optional}.csv")
     notes = layout.results / "estimation_notes.csv"
     tables["estimation_notes"] = pd.read_csv(notes) if notes.exists() and notes.stat().st_size else pd.DataFrame(
         columns=["model", "kind", "detail"])

@@ -75,6 +75,14 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
             "Observations of the post-cutoff sample resampled with replacement; `p_boot` = share of draws at least "
             "as large as the in-sample beta_3 (one-sided bootstrap p).", "", *_quoted(tables, "bootstrap"), "",
             "![Bootstrap distribution](figures/bootstrap.png)"])
+    extended = [name for name in ("descriptive", "table2", "magnitudes", "table3", "table4", "table5") if name in tables]
+    if extended:
+        lines += _section("Extended specifications (paper Tables I-V)", [
+            "Descriptive statistics (Table I), the Table II columns with their economic magnitudes, the triple "
+            f"interaction with `{config.estimate.moderator}` (Table III), the horse race with the first-token "
+            "probability and stated confidence (Table IV), and the detection regression standardized within each "
+            "sample (Table V), all on the pre-cutoff panel unless the table says otherwise:", "",
+            *[f"- `results/{name}.csv`" for name in extended], "", *_quoted(tables, "magnitudes")])
     lines += _section("6. Verdict", [verdict.paragraph])
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",

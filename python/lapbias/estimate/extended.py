@@ -1,0 +1,136 @@
+"""The paper's extended specifications (Gao, Jiang, Yan, Tables I-V), on the pre-cutoff panel unless stated.
+
+- Table I, descriptive statistics: mean, SD, P10, P25, median, P75, P90, N of each variable, pre and post cutoff.
+- Table II and its economic magnitudes: (1) outcome on mu_hat; (2) outcome on mu_hat, lap, mu_hat x lap. The paper:
+  "a one-standard-deviation increase in the LLM prediction measure predicts a 0.197% higher next-day return"
+  (= b1 of column 1 x SD(mu_hat)); "a one-standard-deviation increase in LAP increases the marginal effect of LLM
+  ... by 0.077%, which is about 37% of the standalone LLM effect shown in Column (1)" (= b3 of column 2 x SD(lap),
+  and its share of the standalone marginal effect b1 of column 1 — the reading under which both of the paper's
+  examples, returns 37% and CapEx 19%, are consistent).
+- Table III, eq. (8): the triple interaction with a moderator such as Small: (1) mu_hat, small, mu_hat x small;
+  (2) adds lap, mu_hat x lap, lap x small and mu_hat x lap x small.
+- Table IV, horse race: (1) mu_hat, p_first, mu_hat x p_first; (2) adds lap and mu_hat x lap; (3) column 1 plus
+  confidence and mu_hat x confidence; (4) everything.
+- Table V: the detection regression with every variable standardized separately within the in-sample (pre) and
+  out-of-sample (post) periods.
+All regressions absorb entity_num and period_num and cluster by entity_num (the protocol's choices); a
+specification whose variables are absent or all missing is skipped with a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..config import RunConfig
+from ..errors import EstimationError
+from ..io import Layout, read_parquet, write_csv
+from .reghdfe import RESULT_COLUMNS, reghdfe
+
+DESCRIBED = ["outcome", "mu_hat", "lap", "lap_recall", "lap_mink", "ud", "p_first", "confidence"]
+ABSORB = ["entity_num", "period_num"]
+
+
+@dataclass
+class ExtendedResults:
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def descriptive(panel: pd.DataFrame) -> pd.DataFrame:
+    """Table I: mean, SD, P10, P25, median, P75, P90 and N per variable and sample."""
+    rows = []
+    for sample, part in (("pre", panel[panel["post"] == 0]), ("post", panel[panel["post"] == 1])):
+        for variable in [v for v in DESCRIBED if v in panel.columns]:
+            values = part[variable].dropna()
+            q = values.quantile([0.10, 0.25, 0.50, 0.75, 0.90]) if len(values) else pd.Series([float("nan")] * 5)
+            rows.append({"sample": sample, "variable": variable, "mean": values.mean(), "sd": values.std(ddof=1),
+                         "p10": q.iloc[0], "p25": q.iloc[1], "median": q.iloc[2], "p75": q.iloc[3],
+                         "p90": q.iloc[4], "N": len(values)})
+    return pd.DataFrame(rows)
+
+
+def standardize_within(panel: pd.DataFrame, columns: list[str], by: str = "post") -> pd.DataFrame:
+    """Table V: z-scores (x − mean) / SD computed separately within each sample."""
+    out = panel.copy()
+    for column in columns:
+        grouped = out.groupby(by)[column]
+        out[column] = (out[column] - grouped.transform("mean")) / grouped.transform("std")
+    return out
+
+
+def _usable(sample: pd.DataFrame, variables: list[str]) -> bool:
+    return all(v in sample.columns and sample[v].notna().any() for v in variables)
+
+
+def _columns(sample: pd.DataFrame, specs: dict[str, list[str]], needed: dict[str, list[str]],
+             results: ExtendedResults, name: str) -> pd.DataFrame | None:
+    rows = []
+    for model, terms in specs.items():
+        if not _usable(sample, needed[model]):
+            results.notes.append(f"{name}:{model} skipped: {needed[model]} not all present in the panel")
+            continue
+        try:
+            fit = reghdfe(sample, "outcome", terms, absorb=ABSORB, vce="cluster", cluster=["entity_num"])
+        except EstimationError as err:
+            results.notes.append(f"{name}:{model} skipped: {err}")
+            continue
+        rows.append(fit.to_rows(model))
+        results.notes += [f"{name}:{model}: {term} omitted because of collinearity" for term in fit.omitted]
+    return pd.concat(rows, ignore_index=True) if rows else None
+
+
+def magnitudes(table2: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
+    """Economic magnitudes of Table II as the paper states them (module docstring)."""
+    b1 = table2[(table2["model"] == "(1)") & (table2["term"] == "mu_hat")]["coef"].iloc[0]
+    b3 = table2[(table2["model"] == "(2)") & (table2["term"] == "c.mu_hat#c.lap")]["coef"].iloc[0]
+    sd_mu, sd_lap = sample["mu_hat"].std(ddof=1), sample["lap"].std(ddof=1)
+    return pd.DataFrame([
+        {"quantity": "one_sd_llm_effect", "value": b1 * sd_mu, "formula": "b1(1) x SD(mu_hat)"},
+        {"quantity": "one_sd_lap_interaction_effect", "value": b3 * sd_lap, "formula": "b3(2) x SD(lap)"},
+        {"quantity": "interaction_share_of_standalone", "value": b3 * sd_lap / b1,
+         "formula": "b3(2) x SD(lap) / b1(1)"},
+    ])
+
+
+def estimate_extended(panel: pd.DataFrame, moderator: str = "small") -> ExtendedResults:
+    results = ExtendedResults()
+    results.tables["descriptive"] = descriptive(panel)
+    pre = panel[panel["post"] == 0]
+    base = ["mu_hat", "lap", "c.mu_hat#c.lap"]
+    table2 = _columns(pre, {"(1)": ["mu_hat"], "(2)": base}, {"(1)": ["mu_hat"], "(2)": ["mu_hat", "lap"]},
+                      results, "table2")
+    if table2 is not None and set(table2["model"]) == {"(1)", "(2)"}:
+        results.tables["table2"] = table2
+        results.tables["magnitudes"] = magnitudes(table2, pre.dropna(subset=["outcome", "mu_hat", "lap"]))
+    m = moderator
+    table3 = _columns(pre, {"(1)": ["mu_hat", m, f"c.mu_hat#c.{m}"],
+                            "(2)": ["mu_hat", m, f"c.mu_hat#c.{m}", "lap", "c.mu_hat#c.lap", f"c.lap#c.{m}",
+                                    f"c.mu_hat#c.lap#c.{m}"]},
+                      {"(1)": ["mu_hat", m], "(2)": ["mu_hat", m, "lap"]}, results, "table3")
+    first = ["mu_hat", "p_first", "c.mu_hat#c.p_first"]
+    confidence = ["confidence", "c.mu_hat#c.confidence"]
+    table4 = _columns(pre, {"(1)": first, "(2)": first + base[1:], "(3)": first + confidence,
+                            "(4)": first + base[1:] + confidence},
+                      {"(1)": ["p_first"], "(2)": ["p_first", "lap"], "(3)": ["p_first", "confidence"],
+                       "(4)": ["p_first", "lap", "confidence"]}, results, "table4")
+    standardized = standardize_within(panel.dropna(subset=["outcome", "mu_hat", "lap"]), ["outcome", "mu_hat", "lap"])
+    table5 = pd.concat([t for t in (
+        _columns(standardized[standardized["post"] == 0], {"pre": base}, {"pre": ["mu_hat", "lap"]}, results, "table5"),
+        _columns(standardized[standardized["post"] == 1], {"post": base}, {"post": ["mu_hat", "lap"]}, results,
+                 "table5")) if t is not None] or [pd.DataFrame(columns=RESULT_COLUMNS)], ignore_index=True)
+    for name, table in (("table3", table3), ("table4", table4), ("table5", table5)):
+        if table is not None and len(table):
+            results.tables[name] = table
+    return results
+
+
+def run(config: RunConfig, layout: Layout) -> ExtendedResults:
+    """Write results/descriptive.csv, table2.csv, magnitudes.csv, table3.csv, table4.csv, table5.csv (those the
+    panel supports) and results/extended_notes.csv."""
+    results = estimate_extended(read_parquet(layout.derived_file("panel.parquet")), config.estimate.moderator)
+    for name, table in results.tables.items():
+        write_csv(table, layout.results / f"{name}.csv")
+    write_csv(pd.DataFrame({"note": results.notes}), layout.results / "extended_notes.csv")
+    return results
