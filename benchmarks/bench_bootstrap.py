@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ def naive(frame: pd.DataFrame, n_draws: int) -> tuple[np.ndarray, float]:
     entity = pd.factorize(frame["entity_num"])[0]
     weights = draw_weights(len(frame), entity, n_draws, np.random.default_rng(SEED), "obs")
     out = []
+    warnings.simplefilter("ignore", DeprecationWarning)  # pyfixest's notice about fixef_tol's new spelling
     start = time.perf_counter()
     for b in range(n_draws):
         drawn = frame.loc[np.repeat(frame.index.to_numpy(), weights[:, b].astype(int))]

@@ -123,3 +123,19 @@ def test_newey_west_single_series_matches_statsmodels_by_hand():
     v = bread @ omega @ bread * 120 / (120 - 2)  # Stata newey: N / (N - k)
     assert r.se["x"] == pytest.approx(np.sqrt(v[1, 1]), rel=1e-8)
     assert r.se["_cons"] == pytest.approx(np.sqrt(v[0, 0]), rel=1e-8)
+
+
+def test_multiway_clustering_uses_the_smallest_dimension(data):
+    r = reghdfe(data, "Y", ["X1", "X2"], absorb=["f1"], vce="cluster", cluster=["f2", "f3"])
+    d = data.dropna(subset=["Y", "X1", "X2", "f1", "f2", "f3"])
+    smallest = min(d["f2"].nunique(), d["f3"].nunique())
+    assert r.N_clust == smallest and r.df_r == smallest - 1
+    one_way = reghdfe(data, "Y", ["X1", "X2"], absorb=["f1"], vce="cluster", cluster=["f2"])
+    assert r.coef["X1"] == pytest.approx(one_way.coef["X1"]) and r.se["X1"] != pytest.approx(one_way.se["X1"])
+
+
+def test_mobility_groups_with_many_levels_do_not_overflow():
+    """More than 32,767 levels (pandas stores category codes as int16 below that): a chain graph, one component."""
+    n = 40_000
+    frame = pd.DataFrame({"a": np.arange(n).repeat(2)[1:-1], "b": np.arange(n - 1).repeat(2)})
+    assert absorbed_dof(frame, ["a", "b"], []) == (n + (n - 1) - 1, 0)

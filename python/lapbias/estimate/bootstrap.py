@@ -10,7 +10,7 @@ post-cutoff distribution.
 Speed (why this is hand-written): a draw with replacement is the original rows with integer frequency weights,
 so every draw shares one design. beta_3 of a draw is the weighted FWL solve: partial the entity FE out exactly by
 weighted within-entity demeaning, and the period FE by including period dummies (the FE with fewer levels) in
-the small least-squares problem. That is exact, needs no iteration, and vectorises across a block of draws with
+the small normal equations. That is exact, needs no iteration, and batches a block of draws into BLAS and
 sparse-matrix products; pyfixest has no batched-weights estimator. Singletons are dropped as reghdfe would drop
 them on the materialised draw: a level whose total weight is 1, repeatedly. Duplicated rows keep their entity and
 period ids (as Stata's `bsample` without idcluster()); `resample="entity"` draws whole entities instead.
@@ -91,28 +91,33 @@ def drop_weighted_singletons(weights: np.ndarray, fe_codes: list[np.ndarray], n_
 
 def weighted_beta3(y: np.ndarray, X: np.ndarray, entity: np.ndarray, period: np.ndarray,
                    weights: np.ndarray) -> np.ndarray:
-    """beta_3 (last column of X) of the weighted regression of y on X with entity and period FE, per column of
-    `weights` (n_rows, B): entity FE by weighted within-demeaning, period FE as dummies (exact FWL)."""
+    """beta_3 (last column of X) of the weighted regression of y on X with entity and period FE, for every
+    column of `weights` (n_rows, B), by exact FWL in normal-equation form, batched over draws:
+
+        M_b = sum_i w_ib z_i z_i'  −  sum_e S_eb S_eb' / W_eb,   S_eb = sum_{i in e} w_ib z_i,  W_eb = sum_{i in e} w_ib
+
+    is the weighted cross-product of z = [y, X, period dummies] after weighted within-entity demeaning; beta of
+    the draw solves M_b[x, x] beta = M_b[x, y]. A period dummy left without weight is dropped (its row and column of
+    M are empty); a draw whose design is still singular gets NaN (reported as unidentified)."""
     n_entities, n_periods = int(entity.max()) + 1, int(period.max()) + 1
-    dummies = np.eye(n_periods)[period][:, 1:]  # period dummies, the first level dropped
-    Z = np.column_stack([y, X, dummies])  # (n, 1 + k + T - 1)
+    Z = np.column_stack([y, X, np.eye(n_periods)[period][:, 1:]])
+    Z = Z - Z.mean(axis=0)  # centring leaves within-entity deviations unchanged and limits cancellation
+    p = Z.shape[1]
+    outer = (Z[:, :, None] * Z[:, None, :]).reshape(len(Z), p * p)
+    M = (weights.T @ outer).reshape(-1, p, p)  # (B, p, p): sum_i w_ib z_i z_i'
     E = _indicator(entity, n_entities)
-    out = np.full(weights.shape[1], np.nan)
-    totals = E @ weights  # (entities, B)
-    safe = np.where(totals > 0, totals, 1.0)
-    means = np.stack([(E @ (weights * Z[:, [j]])) / safe for j in range(Z.shape[1])], axis=2)  # (E, B, cols)
+    totals = np.asarray(E @ weights)  # (entities, B)
+    S = np.stack([np.asarray(E @ (weights * Z[:, [j]])) for j in range(p)], axis=2)  # (entities, B, p)
+    scaled = S / np.sqrt(np.where(totals > 0, totals, 1.0))[:, :, None]
+    M -= np.einsum("ebj,ebk->bjk", scaled, scaled, optimize=True)
+    A, rhs = M[:, 1:, 1:], M[:, 1:, 0]
+    empty = np.abs(A).sum(axis=2) < 1e-12 * max(1.0, float(np.abs(A).max()))
+    A = A + np.einsum("bj,jk->bjk", empty.astype(float), np.eye(A.shape[1]))
     k = X.shape[1]
-    for b in range(weights.shape[1]):
-        w = weights[:, b]
-        used = w > 0
-        Zd = Z[used] - means[entity[used], b, :]
-        sw = np.sqrt(w[used])[:, None]
-        A = Zd[:, 1:] * sw
-        rhs = Zd[:, 0] * sw[:, 0]
-        solution, _, rank, _ = np.linalg.lstsq(A, rhs, rcond=None)
-        keep = np.abs(A).sum(axis=0) > 0
-        if rank >= int(keep.sum()) and keep[k - 1]:
-            out[b] = solution[k - 1]
+    out = np.full(weights.shape[1], np.nan)
+    identified = (np.linalg.cond(A) < 1e12) & ~empty[:, k - 1]
+    if identified.any():
+        out[identified] = np.linalg.solve(A[identified], rhs[identified][:, :, None])[:, k - 1, 0]
     return out
 
 

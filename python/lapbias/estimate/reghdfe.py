@@ -270,8 +270,8 @@ def absorbed_dof(frame: pd.DataFrame, absorb: list[str], cluster: list[str]) -> 
         if not counted:
             df_a += levels
         elif len(counted) == 1:
-            first = frame[counted[0]].astype("category").cat.codes.to_numpy()
-            second = frame[fe].astype("category").cat.codes.to_numpy()
+            first = frame[counted[0]].astype("category").cat.codes.to_numpy().astype(np.int64)
+            second = frame[fe].astype("category").cat.codes.to_numpy().astype(np.int64)
             n1 = int(first.max()) + 1
             graph = coo_matrix((np.ones(len(frame)), (first, n1 + second)), shape=(n1 + levels, n1 + levels))
             components, _ = connected_components(graph, directed=False)
