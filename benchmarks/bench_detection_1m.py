@@ -32,24 +32,31 @@ def make_panel() -> pd.DataFrame:
     return frame
 
 
-def measure(method: str) -> dict:
-    frame = make_panel()
-    start = time.perf_counter()
+def fit_once(method: str, frame: pd.DataFrame) -> float:
     if method == "lapbias":
         from lapbias.estimate import reghdfe
 
         fit = reghdfe(frame, "outcome", ["mu_hat", "lap", "c.mu_hat#c.lap"], absorb=["entity_num", "period_num"],
                       vce="cluster", cluster=["entity_num"])
-        beta3 = float(fit.coef["c.mu_hat#c.lap"])
-    else:
-        import pyfixest as pf
+        return float(fit.coef["c.mu_hat#c.lap"])
+    import pyfixest as pf
 
-        fit = pf.feols("outcome ~ mu_hat + lap + mu_hat:lap | entity_num + period_num", data=frame,
-                       vcov={"CRV1": "entity_num"})
-        beta3 = float(fit.coef()["mu_hat:lap"])
-    seconds = time.perf_counter() - start
-    return {"method": method, "seconds": seconds, "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
-            "beta3": beta3}
+    fit = pf.feols("outcome ~ mu_hat + lap + mu_hat:lap | entity_num + period_num", data=frame,
+                   vcov={"CRV1": "entity_num"})
+    return float(fit.coef()["mu_hat:lap"])
+
+
+def measure(method: str) -> dict:
+    """Two fits in one fresh process: the first pays numba's compilation of pyfixest's kernels (cold), the
+    second is what every later regression of a session costs (warm)."""
+    frame = make_panel()
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        beta3 = fit_once(method, frame)
+        times.append(time.perf_counter() - start)
+    return {"method": method, "cold": times[0], "warm": times[1],
+            "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, "beta3": beta3}
 
 
 def main() -> None:
@@ -61,8 +68,10 @@ def main() -> None:
              f"Machine: {describe()}. {N:,} rows, {ENTITIES:,} entities x {PERIODS:,} periods (random, unbalanced), "
              "three regressors, two absorbed FEs, clustered by entity. Peak memory = the process's maximum resident "
              "set size, data included.", "",
-             "| method | wall time | peak memory | beta_3 |", "|---|---|---|---|"]
-    lines += [f"| {r['method']} | {r['seconds']:.2f} s | {r['peak_gb']:.2f} GB | {r['beta3']:.8f} |" for r in rows]
+             "| method | first fit in a process (cold) | later fits (warm) | peak memory | beta_3 |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {r['method']} | {r['cold']:.2f} s | {r['warm']:.2f} s | {r['peak_gb']:.2f} GB | {r['beta3']:.8f} |"
+              for r in rows]
     lines += ["", "Targets: at most 5 s and 2 GB for lapbias."]
     print("\n".join(lines))
     out = Path(__file__).resolve().parent / "results" / "detection_1m.md"

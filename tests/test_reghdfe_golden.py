@@ -139,3 +139,18 @@ def test_mobility_groups_with_many_levels_do_not_overflow():
     n = 40_000
     frame = pd.DataFrame({"a": np.arange(n).repeat(2)[1:-1], "b": np.arange(n - 1).repeat(2)})
     assert absorbed_dof(frame, ["a", "b"], []) == (n + (n - 1) - 1, 0)
+
+
+def test_three_fixed_effects_match_dummy_variable_ols(data):
+    """absorb(f1 f2 f3), unadjusted: coefficients equal OLS with the three sets of dummies (statsmodels). The
+    residual df is N - K - df_a with df_a = levels(f1) + levels(f2) - components(f1, f2) + levels(f3) - 1, which
+    equals the dummy regression's residual df when that design has exactly one further redundancy per extra FE."""
+    d = data.dropna(subset=["Y", "X1", "X2", "f1", "f2", "f3"])
+    r = reghdfe(d, "Y", ["X1", "X2"], absorb=["f1", "f2", "f3"])
+    dummies = [pd.get_dummies(d[f].astype(int), prefix=f, drop_first=i > 0, dtype=float)
+               for i, f in enumerate(["f1", "f2", "f3"])]
+    ols = sm.OLS(d["Y"], pd.concat([d[["X1", "X2"]], *dummies], axis=1)).fit()
+    np.testing.assert_allclose(r.coef[["X1", "X2"]], ols.params[["X1", "X2"]], rtol=1e-7)
+    assert r.df_a == d["f1"].nunique() + d["f2"].nunique() - 1 + d["f3"].nunique() - 1
+    assert r.df_r == int(ols.df_resid)
+    np.testing.assert_allclose(r.se[["X1", "X2"]], ols.bse[["X1", "X2"]], rtol=1e-6)

@@ -238,15 +238,19 @@ def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cl
 def drop_singletons(frame: pd.DataFrame, absorb: list[str]) -> tuple[pd.DataFrame, int]:
     """Drop observations alone in a level of any absorbed FE, repeatedly until none is left (reghdfe's
     default: singletons carry no information and overstate precision; Correia 2015)."""
-    n_start = len(frame)
-    while absorb:
+    if not absorb:
+        return frame, 0
+    codes = [pd.factorize(frame[fe])[0] for fe in absorb]
+    keep = np.ones(len(frame), dtype=bool)
+    while True:
         alone = np.zeros(len(frame), dtype=bool)
-        for fe in absorb:
-            alone |= frame.groupby(fe)[fe].transform("size").to_numpy() == 1
+        for code in codes:
+            counts = np.bincount(code[keep], minlength=code.max() + 1)
+            alone |= keep & (counts[code] == 1)
         if not alone.any():
             break
-        frame = frame.loc[~alone]
-    return frame.reset_index(drop=True), n_start - len(frame)
+        keep &= ~alone
+    return (frame if keep.all() else frame.loc[keep]).reset_index(drop=True), int((~keep).sum())
 
 
 def absorbed_dof(frame: pd.DataFrame, absorb: list[str], cluster: list[str]) -> tuple[int, int]:
