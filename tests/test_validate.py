@@ -118,3 +118,20 @@ def test_warnings_all_pre_cutoff_one_signed_and_single_entity(tmp_path):
     assert "placebo (Step 5) is infeasible" in text
     assert "heavily one-signed (100% of non-zero outcomes are positive)" in text
     assert "a single entity (one time series)" in text
+
+
+def test_sample_option_keeps_a_reproducible_subsample_in_file_order(tmp_path):
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[1] / "data/demo/demo_panel.csv"
+    config = tmp_path / "study.toml"
+    config.write_text(f'root = "{tmp_path}"\n[data]\npath = "{demo}"\n[study]\ncutoff = "2024-06-30"\n')
+    kept = []
+    for _ in range(2):
+        result = CliRunner().invoke(main, ["validate", str(config), "--sample", "50", "--seed", "7"])
+        assert result.exit_code == 0, result.output
+        assert "kept a random subsample of 50 of 313 valid rows (seed 7)" in result.output
+        kept.append(pd.read_parquet(tmp_path / "data/derived/input.parquet")["row_id"].tolist())
+    assert kept[0] == kept[1] and len(kept[0]) == 50
+    order = pd.read_csv(demo)["row_id"].tolist()
+    assert kept[0] == sorted(kept[0], key=order.index)

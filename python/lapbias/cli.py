@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from . import config as config_module
+from .data.validate import SAMPLE_SEED
 from .errors import LapbiasError
 from .io import Layout, read_parquet, write_text
 
@@ -105,7 +106,7 @@ def main(debug: bool) -> None:
 @main.command()
 @config_argument
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
-@click.option("--seed", type=int, default=20240101, show_default=True, help="Seed of the subsample.")
+@click.option("--seed", type=int, default=SAMPLE_SEED, show_default=True, help="Seed of the subsample.")
 def validate(config_path: str, sample: int | None, seed: int) -> None:
     """Validate the input panel and write data/derived/input.parquet.
 
@@ -117,7 +118,7 @@ def validate(config_path: str, sample: int | None, seed: int) -> None:
     _validate(config, layout, sample, seed)
 
 
-def _validate(config, layout: Layout, sample: int | None = None, seed: int = 20240101) -> None:
+def _validate(config, layout: Layout, sample: int | None = None, seed: int = SAMPLE_SEED) -> None:
     from .data import validate as validation
 
     result = validation.run(config, layout, sample=sample, seed=seed)
@@ -285,7 +286,7 @@ def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int) -
 @yes_option
 @low_parse_option
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
-@click.option("--seed", type=int, default=20240101, show_default=True, help="Seed of the subsample.")
+@click.option("--seed", type=int, default=SAMPLE_SEED, show_default=True, help="Seed of the subsample.")
 def run(config_path: str, yes: bool, allow_low_parse_rate: bool, sample: int | None, seed: int) -> None:
     """All steps from one TOML config: validate, forecast, recall, minkprob, panel, estimate, report.
 
@@ -309,7 +310,7 @@ def demo(yes: bool, config_path: str) -> None:
       lapbias demo --yes
     """
     config, layout = _load(config_path)
-    _run_all(config, layout, yes, None, 20240101)
+    _run_all(config, layout, yes, None, SAMPLE_SEED)
 
 
 @main.command()

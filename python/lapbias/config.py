@@ -29,6 +29,7 @@ FREQUENCIES = ("day", "week", "month", "quarter", "year")
 LAP_MEASURES = ("recall", "minkprob")
 HIGH_LAP_RULES = ("pooled", "entity_mean")
 BACKENDS = ("transformers", "vllm", "openai")
+ENGINES = ("python", "auto", "stata")
 BUNDLED_MODEL = "bundled:SmolLM2-135M-Instruct"
 
 DEFAULT_RECALL_TEMPLATE = (
@@ -63,11 +64,6 @@ class ModelConfig:
     seconds_per_query: float = 0.0
     """Seconds per query for the compute-time estimate shown before a batch; 0 = the backend's own rough
     figure (from the model size)."""
-    base_url: str = ""
-    api_key_env: str = ""
-    """Name of the environment variable holding the API key (never the key itself)."""
-    allow_external: bool = False
-    """Explicit consent to send text and entity names to a non-local host (protocol: ask the user)."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +141,7 @@ class EstimateConfig:
     lap_measure: str = "recall"
     """Which measure is `lap` in the regressions: "recall" (P(up)+P(down)) or "minkprob" (paper eq. 1)."""
     engine: str = "python"
+    """python (reghdfe's conventions on pyfixest) or auto (Stata when a driver is available, else python)."""
     placebo_alpha: float = 0.10
     """Placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds this (protocol Step 5)."""
     detection_alpha: float = 0.05
@@ -162,8 +159,6 @@ class EstimateConfig:
     """"obs": resample observations (the paper's pairs bootstrap); "entity": resample whole entities."""
     newey_lag: int = -1
     """Newey-West lag for a single time series; -1 = floor(4 (T/100)^(2/9)) (Newey and West 1994)."""
-    stata_path: str = ""
-    stata_edition: str = "mp"
 
 
 @dataclass(frozen=True)
@@ -223,6 +218,8 @@ def _check(config: RunConfig) -> RunConfig:
         )
     if config.panel.high_lap not in HIGH_LAP_RULES:
         raise ConfigError(f"[panel] high_lap = {config.panel.high_lap!r}; choose one of {list(HIGH_LAP_RULES)}")
+    if config.estimate.engine not in ENGINES:
+        raise ConfigError(f"[estimate] engine = {config.estimate.engine!r}; choose one of {list(ENGINES)}")
     if config.estimate.bootstrap_resample not in ("obs", "entity"):
         raise ConfigError(f"[estimate] bootstrap_resample = {config.estimate.bootstrap_resample!r}; "
                           "choose 'obs' (the paper's pairs bootstrap) or 'entity'")

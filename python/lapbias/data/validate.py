@@ -22,6 +22,8 @@ from ..errors import InputDataError
 from ..io import Layout, write_csv, write_parquet
 from . import schema
 
+SAMPLE_SEED = 20240101
+"""Default seed of the random subsample (`--sample N`; protocol Step 0: fixed seeds everywhere)."""
 MISSING_TOKENS = {"", "na", "n/a", "nan", "null", "none", "."}
 """Cell values read as missing in dates and outcomes (CSV conventions, and Stata's "." for missing)."""
 
@@ -250,7 +252,7 @@ def validate_file(path: str | Path, config: RunConfig) -> ValidationResult:
     return validate_frame(read_table(path), config)
 
 
-def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int = 20240101) -> ValidationResult:
+def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int = SAMPLE_SEED) -> ValidationResult:
     """Validate config.data.path; write data/derived/input.parquet and validation_report.csv.
 
     `sample` keeps a random subsample of that many valid rows (fixed `seed`), as the protocol suggests for
