@@ -154,3 +154,12 @@ def test_three_fixed_effects_match_dummy_variable_ols(data):
     assert r.df_a == d["f1"].nunique() + d["f2"].nunique() - 1 + d["f3"].nunique() - 1
     assert r.df_r == int(ols.df_resid)
     np.testing.assert_allclose(r.se[["X1", "X2"]], ols.bse[["X1", "X2"]], rtol=1e-6)
+
+
+def test_multiway_cons_with_a_duplicated_cluster_equals_one_way(data):
+    """Clustering on (f1, a copy of f1): inclusion-exclusion gives V1 + V1 - V1 = V1, so every SE, _cons included,
+    must equal the one-way golden values."""
+    d = data.copy()
+    d["f1_copy"] = d["f1"]
+    r = reghdfe(d, "Y", ["X1", "X2"], absorb=["f1"], vce="cluster", cluster=["f1", "f1_copy"])
+    assert same(r.se["X1"], ".0665572") and same(r.se["_cons"], ".0694639")

@@ -214,11 +214,11 @@ def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cl
               first_slope_variance: float) -> tuple[float, float]:
     """reghdfe's _cons with absorbed FE: ybar − xbar'b on the estimation sample, its standard error from the
     design with the sample means added back, [X̃ + xbar, 1], under the slopes' own small-sample factor (checked
-    against reghdfe's printed _cons .842222 (.0694639) and .8156588 (.064596)). Multiway clustering: no SE."""
+    against reghdfe's printed _cons .842222 (.0694639) and .8156588 (.064596))."""
     b = fit.coef().to_numpy()[: len(columns)]
     xbar = frame[columns].mean().to_numpy()
     cons = float(frame[y].mean() - xbar @ b)
-    if not columns or (vce == "cluster" and len(cluster) > 1):
+    if not columns:
         return cons, math.nan
     u = np.asarray(fit._u_hat).ravel()
     augmented = np.column_stack([np.asarray(fit._X)[:, : len(columns)] + xbar, np.ones(len(u))])
@@ -228,11 +228,25 @@ def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cl
     elif vce == "robust":
         meat = (augmented * u[:, None] ** 2).T @ augmented
     else:
-        scores = pd.DataFrame(augmented * u[:, None]).groupby(frame[cluster[0]].to_numpy()).sum().to_numpy()
-        meat = scores.T @ scores
+        meat = _cluster_meat(augmented * u[:, None], [frame[c] for c in cluster])
     unscaled = bread @ meat @ bread
     scale = first_slope_variance / unscaled[0, 0]
     return cons, float(math.sqrt(unscaled[-1, -1] * scale))
+
+
+def _cluster_meat(scores: np.ndarray, clusters: list[pd.Series]) -> np.ndarray:
+    """Sum over clusters of s_g s_g'; with several cluster variables, Cameron-Gelbach-Miller inclusion-exclusion
+    over every non-empty subset of them (clusters of a subset = the intersections of its variables)."""
+    from itertools import combinations
+
+    codes = [pd.factorize(c)[0].astype(np.int64) for c in clusters]
+    meat = np.zeros((scores.shape[1], scores.shape[1]))
+    for size in range(1, len(codes) + 1):
+        for subset in combinations(codes, size):
+            group = pd.factorize(pd.MultiIndex.from_arrays(subset))[0] if size > 1 else subset[0]
+            sums = np.stack([np.bincount(group, weights=scores[:, j]) for j in range(scores.shape[1])], axis=1)
+            meat += (-1) ** (size + 1) * sums.T @ sums
+    return meat
 
 
 def drop_singletons(frame: pd.DataFrame, absorb: list[str]) -> tuple[pd.DataFrame, int]:
@@ -264,26 +278,33 @@ def absorbed_dof(frame: pd.DataFrame, absorb: list[str], cluster: list[str]) -> 
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
+    codes = {name: pd.factorize(frame[name])[0].astype(np.int64) for name in dict.fromkeys([*absorb, *cluster])}
     df_a = df_a_nested = 0
     counted: list[str] = []
     for fe in absorb:
-        levels = int(frame[fe].nunique())
-        if any(frame.groupby(fe)[c].nunique().max() == 1 for c in cluster):
+        levels = int(codes[fe].max()) + 1
+        if any(_nested(codes[fe], levels, codes[c]) for c in cluster):
             df_a_nested += levels
             continue
         if not counted:
             df_a += levels
         elif len(counted) == 1:
-            first = frame[counted[0]].astype("category").cat.codes.to_numpy().astype(np.int64)
-            second = frame[fe].astype("category").cat.codes.to_numpy().astype(np.int64)
+            first, second = codes[counted[0]], codes[fe]
             n1 = int(first.max()) + 1
-            graph = coo_matrix((np.ones(len(frame)), (first, n1 + second)), shape=(n1 + levels, n1 + levels))
+            graph = coo_matrix((np.ones(len(first)), (first, n1 + second)), shape=(n1 + levels, n1 + levels))
             components, _ = connected_components(graph, directed=False)
             df_a += levels - components
         else:
             df_a += levels - 1
         counted.append(fe)
     return df_a, df_a_nested
+
+
+def _nested(fe: np.ndarray, levels: int, cluster: np.ndarray) -> bool:
+    """True when every level of the FE lies within one cluster (the cluster code is constant on each level)."""
+    first_cluster = np.empty(levels, dtype=np.int64)
+    first_cluster[fe[::-1]] = cluster[::-1]  # reversed, so the first occurrence is written last and kept
+    return bool(np.all(first_cluster[fe] == cluster))
 
 
 def _newey(frame: pd.DataFrame, y: str, columns: list[str], names: dict[str, str], time: str | None,
