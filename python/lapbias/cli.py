@@ -230,13 +230,19 @@ def estimate(config_path: str, engine: str | None) -> None:
 
 
 def _estimate(config, layout: Layout, engine: str) -> None:
-    from .estimate import bootstrap, extended, protocol
+    from .estimate import bootstrap, extended, protocol, stata
 
-    if engine == "stata":
-        raise LapbiasError("--engine stata: the Stata driver is not part of this version; use --engine python "
-                           "(the same specifications with reghdfe's conventions)")
-    if engine == "auto":
-        click.echo("engine auto: using the Python engine (no Stata driver in this version)", err=True)
+    name, install, message = stata.select_engine(config, engine)
+    click.echo(message, err=True)
+    write_text(layout.results / "run_config.json",
+               json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
+    if name == "stata":
+        tables = stata.run_stata(config, layout, install)
+        write_text(layout.results / "estimation_notes.csv",
+                   "model,kind,detail\nall,warning,estimated in Stata: see logs/stata_master.log for singletons "
+                   "and omitted terms\n")
+        _log(layout, f"estimate (stata engine): {', '.join(sorted(tables))} -> results/")
+        return
     results = protocol.run(config, layout)
     extra = extended.run(config, layout)
     _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
@@ -244,8 +250,6 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     if boot is not None:
         _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
                      f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
-    write_text(layout.results / "run_config.json",
-               json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
     _log(layout, f"estimate (python engine): {results.summary()}")
 
 

@@ -141,7 +141,11 @@ class EstimateConfig:
     lap_measure: str = "recall"
     """Which measure is `lap` in the regressions: "recall" (P(up)+P(down)) or "minkprob" (paper eq. 1)."""
     engine: str = "python"
-    """python (reghdfe's conventions on pyfixest) or auto (Stata when a driver is available, else python)."""
+    """python (reghdfe's conventions on pyfixest), stata (do/master.do through pystata or batch mode) or auto
+    (Stata when found, else python)."""
+    stata_path: str = ""
+    """Stata installation directory for pystata (else $STATA_PATH, else stata-mp/stata-se/stata on PATH)."""
+    stata_edition: str = "mp"
     placebo_alpha: float = 0.10
     """Placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds this (protocol Step 5)."""
     detection_alpha: float = 0.05
