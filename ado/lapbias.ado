@@ -9,7 +9,7 @@ program define lapbias, rclass
 		exit
 	}
 	_lapbias_deps
-	syntax varlist(min=3 max=3 numeric fv ts) [if] [in], Absorb(string) ///
+	syntax varlist(min=3 max=3 numeric) [if] [in], Absorb(string) ///
 		[VCE(string) CLuster(varlist) Level(cilevel) STANDardize STore(name) noHEADer]
 	marksample touse
 	if ("`cluster'" != "") markout `touse' `cluster'
