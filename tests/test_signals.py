@@ -209,3 +209,12 @@ def test_self_reported_confidence_and_label_parsing_by_hand():
     assert forecast.parse_label("  Up!", r"^\W*([A-Za-z]+)", labels) == "up"
     assert forecast.parse_label("I think down", r"^\W*([A-Za-z]+)", labels) is None  # first word only
     assert forecast.parse_label("I think down", r"\b(up|down)\b", labels) == "down"
+
+
+def test_batch_message_states_count_time_and_suggests_a_sample_for_large_panels():
+    from lapbias.signals.batch import describe_batch
+
+    small = describe_batch("recall", 120, 100, 0.6, n_rows=500)
+    assert "100 queries to ask (20 of 120 already cached)" in small and "≈ 1.0 min" in small
+    assert "--sample" not in small
+    assert "lapbias validate --sample N --seed S" in describe_batch("forecast", 20_000, 20_000, 0.1, n_rows=20_000)
