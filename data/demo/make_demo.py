@@ -1,6 +1,6 @@
 """Write data/demo/demo_panel.csv: the bundled, illustrative demo panel (deterministic; no network, no clock).
 
-32 real US listed firms x 10 common trading-day target dates, 5 on each side of the assumed training cutoff of
+30 real US listed firms x 8 common trading-day target dates, 4 on each side of the assumed training cutoff of
 the bundled model SmolLM2-135M-Instruct (2024-06-30: its model card gives no cutoff date; its pretraining
 corpora include Common Crawl dumps through mid-2024 — an assumption). A few firm-dates are left out at random so
 the panel is unbalanced, as real ones are.
@@ -34,7 +34,6 @@ FIRMS = [  # (ticker, name, small)
     ("XOM", "Exxon Mobil Corporation", 0), ("BA", "The Boeing Company", 0), ("INTC", "Intel Corporation", 0),
     ("DIS", "The Walt Disney Company", 0), ("NFLX", "Netflix Inc.", 0), ("NKE", "Nike Inc.", 0),
     ("MCD", "McDonald's Corporation", 0), ("CVX", "Chevron Corporation", 0),
-    ("GM", "General Motors Company", 0), ("SBUX", "Starbucks Corporation", 0),
     ("ETSY", "Etsy Inc.", 1), ("PTON", "Peloton Interactive Inc.", 1), ("ROKU", "Roku Inc.", 1),
     ("LYFT", "Lyft Inc.", 1), ("SNAP", "Snap Inc.", 1), ("PINS", "Pinterest Inc.", 1),
     ("DOCU", "DocuSign Inc.", 1), ("CHWY", "Chewy Inc.", 1),
@@ -42,8 +41,8 @@ FIRMS = [  # (ticker, name, small)
 ]
 
 TARGET_DATES = [  # trading days (Tuesdays, no US market holiday on them or the Monday before)
-    "2023-11-14", "2024-01-23", "2024-02-27", "2024-04-23", "2024-05-21",
-    "2024-09-17", "2024-11-19", "2024-12-17", "2025-02-25", "2025-04-22",
+    "2023-11-14", "2024-01-23", "2024-02-27", "2024-04-23",
+    "2024-09-17", "2024-11-19", "2024-12-17", "2025-02-25",
 ]
 
 HEADLINES = [  # (template, sentiment)
