@@ -26,6 +26,7 @@ setup(
         "statsmodels",
         "scikit-learn",
         "scipy",
+        "threadpoolctl",
     ],
     extras_require={"test": ["pytest"]},
     entry_points={"console_scripts": ["lapbias=lapbias.cli:main"]},

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ADO = ROOT / "ado"
 COMMANDS = ["lapbias", "lapvalid", "lapplacebo", "lapboot"]
 BUILTINS = {"version", "clear", "set", "adopath", "capture", "mkdir", "log", "do", "use", "quietly", "display",
-            "exit", "if", "local", "}", "append", "save", "foreach", "confirm"}
+            "exit", "if", "local", "}", "append", "save", "foreach", "confirm", "keep", "summarize", "replace"}
 PACKAGES = {"reghdfe", "esttab", "eststo", "estadd", "estout"}
 
 

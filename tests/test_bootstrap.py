@@ -1,57 +1,69 @@
 """The pairs bootstrap (paper Figure III): beta_3 per draw equals a naive pyfixest fit on the materialised
-resampled data; the one-sided bootstrap p; entity resampling; reproducibility."""
+resampled data (both solvers, connected and disconnected designs); the one-sided bootstrap p and the 95th
+percentile by hand; entity resampling; reproducibility; the run on a panel file."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
 import pyfixest as pf
 import pytest
 
-from lapbias.estimate.bootstrap import (BootstrapResult, draw_weights, drop_weighted_singletons, pairs_bootstrap,
-                                        weighted_beta3)
+from lapbias.config import RunConfig
+from lapbias.estimate import bootstrap
+from lapbias.estimate.bootstrap import BootstrapResult, draw_weights, drop_weighted_singletons, pairs_bootstrap
+from lapbias.io import Layout, write_parquet
+
+FORMULA = "outcome ~ mu_hat + lap + mu_hat:lap | entity_num + period_num"
 
 
-def panel(seed: int = 3, n_entities: int = 40, n_periods: int = 8) -> pd.DataFrame:
+def panel(seed: int = 3, n_entities: int = 40, n_periods: int = 8, disconnected: bool = False) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     entity = np.repeat(np.arange(1, n_entities + 1), n_periods)
     period = np.tile(np.arange(1, n_periods + 1), n_entities)
-    frame = pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": rng.choice([-1.0, 1.0], entity.size),
-                          "lap": rng.uniform(0, 1, entity.size)})
+    if disconnected:  # the second half of the entities lives in periods of its own: two mobility groups
+        period = np.where(entity > n_entities // 2, period + n_periods, period)
+    frame = pd.DataFrame({"entity_num": entity, "period_num": period,
+                          "mu_hat": rng.choice([-1.0, 0.0, 1.0], entity.size), "lap": rng.uniform(0, 1, entity.size)})
     frame["outcome"] = 0.3 * frame["mu_hat"] * frame["lap"] + rng.normal(0, 1, entity.size) + 0.1 * entity
     return frame
 
 
-def naive_beta3(frame: pd.DataFrame, counts: np.ndarray) -> float:
-    """The materialised draw (rows repeated count times) fitted by pyfixest with singletons dropped."""
-    drawn = frame.loc[np.repeat(frame.index.to_numpy(), counts.astype(int))].reset_index(drop=True)
-    fit = pf.feols("outcome ~ mu_hat + lap + mu_hat:lap | entity_num + period_num", data=drawn,
-                   fixef_rm="singleton", fixef_tol=1e-14, vcov="iid")
-    return float(fit.coef()["mu_hat:lap"])
-
-
-def test_each_draw_equals_the_naive_pyfixest_fit():
-    frame = panel()
+def naive_draws(frame: pd.DataFrame, n_draws: int, seed: int, resample: str) -> np.ndarray:
+    """Materialise each draw (rows repeated count times) and fit it with pyfixest, singletons dropped."""
     entity = pd.factorize(frame["entity_num"])[0]
-    period = pd.factorize(frame["period_num"])[0]
-    weights = draw_weights(len(frame), entity, 5, np.random.default_rng(11), "obs")
-    weights = drop_weighted_singletons(weights, [entity, period], [entity.max() + 1, period.max() + 1])
-    X = np.column_stack([frame["mu_hat"], frame["lap"], frame["mu_hat"] * frame["lap"]])
-    fast = weighted_beta3(frame["outcome"].to_numpy(), X, entity, period, weights)
-    raw = draw_weights(len(frame), entity, 5, np.random.default_rng(11), "obs")
-    for b in range(5):
-        assert fast[b] == pytest.approx(naive_beta3(frame, raw[:, b]), abs=1e-8)
+    weights = draw_weights(len(frame), entity, n_draws, np.random.default_rng(seed), resample)
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for b in range(n_draws):
+            drawn = frame.loc[np.repeat(frame.index.to_numpy(), weights[:, b].astype(int))].reset_index(drop=True)
+            fit = pf.feols(FORMULA, data=drawn, fixef_rm="singleton", fixef_tol=1e-14, vcov="iid")
+            out.append(float(fit.coef()["mu_hat:lap"]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("resample", ["obs", "entity"])
+@pytest.mark.parametrize("disconnected", [False, True])
+@pytest.mark.parametrize("solver", ["batched", "per_draw"])
+def test_each_draw_equals_the_naive_pyfixest_fit(monkeypatch, resample, disconnected, solver):
+    if solver == "per_draw":
+        monkeypatch.setattr(bootstrap, "BATCHED_FLOPS", 0)
+    frame = panel(disconnected=disconnected)
+    fast = pairs_bootstrap(frame, 0.0, B=4, seed=11, resample=resample, progress=False)
+    np.testing.assert_allclose(fast.draws, naive_draws(frame, 4, 11, resample), rtol=0, atol=1e-8)
 
 
 def test_weighted_singletons_follow_the_materialised_data():
     # Materialised: row0 (e0,p0) x1, row2 (e1,p0) x2, row4 (e2,p0) x1, row5 (e2,p1) x1.
     # Round 1: entity 0 has weight 1 (row0) and period 1 has weight 1 (row5): both dropped.
     # Round 2: entity 2 now has weight 1 (row4): dropped. Row 2, drawn twice, is not a singleton and stays.
-    weights = np.array([[1.0], [0.0], [2.0], [0.0], [1.0], [1.0]])
+    weights = np.array([1.0, 0.0, 2.0, 0.0, 1.0, 1.0])
     entity = np.array([0, 0, 1, 1, 2, 2])
     period = np.array([0, 1, 0, 1, 0, 1])
-    kept = drop_weighted_singletons(weights, [entity, period], [3, 2])
-    assert kept[:, 0].tolist() == [0.0, 0.0, 2.0, 0.0, 0.0, 0.0]
+    assert drop_weighted_singletons(weights, [entity, period]).tolist() == [0.0, 0.0, 2.0, 0.0, 0.0, 0.0]
 
 
 def test_entity_resampling_keeps_whole_entities():
@@ -63,15 +75,50 @@ def test_entity_resampling_keeps_whole_entities():
         assert weights[:, b].sum() == entity.size  # six entities drawn, four rows each
 
 
-def test_one_sided_bootstrap_p_by_hand():
-    result = BootstrapResult(np.array([0.1, 0.2, 0.3, 0.4, np.nan]), 0.3, 5, 1, "obs", 100)
-    assert result.p_boot == pytest.approx(0.5)  # 0.3 and 0.4 are >= 0.3 among the four identified draws
-    assert result.summary()["n_unidentified"].iloc[0] == 1
+def test_one_sided_bootstrap_p_and_p95_by_hand():
+    # Identified draws 1..20 (and one NaN). In-sample 18: draws 18, 19, 20 are >= it (the tie counts): 3/20.
+    draws = np.append(np.arange(1.0, 21.0), np.nan)
+    result = BootstrapResult(draws, 18.0, 21, 1, "obs", 100)
+    assert result.p_boot == pytest.approx(3 / 20)
+    # Stata's _pctile: 20 x 0.95 = 19 is an integer, so p95 = (x_19 + x_20) / 2.
+    assert result.p95 == pytest.approx(19.5)
+    summary = result.summary().iloc[0]
+    assert summary["n_unidentified"] == 1 and summary["resampling"] == "obs"
 
 
-def test_reproducible_with_a_seed():
+def test_reproducible_with_a_seed_whatever_the_block():
     frame = panel(seed=5)
     first = pairs_bootstrap(frame, 0.2, B=40, seed=9, progress=False)
-    second = pairs_bootstrap(frame, 0.2, B=40, seed=9, progress=False)
-    np.testing.assert_array_equal(first.draws, second.draws)
+    second = pairs_bootstrap(frame, 0.2, B=40, seed=9, block=7, progress=False)
+    np.testing.assert_array_equal(first.draws, pairs_bootstrap(frame, 0.2, B=40, seed=9, progress=False).draws)
+    np.testing.assert_allclose(first.draws, second.draws, rtol=0, atol=1e-12)  # same draws; BLAS sums may round
     assert not np.array_equal(first.draws, pairs_bootstrap(frame, 0.2, B=40, seed=10, progress=False).draws)
+
+
+def test_bad_resample_is_a_user_error():
+    with pytest.raises(bootstrap.EstimationError, match="resample"):
+        pairs_bootstrap(panel(), 0.0, B=2, resample="firm", progress=False)
+
+
+def test_run_standardizes_each_sample_and_writes_the_files(tmp_path):
+    pre, post = panel(seed=1), panel(seed=2)
+    pre["lap"] *= 3  # different scales: standardization must take each sample on its own
+    frame = pd.concat([pre.assign(post=0), post.assign(post=1)], ignore_index=True)
+    layout = Layout(tmp_path)
+    write_parquet(frame, layout.derived_file("panel.parquet"))
+    config = RunConfig().replace(estimate={"bootstrap_reps": 30, "bootstrap_seed": 4})
+    result = bootstrap.run(config, layout, progress=False)
+    z = pre.copy()
+    for column in ("outcome", "mu_hat", "lap"):
+        z[column] = (z[column] - z[column].mean()) / z[column].std(ddof=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = pf.feols(FORMULA, data=z, fixef_rm="singleton", fixef_tol=1e-14).coef()["mu_hat:lap"]
+    assert result.b3_in_sample == pytest.approx(expected, abs=1e-8)
+    summary = pd.read_csv(layout.results / "bootstrap.csv").iloc[0]
+    assert (summary["B"], summary["N"], summary["standardized"]) == (30, len(post), 1)
+    assert summary["p_boot"] == pytest.approx(np.mean(result.draws >= expected))
+    assert len(pd.read_csv(layout.results / "bootstrap_draws.csv")) == 30
+    assert (layout.figures / "bootstrap.png").stat().st_size > 0
+    assert bootstrap.run(config.replace(estimate={"bootstrap_reps": 0}), layout) is None
+    assert not (layout.results / "bootstrap.csv").exists()  # no stale summary left for the report to quote

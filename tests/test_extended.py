@@ -29,10 +29,16 @@ def test_standardized_within_each_sample():
 
 
 def test_descriptive_statistics_by_hand():
-    frame = pd.DataFrame({"post": [0] * 5, "outcome": [1.0, 2.0, 3.0, 4.0, 5.0]})
-    row = descriptive(frame).set_index(["sample", "variable"]).loc[("pre", "outcome")]
-    assert (row["mean"], row["median"], row["N"]) == (3.0, 3.0, 5)
-    assert row["sd"] == pytest.approx(np.sqrt(2.5)) and row["p10"] == pytest.approx(1.4)  # linear interpolation
+    # Stata's percentiles (type 2): with n = 5, P10 is x_ceil(0.5) = x_1, P25 x_ceil(1.25) = x_2, P90 x_ceil(4.5) = x_5.
+    frame = pd.DataFrame({"post": [0] * 5 + [1] * 4, "outcome": [5.0, 1.0, 3.0, 2.0, 4.0, 1.0, 2.0, 3.0, 4.0]})
+    table = descriptive(frame).set_index(["sample", "variable"])
+    pre = table.loc[("pre", "outcome")]
+    assert (pre["mean"], pre["p10"], pre["p25"], pre["median"], pre["p75"], pre["p90"], pre["N"]) == \
+        (3.0, 1.0, 2.0, 3.0, 4.0, 5.0, 5)
+    assert pre["sd"] == pytest.approx(np.sqrt(2.5))
+    # n = 4: n x 0.25 = 1 and n x 0.5 = 2 are integers, so P25 = (x_1 + x_2)/2 and the median = (x_2 + x_3)/2.
+    post = table.loc[("post", "outcome")]
+    assert (post["p25"], post["median"], post["N"]) == (1.5, 2.5, 4)
 
 
 def test_magnitudes_follow_the_papers_sentences():
@@ -63,3 +69,20 @@ def test_triple_interaction_equals_hand_built_product():
     named = reghdfe(frame, "outcome", ["mu_hat", "c.mu_hat#c.lap#c.small"], absorb=["entity_num", "period_num"])
     hand = reghdfe(frame, "outcome", ["mu_hat", "m_l_s"], absorb=["entity_num", "period_num"])
     assert named.coef["c.mu_hat#c.lap#c.small"] == pytest.approx(hand.coef["m_l_s"], rel=1e-10)
+
+
+def test_horse_race_with_confidence_has_all_four_columns():
+    frame = simulated()
+    frame["confidence"] = np.random.default_rng(7).uniform(0.5, 1, len(frame))
+    table4 = estimate_extended(frame).tables["table4"]
+    terms = table4.groupby("model")["term"].apply(set)  # reghdfe reports _cons too
+    assert terms["(3)"] == {"_cons", "mu_hat", "p_first", "c.mu_hat#c.p_first", "confidence", "c.mu_hat#c.confidence"}
+    assert terms["(4)"] == terms["(3)"] | {"lap", "c.mu_hat#c.lap"}
+    assert terms["(2)"] == {"_cons", "mu_hat", "p_first", "c.mu_hat#c.p_first", "lap", "c.mu_hat#c.lap"}
+
+
+def test_triple_interaction_has_every_two_way_term():
+    table3 = estimate_extended(simulated()).tables["table3"]
+    assert set(table3[table3["model"] == "(2)"]["term"]) == {
+        "_cons", "mu_hat", "small", "c.mu_hat#c.small", "lap", "c.mu_hat#c.lap", "c.lap#c.small",
+        "c.mu_hat#c.lap#c.small"}

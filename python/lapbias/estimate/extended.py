@@ -1,6 +1,7 @@
 """The paper's extended specifications (Gao, Jiang, Yan, Tables I-V), on the pre-cutoff panel unless stated.
 
-- Table I, descriptive statistics: mean, SD, P10, P25, median, P75, P90, N of each variable, pre and post cutoff.
+- Table I, descriptive statistics: mean, SD, P10, P25, median, P75, P90, N of each variable, pre and post cutoff
+  (percentiles as Stata's `summarize, detail` / `_pctile`: Hyndman-Fan type 2, numpy "averaged_inverted_cdf").
 - Table II and its economic magnitudes: (1) outcome on mu_hat; (2) outcome on mu_hat, lap, mu_hat x lap. The paper:
   "a one-standard-deviation increase in the LLM prediction measure predicts a 0.197% higher next-day return"
   (= b1 of column 1 x SD(mu_hat)); "a one-standard-deviation increase in LAP increases the marginal effect of LLM
@@ -13,14 +14,16 @@
   confidence and mu_hat x confidence; (4) everything.
 - Table V: the detection regression with every variable standardized separately within the in-sample (pre) and
   out-of-sample (post) periods.
-All regressions absorb entity_num and period_num and cluster by entity_num (the protocol's choices); a
-specification whose variables are absent or all missing is skipped with a note.
+All regressions absorb entity_num and period_num and cluster by entity_num (the protocol's choice; the paper's
+tables cluster by date: pass cluster="period_num"); a specification whose variables are absent or all missing is
+skipped with a note.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from ..config import RunConfig
@@ -43,11 +46,12 @@ def descriptive(panel: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for sample, part in (("pre", panel[panel["post"] == 0]), ("post", panel[panel["post"] == 1])):
         for variable in [v for v in DESCRIBED if v in panel.columns]:
-            values = part[variable].dropna()
-            q = values.quantile([0.10, 0.25, 0.50, 0.75, 0.90]) if len(values) else pd.Series([float("nan")] * 5)
-            rows.append({"sample": sample, "variable": variable, "mean": values.mean(), "sd": values.std(ddof=1),
-                         "p10": q.iloc[0], "p25": q.iloc[1], "median": q.iloc[2], "p75": q.iloc[3],
-                         "p90": q.iloc[4], "N": len(values)})
+            values = part[variable].dropna().to_numpy(np.float64)
+            q = (np.percentile(values, [10, 25, 50, 75, 90], method="averaged_inverted_cdf") if values.size
+                 else [float("nan")] * 5)
+            rows.append({"sample": sample, "variable": variable, "mean": values.mean() if values.size else np.nan,
+                         "sd": values.std(ddof=1) if values.size > 1 else np.nan, "p10": q[0], "p25": q[1],
+                         "median": q[2], "p75": q[3], "p90": q[4], "N": values.size})
     return pd.DataFrame(rows)
 
 
@@ -65,14 +69,14 @@ def _usable(sample: pd.DataFrame, variables: list[str]) -> bool:
 
 
 def _columns(sample: pd.DataFrame, specs: dict[str, list[str]], needed: dict[str, list[str]],
-             results: ExtendedResults, name: str) -> pd.DataFrame | None:
+             results: ExtendedResults, name: str, cluster: str) -> pd.DataFrame | None:
     rows = []
     for model, terms in specs.items():
         if not _usable(sample, needed[model]):
             results.notes.append(f"{name}:{model} skipped: {needed[model]} not all present in the panel")
             continue
         try:
-            fit = reghdfe(sample, "outcome", terms, absorb=ABSORB, vce="cluster", cluster=["entity_num"])
+            fit = reghdfe(sample, "outcome", terms, absorb=ABSORB, vce="cluster", cluster=[cluster])
         except EstimationError as err:
             results.notes.append(f"{name}:{model} skipped: {err}")
             continue
@@ -94,13 +98,14 @@ def magnitudes(table2: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
     ])
 
 
-def estimate_extended(panel: pd.DataFrame, moderator: str = "small") -> ExtendedResults:
+def estimate_extended(panel: pd.DataFrame, moderator: str = "small", cluster: str = "entity_num") -> ExtendedResults:
+    """Tables I-V and the magnitudes (module docstring) on a panel with the contract's columns."""
     results = ExtendedResults()
     results.tables["descriptive"] = descriptive(panel)
     pre = panel[panel["post"] == 0]
     base = ["mu_hat", "lap", "c.mu_hat#c.lap"]
     table2 = _columns(pre, {"(1)": ["mu_hat"], "(2)": base}, {"(1)": ["mu_hat"], "(2)": ["mu_hat", "lap"]},
-                      results, "table2")
+                      results, "table2", cluster)
     if table2 is not None and set(table2["model"]) == {"(1)", "(2)"}:
         results.tables["table2"] = table2
         results.tables["magnitudes"] = magnitudes(table2, pre.dropna(subset=["outcome", "mu_hat", "lap"]))
@@ -108,29 +113,34 @@ def estimate_extended(panel: pd.DataFrame, moderator: str = "small") -> Extended
     table3 = _columns(pre, {"(1)": ["mu_hat", m, f"c.mu_hat#c.{m}"],
                             "(2)": ["mu_hat", m, f"c.mu_hat#c.{m}", "lap", "c.mu_hat#c.lap", f"c.lap#c.{m}",
                                     f"c.mu_hat#c.lap#c.{m}"]},
-                      {"(1)": ["mu_hat", m], "(2)": ["mu_hat", m, "lap"]}, results, "table3")
+                      {"(1)": ["mu_hat", m], "(2)": ["mu_hat", m, "lap"]}, results, "table3", cluster)
     first = ["mu_hat", "p_first", "c.mu_hat#c.p_first"]
     confidence = ["confidence", "c.mu_hat#c.confidence"]
     table4 = _columns(pre, {"(1)": first, "(2)": first + base[1:], "(3)": first + confidence,
                             "(4)": first + base[1:] + confidence},
                       {"(1)": ["p_first"], "(2)": ["p_first", "lap"], "(3)": ["p_first", "confidence"],
-                       "(4)": ["p_first", "lap", "confidence"]}, results, "table4")
+                       "(4)": ["p_first", "lap", "confidence"]}, results, "table4", cluster)
     standardized = standardize_within(panel.dropna(subset=["outcome", "mu_hat", "lap"]), ["outcome", "mu_hat", "lap"])
     table5 = pd.concat([t for t in (
-        _columns(standardized[standardized["post"] == 0], {"pre": base}, {"pre": ["mu_hat", "lap"]}, results, "table5"),
+        _columns(standardized[standardized["post"] == 0], {"pre": base}, {"pre": ["mu_hat", "lap"]}, results, "table5",
+                 cluster),
         _columns(standardized[standardized["post"] == 1], {"post": base}, {"post": ["mu_hat", "lap"]}, results,
-                 "table5")) if t is not None] or [pd.DataFrame(columns=RESULT_COLUMNS)], ignore_index=True)
+                 "table5", cluster)) if t is not None] or [pd.DataFrame(columns=RESULT_COLUMNS)], ignore_index=True)
     for name, table in (("table3", table3), ("table4", table4), ("table5", table5)):
         if table is not None and len(table):
             results.tables[name] = table
     return results
 
 
-def run(config: RunConfig, layout: Layout) -> ExtendedResults:
+def run_extended(config: RunConfig, layout: Layout) -> ExtendedResults:
     """Write results/descriptive.csv, table2.csv, magnitudes.csv, table3.csv, table4.csv, table5.csv (those the
-    panel supports) and results/extended_notes.csv."""
+    panel supports) and results/extended_notes.csv (why a specification was skipped)."""
     results = estimate_extended(read_parquet(layout.derived_file("panel.parquet")), config.estimate.moderator)
     for name, table in results.tables.items():
         write_csv(table, layout.results / f"{name}.csv")
     write_csv(pd.DataFrame({"note": results.notes}), layout.results / "extended_notes.csv")
     return results
+
+
+run = run_extended
+"""The stage entry point under the name every stage uses (`lapbias.cli` calls `extended.run`)."""
