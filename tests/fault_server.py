@@ -1,0 +1,121 @@
+"""A small OpenAI-compatible HTTP server on 127.0.0.1 that injects faults, for the HTTP client's tests.
+
+Every request takes the next fault from `plan` (first in, first out); with the plan empty it answers normally.
+Faults: ("429", retry_after_seconds), ("status", code), ("sleep", seconds) (then answers normally, after the
+client has given up), ("malformed",) (HTTP 200, a body that is not JSON), ("echo_auth",) (HTTP 400 whose body
+quotes the Authorization header, as a careless proxy might). Normal answers:
+- /v1/chat/completions with `logprobs`: one token "up" with a fixed top-4 of candidates (CANDIDATES);
+- /v1/chat/completions with `n`: n answers cycling through SAMPLED;
+- with `no_logprobs = True`: answers without log-probs, as an endpoint that does not return them.
+/version is 404: the client must treat this server as a generic (non-vLLM) OpenAI-compatible server.
+`requests` records (path, payload, Authorization header); `max_in_flight` the peak of concurrent requests.
+`delay` adds seconds to every normal answer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CANDIDATES = [("up", 0.6), ("down", 0.2), (" up", 0.1), ("unknown", 0.05)]
+SAMPLED = ["up"] * 3 + ["down", "Unknown"]
+
+
+class FaultServer:
+    def __init__(self):
+        self.plan: list[tuple] = []
+        self.requests: list[tuple[str, dict, str]] = []
+        self.no_logprobs = False
+        self.delay = 0.0
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        state = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                state.handle(self)
+
+            def do_POST(self):
+                state.handle(self)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def count(self, path: str) -> int:
+        return sum(1 for p, _, _ in self.requests if p == path)
+
+    # ---- request handling ----------------------------------------------------------------------------------
+    def handle(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        payload = json.loads(handler.rfile.read(length) or b"{}")
+        auth = handler.headers.get("Authorization", "")
+        with self._lock:
+            self.requests.append((handler.path, payload, auth))
+            fault = self.plan.pop(0) if self.plan and handler.path != "/version" else None
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            self._answer(handler, payload, auth, fault)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _send(self, handler, status: int, body: bytes, headers: dict | None = None) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    def _answer(self, handler, payload: dict, auth: str, fault: tuple | None) -> None:
+        if handler.path == "/version":
+            return self._send(handler, 404, b'{"detail": "Not Found"}')
+        if fault is not None:
+            kind = fault[0]
+            if kind == "429":
+                return self._send(handler, 429, b'{"error": "rate limited"}', {"Retry-After": str(fault[1])})
+            if kind == "status":
+                return self._send(handler, fault[1], b'{"error": "server error"}')
+            if kind == "malformed":
+                return self._send(handler, 200, b'{"choices": [{"message": ')
+            if kind == "echo_auth":
+                return self._send(handler, 400, json.dumps({"error": f"bad request, header was {auth}"}).encode())
+            if kind == "sleep":
+                time.sleep(fault[1])
+        time.sleep(self.delay)
+        if handler.path != "/v1/chat/completions":
+            return self._send(handler, 404, b'{"detail": "Not Found"}')
+        self._send(handler, 200, json.dumps(self._completion(payload)).encode())
+
+    def _completion(self, payload: dict) -> dict:
+        n = int(payload.get("n", 1))
+        if n > 1:
+            choices = [{"index": i, "message": {"role": "assistant", "content": SAMPLED[i % len(SAMPLED)]},
+                        "logprobs": None} for i in range(n)]
+            return {"object": "chat.completion", "choices": choices}
+        logprobs = None
+        if payload.get("logprobs") and not self.no_logprobs:
+            top = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                   for t, p in CANDIDATES[:payload.get("top_logprobs", 20)]]
+            logprobs = {"content": [{"token": "up", "logprob": math.log(0.6), "bytes": list(b"up"),
+                                     "top_logprobs": top}]}
+        return {"object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "up"}, "logprobs": logprobs}]}
