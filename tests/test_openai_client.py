@@ -88,11 +88,17 @@ def test_persistent_timeout_fails_loudly_in_bounded_time(server):
     assert time.monotonic() - start < 3 and server.count("/v1/chat/completions") == 3
 
 
-def test_malformed_json_fails_loudly_without_retry(server):
-    server.plan = [("malformed",)]
+def test_malformed_json_retried_then_succeeds(server):
+    server.plan = [("malformed",), ("malformed",)]
+    (top,) = client(server.url).next_token_logprobs([CHAT], 20)
+    assert server.count("/v1/chat/completions") == 3 and top[0].token == "up"
+
+
+def test_persistent_malformed_json_fails_loudly_after_bounded_retries(server):
+    server.plan = [("malformed",)] * 10
     with pytest.raises(ModelError, match="not JSON"):
-        client(server.url).next_token_logprobs([CHAT], 20)
-    assert server.count("/v1/chat/completions") == 1
+        client(server.url, max_retries=2).next_token_logprobs([CHAT], 20)
+    assert server.count("/v1/chat/completions") == 3
 
 
 def test_api_key_sent_only_as_header_never_in_errors_describe_or_cache(server, tmp_path, monkeypatch):

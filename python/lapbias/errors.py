@@ -39,3 +39,11 @@ class EstimationError(LapbiasError):
 
 class ConfirmationDeclined(LapbiasError):
     """The user did not confirm a query batch (protocol Step 0)."""
+
+
+class LogprobsUnavailable(ModelError):
+    """The endpoint answered without the log-probs a step needs (protocol Step 2: the sampling fallback)."""
+
+
+class PromptLogprobsUnavailable(ModelError):
+    """The endpoint cannot score prompt tokens, so Min-K% is unavailable there (use the recall LAP)."""

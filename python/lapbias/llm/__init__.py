@@ -32,11 +32,7 @@ class LazyBackend:
 
 
 def make_backend(model: ModelConfig) -> Backend:
-    """The backend named by `[model] backend`. Options newer than ModelConfig are read with their defaults
-    (docs/backends.md lists them)."""
-    def option(name: str, default):
-        return getattr(model, name, default)
-
+    """The backend named by `[model] backend` (docs/backends.md); heavy imports happen here only."""
     if model.backend == "transformers":
         from .transformers_backend import TransformersBackend
 
@@ -46,18 +42,18 @@ def make_backend(model: ModelConfig) -> Backend:
         from .vllm_backend import VLLMBackend
 
         return VLLMBackend(model.model_id, dtype=model.dtype, device=model.device,
-                           tensor_parallel_size=option("tensor_parallel_size", 1),
-                           gpu_memory_utilization=option("gpu_memory_utilization", 0.0),
-                           max_model_len=option("max_model_len", 0), max_logprobs=option("max_logprobs", 20))
+                           tensor_parallel_size=model.tensor_parallel_size,
+                           gpu_memory_utilization=model.gpu_memory_utilization,
+                           max_model_len=model.max_model_len, max_logprobs=model.max_logprobs)
     if model.backend == "openai":
         from .openai_backend import OpenAIBackend
 
-        urls = list(option("base_urls", [])) or [option("base_url", "")]
-        return OpenAIBackend(model.model_id, urls, served_model_name=option("served_model_name", ""),
-                             api_key_env=option("api_key_env", ""), allow_external=option("allow_external", False),
-                             tokenizer=option("tokenizer", ""), concurrency=option("concurrency", 8),
-                             request_timeout=option("request_timeout", 120.0), max_retries=option("max_retries", 5),
-                             backoff_factor=option("backoff_factor", 1.0), backoff_max=option("backoff_max", 60.0))
+        return OpenAIBackend(model.model_id, list(model.base_urls) or [model.base_url],
+                             served_model_name=model.served_model_name, api_key_env=model.api_key_env,
+                             allow_external=model.allow_external, tokenizer=model.tokenizer,
+                             concurrency=model.concurrency, request_timeout=model.request_timeout,
+                             max_retries=model.max_retries, backoff_factor=model.backoff_factor,
+                             backoff_max=model.backoff_max)
     raise ConfigError(f"[model] backend = {model.backend!r}; choose transformers, vllm or openai")
 
 

@@ -17,8 +17,9 @@ the candidates get placeholder ids −1, −2, … by rank, distinct within a li
 Retries: requests + urllib3's `Retry` (no hand-written loop): up to `max_retries` retries on connection
 errors, timeouts, 429 and 5xx, with exponential backoff (`backoff_factor` · 2^(n−1), at most `backoff_max`
 seconds) and the server's Retry-After honoured on 429/503, capped at `backoff_max` as well. A 200 whose body
-is not JSON is not retried: the server is then not OpenAI-compatible or is broken, and the run stops loudly
-(answers asked so far are already in the cache). `concurrency` requests are in flight per server.
+is not JSON is retried with the same backoff (urllib3 does not read bodies, so this one loop is ours); after
+the retries every failure stops the run loudly, and the answers asked so far are already in the cache.
+`concurrency` requests are in flight per server.
 
 The API key is read from the environment variable named by `[model] api_key_env` and sent only as the
 Authorization header: it is never stored in the cache, `describe()`, logs, or error messages (server replies
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
@@ -36,7 +38,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from ..errors import ConfigError, ModelError
+from ..errors import ConfigError, LogprobsUnavailable, ModelError, PromptLogprobsUnavailable
 from . import bundled
 from .base import Chat, Generation, TokenLogprob
 from .router import ServerPool, check_urls
@@ -69,6 +71,7 @@ class OpenAIBackend:
         self.concurrency = max(1, int(concurrency))
         self.request_timeout = float(request_timeout)
         self.max_retries = max(0, int(max_retries))
+        self.backoff_factor, self.backoff_max = float(backoff_factor), float(backoff_max)
         self._retry = Retry(
             total=self.max_retries, connect=self.max_retries, read=self.max_retries, status=self.max_retries,
             other=0, allowed_methods=None, status_forcelist=RETRY_STATUSES, backoff_factor=backoff_factor,
@@ -110,24 +113,32 @@ class OpenAIBackend:
 
     def _request(self, method: str, url: str, payload: dict | None = None,
                  accept: tuple[int, ...] = (200,)) -> tuple[int, Any]:
-        """(status, parsed JSON) after urllib3's retries; ModelError when no answer came or the answer is bad."""
-        try:
-            response = self._session().request(method, url, json=payload,
-                                               timeout=(CONNECT_TIMEOUT, self.request_timeout))
-        except requests.RequestException as err:
-            reason = self._scrub(str(err).splitlines()[0] if str(err) else type(err).__name__)[:300]
-            raise ModelError(f"{url}: no answer after {self.max_retries} retries "
-                             f"(timeout {self.request_timeout:g} s per try): {reason}") from None
-        if response.status_code not in accept:
-            raise ModelError(f"{url}: HTTP {response.status_code} after up to {self.max_retries} retries: "
-                             f"{self._scrub(response.text[:300])!r}")
-        if response.status_code != 200:
-            return response.status_code, None
-        try:
-            return 200, response.json()
-        except ValueError:
-            raise ModelError(f"{url}: HTTP 200 with a body that is not JSON ({self._scrub(response.text[:120])!r}); "
-                             "the server is not OpenAI-compatible or is failing") from None
+        """(status, parsed JSON) after the retries; ModelError when no usable answer came.
+
+        Connection errors, timeouts, 429 and 5xx are retried by urllib3 (see the module docstring). A 200 whose
+        body is not JSON (a truncated body from a proxy, a crashed worker) is retried here with the same
+        backoff, because urllib3 never reads bodies; after `max_retries` such answers the run stops."""
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = self._session().request(method, url, json=payload,
+                                                   timeout=(CONNECT_TIMEOUT, self.request_timeout))
+            except requests.RequestException as err:
+                reason = self._scrub(str(err).splitlines()[0] if str(err) else type(err).__name__)[:300]
+                raise ModelError(f"{url}: no answer after {self.max_retries} retries "
+                                 f"(timeout {self.request_timeout:g} s per try): {reason}") from None
+            if response.status_code not in accept:
+                raise ModelError(f"{url}: HTTP {response.status_code} after up to {self.max_retries} retries: "
+                                 f"{self._scrub(response.text[:300])!r}")
+            if response.status_code != 200:
+                return response.status_code, None
+            try:
+                return 200, response.json()
+            except ValueError:
+                body = self._scrub(response.text[:120])
+                if attempt < self.max_retries:
+                    time.sleep(min(self.backoff_max, self.backoff_factor * 2 ** attempt))
+        raise ModelError(f"{url}: HTTP 200 with a body that is not JSON ({body!r}) {self.max_retries + 1} times; "
+                         "the server is not OpenAI-compatible or is failing")
 
     def _root(self, url: str) -> str:
         """vLLM's own endpoints (/version, /tokenize, /detokenize) sit beside /v1, not under it."""
@@ -208,14 +219,21 @@ class OpenAIBackend:
     def next_token_logprobs(self, chats: Sequence[Chat], top_logprobs: int = 20) -> list[list[TokenLogprob]]:
         return self._map(lambda url, messages: self._chat(url, messages, 1, top_logprobs)[1], list(chats))
 
-    def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:
-        def call(url: str, text: str) -> list[TokenLogprob]:
+    def prompt_scoring_unavailable(self) -> str:
+        """Why Min-K% cannot be scored on these servers ("" when every one is a vLLM server, which can)."""
+        for url in self.pool.urls:
             if not self._vllm(url):
-                raise ModelError(
-                    f"{url} is not a vLLM server: prompt-token log-probs (Min-K%) are read from /v1/completions "
-                    "with echo, which hosted APIs do not support; Min-K% is unavailable on this backend, use the "
-                    "recall LAP ([estimate] lap_measure = \"recall\") or a vLLM server"
-                )
+                return (f"{url} is not a vLLM server: prompt-token log-probs (Min-K%) are read from /v1/completions "
+                        "with echo, which hosted APIs do not support; Min-K% is unavailable on this backend, use the "
+                        "recall LAP ([estimate] lap_measure = \"recall\") or a vLLM server")
+        return ""
+
+    def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:
+        unavailable = self.prompt_scoring_unavailable()
+        if unavailable:
+            raise PromptLogprobsUnavailable(unavailable)
+
+        def call(url: str, text: str) -> list[TokenLogprob]:
             payload = {"model": self.served_model_name, "prompt": text, "echo": True, "logprobs": 1,
                        "max_tokens": 1, "temperature": 0, **self._extensions(url)}
             _, body = self._request("POST", url + "/completions", payload)
@@ -223,7 +241,7 @@ class OpenAIBackend:
             n_prompt = int(body["usage"]["prompt_tokens"])
             tokens, values = logprobs.get("tokens") or [], logprobs.get("token_logprobs") or []
             if len(tokens) < n_prompt or len(values) < n_prompt:
-                raise LogprobsUnavailable(f"{url} returned no prompt-token log-probs for an echo request; "
+                raise PromptLogprobsUnavailable(f"{url} returned no prompt-token log-probs for an echo request; "
                                           "Min-K% is unavailable on this server")
             return [self._candidate(url, {"token": tokens[j], "logprob": values[j]}, j) for j in range(1, n_prompt)]
 

