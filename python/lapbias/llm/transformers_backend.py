@@ -48,6 +48,7 @@ class TransformersBackend:
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.n_parameters = sum(p.numel() for p in self.model.parameters())
+        self._decoded: dict[int, str] = {}
 
     # ---- helpers -------------------------------------------------------------------------------------------
     def _render(self, chat: Chat) -> list[int]:
@@ -75,9 +76,18 @@ class TransformersBackend:
                 mask[i, :len(row)] = 1
         return ids.to(self.device), mask.to(self.device)
 
+    def _token(self, token_id: int) -> str:
+        """`tokenizer.decode([id])`, memoised per id (the same few thousand ids recur across every text)."""
+        text = self._decoded.get(token_id)
+        if text is None:
+            text = self._decoded[token_id] = self.tokenizer.decode([token_id])
+        return text
+
     def _top(self, logprobs: torch.Tensor, k: int) -> list[TokenLogprob]:
+        """The top-k of one row; values are copied off the device once (a per-element float() would wait for
+        the GPU once per candidate)."""
         values, ids = torch.topk(logprobs.float(), k)
-        return [TokenLogprob(int(i), self.tokenizer.decode([int(i)]), float(v)) for v, i in zip(values, ids)]
+        return [TokenLogprob(i, self._token(i), v) for v, i in zip(values.tolist(), ids.tolist())]
 
     # ---- the three operations ------------------------------------------------------------------------------
     @torch.inference_mode()
@@ -106,13 +116,12 @@ class TransformersBackend:
                 temperature=None, top_p=None, top_k=None,
             )
             first_logprobs = torch.log_softmax(result.logits[0].float(), dim=-1)
-            new_tokens = result.sequences[:, ids.shape[1]:]
+            new_tokens = result.sequences[:, ids.shape[1]:].cpu()
             for row, index in enumerate(indices):
                 first_id = int(new_tokens[row, 0])
                 out[index] = Generation(
                     text=self.tokenizer.decode(new_tokens[row], skip_special_tokens=True),
-                    first_token=TokenLogprob(first_id, self.tokenizer.decode([first_id]),
-                                             float(first_logprobs[row, first_id])),
+                    first_token=TokenLogprob(first_id, self._token(first_id), float(first_logprobs[row, first_id])),
                     first_top=tuple(self._top(first_logprobs[row], top_logprobs)),
                 )
         return out  # type: ignore[return-value]
@@ -127,13 +136,11 @@ class TransformersBackend:
             targets = ids[:, 1:]
             # log P(w_n | w_<n) = logit(w_n) - logsumexp(logits): no full log-softmax tensor is kept.
             token_logprobs = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, -1)
+            values = token_logprobs.cpu().tolist()  # one device-to-host copy per batch
             for row, index in enumerate(indices):
-                n = len(rows[row])
-                out[index] = [
-                    TokenLogprob(int(rows[row][j]), self.tokenizer.decode([rows[row][j]]),
-                                 float(token_logprobs[row, j - 1]))
-                    for j in range(1, n)
-                ]
+                ids_row = rows[row]
+                out[index] = [TokenLogprob(ids_row[j], self._token(ids_row[j]), values[row][j - 1])
+                              for j in range(1, len(ids_row))]
         return out
 
     def label_token_ids(self, label: str) -> list[int]:
