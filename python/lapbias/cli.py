@@ -68,6 +68,24 @@ def _confirm(yes: bool):
     return ask
 
 
+def _confirm_sampling(yes_sampling: bool):
+    """Protocol Step 2: the sampling fallback's multiplied query count needs its own confirmation, given by
+    --yes-sampling or interactively; --yes alone does not cover it."""
+    from .signals.batch import always
+
+    if yes_sampling:
+        return always
+
+    def ask(message: str) -> bool:
+        click.echo(message, err=True)
+        if not sys.stdin.isatty():
+            raise LapbiasError("no terminal to confirm the sampling fallback on: rerun with --yes-sampling to accept "
+                               "the multiplied query count")
+        return click.confirm("go ahead with the sampling fallback?", default=False, err=True)
+
+    return ask
+
+
 def _backend(config):
     """The configured backend, loaded only when a query is not cached."""
     from .llm import LazyBackend
@@ -80,6 +98,9 @@ def _backend(config):
 
 config_argument = click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
 yes_option = click.option("--yes", "-y", is_flag=True, help="Go ahead with model query batches without asking.")
+sampling_option = click.option("--yes-sampling", is_flag=True,
+                               help="Accept the sampling fallback's multiplied query count ([recall] fallback = "
+                                    "\"sampling\", protocol Step 2) without asking.")
 low_parse_option = click.option("--allow-low-parse-rate", is_flag=True,
                                 help="Go on although fewer forecasts parse than [forecast] min_parse_rate (Step 1).")
 
@@ -137,10 +158,13 @@ def _forecast(config, layout, backend, yes: bool) -> None:
     _log(layout, f"forecast: {len(frame)} rows, parse rate {rate:.1%}, labels {counts}")
 
 
-def _recall(config, layout, backend, yes: bool) -> None:
+def _recall(config, layout, backend, yes: bool, yes_sampling: bool = False) -> None:
     from .signals import recall
 
-    frame = recall.run(config, layout, backend, _confirm(yes))
+    frame = recall.run(config, layout, backend, _confirm(yes), _confirm_sampling(yes_sampling))
+    if frame["approximated"].any():
+        _log(layout, f"warning: recall APPROXIMATED by the sampling fallback ({config.recall.n_samples} answers per "
+                     f"query, seed {config.recall.sampling_seed}): every result is labelled approximated")
     _log(layout, f"recall: {len(frame)} (entity, target_date) queries, mean LAP {frame['lap'].mean():.4f}, "
                  f"mean U-D {frame['ud'].mean():+.4f}, mean residual mass {frame['residual_mass'].mean():.4f}")
     for line in recall.censoring_warnings(frame, config):
@@ -155,16 +179,15 @@ def _minkprob(config, layout, backend, yes: bool) -> None:
                  f"mean Min-K% prob {frame['lap_mink'].mean():.4g}")
 
 
-def _signal_command(name: str, step, doc: str):
-    @main.command(name=name, help=doc)
-    @config_argument
-    @yes_option
-    @low_parse_option
-    def command(config_path: str, yes: bool, allow_low_parse_rate: bool) -> None:
+def _signal_command(name: str, step, doc: str, sampling: bool = False):
+    def command(config_path: str, yes: bool, allow_low_parse_rate: bool, **consent) -> None:
         config, layout = _load(config_path)
         config = _with_overrides(config, allow_low_parse_rate)
-        step(config, layout, _backend(config), yes)
+        step(config, layout, _backend(config), yes, **consent)
 
+    for decorator in ([sampling_option] if sampling else []) + [low_parse_option, yes_option, config_argument,
+                                                               main.command(name=name, help=doc)]:
+        command = decorator(command)
     return command
 
 
@@ -179,7 +202,7 @@ _signal_command("recall", _recall, """Step 2: date-only recall query per (entity
 \b
 Example:
   lapbias recall data/demo/demo.toml --yes
-""")
+""", sampling=True)
 _signal_command("minkprob", _minkprob, """Min-K% prob of every prompt (paper eq. 1) -> minkprob.parquet (lap_mink).
 
 \b
@@ -242,15 +265,28 @@ def _estimate(config, layout: Layout, engine: str) -> None:
                    "model,kind,detail\nall,warning,estimated in Stata: see logs/stata_master.log for singletons "
                    "and omitted terms\n")
         _log(layout, f"estimate (stata engine): {', '.join(sorted(tables))} -> results/")
-        return
-    results = protocol.run(config, layout)
-    extra = extended.run(config, layout)
-    _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
-    boot = bootstrap.run(config, layout)
-    if boot is not None:
-        _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
-                     f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
-    _log(layout, f"estimate (python engine): {results.summary()}")
+    else:
+        results = protocol.run(config, layout)
+        extra = extended.run(config, layout)
+        _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
+        boot = bootstrap.run(config, layout)
+        if boot is not None:
+            _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
+                         f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
+        _log(layout, f"estimate (python engine): {results.summary()}")
+    _label_approximated(config, layout)
+
+
+def _label_approximated(config, layout: Layout) -> None:
+    """Protocol Step 2: results from the sampling fallback are labelled approximated (lapbias/approximation.py)."""
+    from .approximation import RESULT_TABLES, mark_results, recall_note
+    from .io import read_parquet
+
+    note = recall_note(read_parquet(layout.derived_file("panel.parquet")), config)
+    if note:
+        marked = mark_results(layout.results, list(RESULT_TABLES), note)
+        _log(layout, f"warning: APPROXIMATED results ({note}): column `approximated` added to "
+                     f"{len(marked)} results/*.csv tables")
 
 
 @main.command()
@@ -274,12 +310,19 @@ def _report(config, layout: Layout) -> None:
 
 
 # ---- whole runs -------------------------------------------------------------------------------------------------
-def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int) -> None:
+def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int, yes_sampling: bool = False) -> None:
     _validate(config, layout, sample, seed)
     backend = _backend(config)
     _forecast(config, layout, backend, yes)
-    _recall(config, layout, backend, yes)
-    _minkprob(config, layout, backend, yes)
+    _recall(config, layout, backend, yes, yes_sampling)
+    # An HTTP endpoint other than a vLLM server returns no prompt log-probs: Min-K% is unavailable there, and
+    # the recall LAP is the measure (issue "backends", item 4). Asked before any confirmation or query.
+    unavailable = config.model.backend == "openai" and backend.prompt_scoring_unavailable()
+    if unavailable and config.estimate.lap_measure == "recall":
+        layout.derived_file("minkprob.parquet").unlink(missing_ok=True)
+        _log(layout, f"warning: minkprob skipped, the recall LAP is used: {unavailable}")
+    else:
+        _minkprob(config, layout, backend, yes)
     _panel(config, layout)
     _estimate(config, layout, config.estimate.engine)
     _report(config, layout)
@@ -291,7 +334,9 @@ def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int) -
 @low_parse_option
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
 @click.option("--seed", type=int, default=SAMPLE_SEED, show_default=True, help="Seed of the subsample.")
-def run(config_path: str, yes: bool, allow_low_parse_rate: bool, sample: int | None, seed: int) -> None:
+@sampling_option
+def run(config_path: str, yes: bool, allow_low_parse_rate: bool, sample: int | None, seed: int,
+        yes_sampling: bool) -> None:
     """All steps from one TOML config: validate, forecast, recall, minkprob, panel, estimate, report.
 
     \b
@@ -299,7 +344,7 @@ def run(config_path: str, yes: bool, allow_low_parse_rate: bool, sample: int | N
       lapbias run my_study.toml --yes
     """
     config, layout = _load(config_path)
-    _run_all(_with_overrides(config, allow_low_parse_rate), layout, yes, sample, seed)
+    _run_all(_with_overrides(config, allow_low_parse_rate), layout, yes, sample, seed, yes_sampling)
 
 
 @main.command()

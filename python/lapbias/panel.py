@@ -43,6 +43,7 @@ LABELS = {
     "ud": "Recalled direction P(up) - P(down)",
     "residual_mass": "1 - P(up) - P(down) - P(unknown)",
     "lap_recall": "LAP, recall: P(up) + P(down)",
+    "lap_approximated": "Recall LAP approximated by sampling (Step 2 fallback)",
     "lap_mink": "LAP, Min-K% prob (paper eq. 1)",
     "lap": "LAP used in estimation",
     "entity_num": "Entity id (integer)",
@@ -140,6 +141,8 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
                           ["row_id"], "forecast")
     recall_columns = ["entity_id", "target_date", "p_up", "p_down", "p_unknown", "ud", "residual_mass", "lap",
                       "censored_up", "censored_down", "censored_unknown"]
+    recall = recall.assign(lap_approximated=recall.get("approximated", False)).astype({"lap_approximated": bool})
+    recall_columns.append("lap_approximated")
     panel = merge_checked(panel, recall[recall_columns].rename(columns={"lap": "lap_recall"}),
                           ["entity_id", "target_date"], "recall")
     if minkprob is not None:

@@ -19,10 +19,10 @@ import math
 from collections import Counter
 from typing import Any, Sequence
 
+from ..config import MIN_SAMPLES
 from ..errors import ConfigError, ConfirmationDeclined, ModelError
 from .base import Backend, Chat
 
-MIN_SAMPLES = 25
 APPROXIMATED_NOTE = ("approximated: sampling fallback (protocol Step 2), answer frequencies of {n} samples at "
                      "temperature {t:g} with seed {seed} in place of probabilities")
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..approximation import recall_note
 from ..config import RunConfig
 from ..io import Layout, read_parquet, write_text
 from .describe import write_descriptives
@@ -28,11 +29,15 @@ COEFFICIENT_TABLES = {
 
 def write_report(config: RunConfig, layout: Layout) -> Path:
     """Read results/*.csv (and the panel for the LAP figure); write .tex twins, figures and REPORT.md."""
+    panel = read_parquet(layout.derived_file("panel.parquet"))
+    approximated = recall_note(panel, config)
     tables = dict(write_descriptives(layout))
     for name, caption in COEFFICIENT_TABLES.items():
         path = layout.results / f"{name}.csv"
         if path.exists():
             tables[name] = pd.read_csv(path)
+            if approximated:
+                caption = f"{caption} [APPROXIMATED: {approximated}]"
             write_text(layout.results / f"{name}.tex", to_latex(tables[name], caption))
     for optional in ("bootstrap", "descriptive", "table2", "magnitudes", "table3", "table4", "table5"):
         if (layout.results / f"{optional}.csv").exists():
@@ -44,11 +49,10 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         from ..errors import LapbiasError
 
         raise LapbiasError("results/detection.csv does not exist: run `lapbias estimate` first")
-    panel = read_parquet(layout.derived_file("panel.parquet"))
     lap_histogram(panel, layout.figures / "lap_hist.png")
     verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"),
                      panel.loc[panel["post"] == 0, "lap"].dropna(), config.estimate)
     engine = ", ".join(sorted(set(tables["detection"]["engine"])))
     path = layout.results / "REPORT.md"
-    write_text(path, render(config, tables, verdict, engine) + "\n")
+    write_text(path, render(config, tables, verdict, engine, approximated) + "\n")
     return path

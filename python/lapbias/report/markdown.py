@@ -14,15 +14,17 @@ pre-cutoff mean."""
 COEF_COLUMNS = ["model", "term", "coef", "se", "t", "p", "p_one_sided", "N", "N_clust"]
 
 
-def _section(title: str, body: list[str]) -> list[str]:
-    return [f"## {title}", "", *body, ""]
+def _section(title: str, body: list[str], approximated: str = "") -> list[str]:
+    """A report section; with the sampling fallback in use its heading says "(approximated)"."""
+    return [f"## {title}" + (" (approximated)" if approximated else ""), "", *body, ""]
 
 
 def _quoted(tables: dict[str, pd.DataFrame], name: str, columns: list[str] | None = None) -> list[str]:
     table = tables.get(name)
     if table is None:
         return [f"_No `results/{name}.csv`: not estimated (see the estimation notes)._"]
-    return [to_markdown(table, columns or list(table.columns)), "", f"Source: `results/{name}.csv`"
+    columns = columns or [c for c in table.columns if c != "approximated"]
+    return [to_markdown(table, columns), "", f"Source: `results/{name}.csv`"
             + (f", LaTeX `results/{name}.tex`." if name in ("validation", "detection", "placebo",
                                                          "placebo_validation") else ".")]
 
@@ -44,7 +46,9 @@ def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, confi
     return flags
 
 
-def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str) -> str:
+def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str,
+           approximated: str = "") -> str:
+    """REPORT.md; `approximated` (approximation.recall_note) labels the report and each section."""
     notes = tables.get("estimation_notes", pd.DataFrame(columns=["model", "kind", "detail"]))
     lines = [
         "# Lookahead-bias test report", "",
@@ -56,25 +60,30 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
         "cluster(entity_num), singletons dropped, t-based p-values with reghdfe's residual df).", "",
         f"**Verdict: {verdict.label}.** (section 6)", "",
     ]
-    lines += _section("1. Sample", _quoted(tables, "sample"))
+    if approximated:
+        lines[2:2] = [f"> **APPROXIMATED.** The recall answers come from the sampling fallback (protocol Step 2): "
+                      f"{approximated}. P(up), P(down), LAP and U − D are answer frequencies, not probabilities; "
+                      "every table below is approximated.", ""]
+    lines += _section("1. Sample", _quoted(tables, "sample"), approximated)
     flags = lap_flags(tables["lap_distribution"], tables["recall_checks"], config)
     lines += _section("2. LAP distribution, pre vs post cutoff", [
         *_quoted(tables, "lap_distribution"), "", *_quoted(tables, "recall_checks"), "",
-        "![LAP before and after the cutoff](figures/lap_hist.png)", "", *[f"- {f}" for f in flags]])
+        "![LAP before and after the cutoff](figures/lap_hist.png)", "", *[f"- {f}" for f in flags]], approximated)
     lines += _section("3. Validation regression (Step 3): outcome on U − D, pre-cutoff",
-                      _quoted(tables, "validation", COEF_COLUMNS))
+                      _quoted(tables, "validation", COEF_COLUMNS), approximated)
     lines += _section("4. Detection regression (Step 4): outcome on mu_hat, LAP, mu_hat × LAP, pre-cutoff", [
         "beta_1 = `mu_hat`, beta_2 = `lap`, beta_3 = `c.mu_hat#c.lap`; `p_one_sided` tests beta_3 > 0 "
-        "(p/2 if t > 0, else 1 − p/2).", "", *_quoted(tables, "detection", COEF_COLUMNS)])
+        "(p/2 if t > 0, else 1 − p/2).", "", *_quoted(tables, "detection", COEF_COLUMNS)], approximated)
     lines += _section("5. Post-cutoff placebo (Step 5)", [
         f"The placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds "
         f"{config.estimate.placebo_alpha:.2f}.", "", *_quoted(tables, "placebo", COEF_COLUMNS), "",
-        "Validation regressions on the post-cutoff sample:", "", *_quoted(tables, "placebo_validation", COEF_COLUMNS)])
+        "Validation regressions on the post-cutoff sample:", "",
+        *_quoted(tables, "placebo_validation", COEF_COLUMNS)], approximated)
     if "bootstrap" in tables:
         lines += _section("Pairs bootstrap of the post-cutoff beta_3 (paper Figure III)", [
             "Observations of the post-cutoff sample resampled with replacement; `p_boot` = share of draws at least "
             "as large as the in-sample beta_3 (one-sided bootstrap p).", "", *_quoted(tables, "bootstrap"), "",
-            "![Bootstrap distribution](figures/bootstrap.png)"])
+            "![Bootstrap distribution](figures/bootstrap.png)"], approximated)
     extended = [name for name in ("descriptive", "table2", "magnitudes", "table3", "table4", "table5") if name in tables]
     if extended:
         lines += _section("Extended specifications (paper Tables I-V)", [
@@ -82,8 +91,8 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
             f"interaction with `{config.estimate.moderator}` (Table III), the horse race with the first-token "
             "probability and stated confidence (Table IV), and the detection regression standardized within each "
             "sample (Table V), all on the pre-cutoff panel unless the table says otherwise:", "",
-            *[f"- `results/{name}.csv`" for name in extended], "", *_quoted(tables, "magnitudes")])
-    lines += _section("6. Verdict", [verdict.paragraph])
+            *[f"- `results/{name}.csv`" for name in extended], "", *_quoted(tables, "magnitudes")], approximated)
+    lines += _section("6. Verdict", [verdict.paragraph], approximated)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
                                            "", "Source: `results/estimation_notes.csv`; run configuration: "

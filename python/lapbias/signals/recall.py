@@ -5,6 +5,11 @@ only the entity identifier and the realization date (never the text): the protoc
 outcome description and reference period. Temperature 0, one answer token, top-20 log-probs at the answer
 position. lap = P(up) + P(down) (the lookahead propensity); ud = P(up) − P(down) (the recalled direction);
 residual_mass = 1 − P(up) − P(down) − P(unknown). Probabilities are raw mass, never renormalized.
+
+Where the endpoint returns no log-probs, `[recall] fallback = "sampling"` asks n_samples (≥ 25) answers per
+query at temperature 1 with a fixed seed (protocol Step 2 fallback, llm/sampling.py): answer frequencies take
+the place of probabilities, the multiplied count is confirmed separately, and every row carries
+`approximated = True` so the panel and the report label the results.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from ..config import RunConfig
 from ..errors import ConfigError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, TokenLogprob, chat
+from ..llm import sampling
 from ..llm.cache import Query, ResponseCache, canonical_json
 from .batch import Confirm, ask_missing
 from .labels import check_single_token, label_mass
@@ -48,8 +54,17 @@ def query_id(entity_id: str, target_date: pd.Timestamp) -> str:
     return f"{entity_id}|{target_date:%Y-%m-%d}"
 
 
+def uses_sampling(config: RunConfig) -> bool:
+    return config.recall.fallback == "sampling"
+
+
 def queries(pairs: pd.DataFrame, config: RunConfig) -> list[Query]:
-    params = {"temperature": 0, "max_tokens": 1, "top_logprobs": config.recall.top_logprobs}
+    """One query per pair. The params name the mode, so a sampled answer never shares a key with a log-prob one."""
+    if uses_sampling(config):
+        params = sampling.params(config.recall.n_samples, config.recall.sampling_seed,
+                                 config.recall.sampling_temperature)
+    else:
+        params = {"temperature": 0, "max_tokens": 1, "top_logprobs": config.recall.top_logprobs}
     return [
         Query(TASK, config.model.model_id, query_id(p.entity_id, p.target_date),
               canonical_json(chat(fill_template(config, p.entity_name, p.ticker, p.target_date))), params)
@@ -57,18 +72,31 @@ def queries(pairs: pd.DataFrame, config: RunConfig) -> list[Query]:
     ]
 
 
-def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
-    """Ask every uncached pair (after verifying the labels are single tokens), then derive recall.parquet."""
+def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
+        confirm_sampling: Confirm | None = None) -> pd.DataFrame:
+    """Ask every uncached pair (after verifying the labels are single tokens), then derive recall.parquet.
+
+    With the sampling fallback, `confirm_sampling` must separately accept the multiplied answer count first
+    (protocol Step 2); the batch confirmation then shows the time for n_samples answers per query."""
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
+    todo_queries = queries(recall_pairs(frame), config)
+    n_samples = config.recall.n_samples if uses_sampling(config) else 1
 
     def ask(batch: list[Query]) -> list[dict]:
         check_single_token(backend, config.recall.labels)
-        tops = backend.next_token_logprobs([json.loads(q.prompt) for q in batch], config.recall.top_logprobs)
+        chats = [json.loads(q.prompt) for q in batch]
+        if uses_sampling(config):
+            return sampling.ask(backend, chats, n_samples, config.recall.sampling_seed,
+                                config.recall.sampling_temperature)
+        tops = backend.next_token_logprobs(chats, config.recall.top_logprobs)
         return [{"top": [t.to_json() for t in top]} for top in tops]
 
-    ask_missing(TASK, queries(recall_pairs(frame), config), cache, ask, config.model.batch_size,
-                lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
+    if uses_sampling(config):
+        n_todo = len(cache.missing(todo_queries))
+        sampling.confirm(confirm_sampling or confirm, TASK, n_todo, n_samples)
+    ask_missing(TASK, todo_queries, cache, ask, config.model.batch_size,
+                lambda: n_samples * (config.model.seconds_per_query or backend.seconds_per_query(TASK)), confirm,
                 len(frame))
     return derive(config, layout)
 
@@ -81,17 +109,20 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
     pairs = recall_pairs(frame)
     rows = []
     for query, pair in zip(queries(pairs, config), pairs.itertuples()):
-        top = [TokenLogprob.from_json(t) for t in cache.response(query)["top"]]
+        response = cache.response(query)
+        top = [TokenLogprob.from_json(t) for t in response["top"]]
         (p_up, c_up), (p_down, c_down), (p_unknown, c_unknown) = (label_mass(top, x) for x in (up, down, unknown))
         rows.append({
             "entity_id": pair.entity_id, "target_date": pair.target_date, "p_up": p_up, "p_down": p_down,
             "p_unknown": p_unknown, "lap": p_up + p_down, "ud": p_up - p_down,
             "residual_mass": 1.0 - p_up - p_down - p_unknown,
-            "censored_up": c_up, "censored_down": c_down, "censored_unknown": c_unknown, "cache_key": query.key,
+            "censored_up": c_up, "censored_down": c_down, "censored_unknown": c_unknown,
+            "approximated": sampling.is_approximated(response), "n_samples": int(response.get("n_samples", 0)),
+            "cache_key": query.key,
         })
     result = pd.DataFrame(rows, columns=[
         "entity_id", "target_date", "p_up", "p_down", "p_unknown", "lap", "ud", "residual_mass",
-        "censored_up", "censored_down", "censored_unknown", "cache_key",
+        "censored_up", "censored_down", "censored_unknown", "approximated", "n_samples", "cache_key",
     ])
     write_parquet(result, layout.derived_file("recall.parquet"))
     return result
