@@ -66,12 +66,16 @@ def test_mobility_groups_counted_exactly():
     frame = pd.DataFrame({"w": [1, 1, 2, 2, 3, 3, 4, 4], "f": list("abababcdcdcd")[:8]})
     frame["f"] = ["a", "b", "a", "b", "c", "d", "c", "d"]
     assert absorbed_dof(frame, ["w", "f"], []) == (6, 0)
-    assert absorbed_dof(frame, ["w", "f", "f"], []) == (9, 0)  # a third FE loses one level (reghdfe's count)
+    # a third FE loses its largest pairwise mobility-group count (reghdfe's "pairwise"): the copy of f has 4
+    # components with f, so it is counted as fully redundant, df_a = 4 + (4 - 2) + (4 - 4)
+    assert absorbed_dof(frame, ["w", "f", "f"], []) == (6, 0)
 
 
 def test_fe_nested_in_cluster_is_redundant():
     frame = pd.DataFrame({"firm": [1, 1, 2, 2, 3, 3], "t": [1, 2, 1, 2, 1, 2]})
-    assert absorbed_dof(frame, ["firm", "t"], ["firm"]) == (2, 3)  # firm: 3 nested levels; t: 2 levels
+    # firm: 3 nested levels; t: 2 levels less one, because the nested FE already holds the constant
+    # (reghdfe.mata lines 4240-4257)
+    assert absorbed_dof(frame, ["firm", "t"], ["firm"]) == (1, 3)
 
 
 def test_singletons_dropped_iteratively():

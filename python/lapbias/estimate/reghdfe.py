@@ -1,8 +1,11 @@
 """`reghdfe(df, y, x, absorb, vce, cluster)`: reghdfe's specification and reporting on top of pyfixest.
 
-pyfixest (feols) does the demeaning, the solve and the variance (its defaults ssc(k_adj=True,
-k_fixef="nonnested", G_adj=True, G_df="min") are reghdfe's small-sample factors for a connected FE graph). On top,
-this module does what reghdfe does around the solve:
+pyfixest (feols) does the demeaning, the solve and the sandwich (its defaults ssc(k_adj=True,
+k_fixef="nonnested", G_adj=True, G_df="min") are reghdfe's small-sample factors for a connected graph of two FEs).
+On top, this module does what reghdfe does around the solve:
+- the absorbed degrees of freedom df_a and df_a_nested by reghdfe's rules (`absorbed_dof`: FEs nested in a
+  cluster variable, pairwise mobility groups), and the variance rescaled to reghdfe's small-sample factor with
+  them, so the SEs are reghdfe's also on disconnected FE graphs, with three or more FEs, and with nesting;
 - listwise deletion of rows with a missing y, x, absorb or cluster value (counted: N_full − N_used);
 - singletons dropped iteratively (pyfixest fixef_rm="singleton"; counted as num_singletons);
 - collinear regressors omitted and reported, the sample unchanged;
@@ -185,9 +188,17 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     if df_r <= 0:
         raise EstimationError(f"no residual degrees of freedom for {formula} (N = {n_used}, K = {k}, "
                               f"absorbed = {df_a + df_a_nested})")
-    se = fit.se().rename(index=names).rename(index={"Intercept": "_cons"}).reindex(coef.index)
+    # pyfixest's small-sample factor counts every absorbed level but one per extra FE (k_fixef "nonnested");
+    # reghdfe's counts df_a above (mobility groups, nesting): q_iid = q_robust ∝ 1/(N − K − df_a) and
+    # q_cluster ∝ 1/(N − nested_adj − K − df_a) (reghdfe.mata lines 3898, 3941, 4043). Same form, so the
+    # variance is rescaled by the ratio of the two denominators.
+    scale = 1.0
+    if absorb:
+        nested_adj = 1 if vce == "cluster" and df_a_nested > 0 else 0
+        scale = (n_used - int(fit._df_k)) / (n_used - nested_adj - k - df_a)
+    se = fit.se().rename(index=names).rename(index={"Intercept": "_cons"}).reindex(coef.index) * math.sqrt(scale)
     slopes = coef.index.drop("_cons", errors="ignore")
-    vcov = pd.DataFrame(np.asarray(fit._vcov), index=fit.coef().rename(index=names).index,
+    vcov = pd.DataFrame(np.asarray(fit._vcov) * scale, index=fit.coef().rename(index=names).index,
                         columns=fit.coef().rename(index=names).index).loc[slopes, slopes]
     f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
     if absorb:
@@ -199,9 +210,9 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     q = stats.t.ppf(0.975, df_r)
     omitted = [names.get(v, v) for v in (getattr(fit, "_collin_vars", None) or [])]
     rss = float(np.sum(np.asarray(fit._u_hat) ** 2))
-    # RMSE and adjusted R² use all absorbed levels net of mobility-group redundancy, nesting ignored (this
-    # reproduces reghdfe's printed RMSE 1.3893 and adj. R² .6372 with absorb(f1 f2) cluster(f1)).
-    dof_resid = n_used - k - (absorbed_dof(frame, absorb, [])[0] if absorb else 1)
+    # RMSE and adjusted R²: N − df_m − df_a − df_a_nested (reghdfe.mata line 3742; reproduces reghdfe's printed
+    # RMSE 1.3893 and adj. R² .6372 with absorb(f1 f2) cluster(f1)).
+    dof_resid = n_used - k - (df_a + df_a_nested if absorb else 1)
     r2 = float(fit._r2)
     return RegResult(
         coef=coef, se=se, t=t, p=p, ci_low=coef - q * se, ci_high=coef + q * se, N=n_used, N_full=n_full,
@@ -272,36 +283,35 @@ def drop_singletons(frame: pd.DataFrame, absorb: list[str]) -> tuple[pd.DataFram
 
 
 def absorbed_dof(frame: pd.DataFrame, absorb: list[str], cluster: list[str]) -> tuple[int, int]:
-    """(df_a, df_a_nested): levels of the absorbed FEs minus the redundant ones.
+    """(df_a, df_a_nested) by reghdfe's default rules (reghdfe.mata estimate_dof, dofadjustments "all").
 
-    An FE nested in a cluster variable is fully redundant with the cluster-robust variance (its levels go to
-    df_a_nested, not df_a). The first other FE counts all its levels; the second loses one level per connected
-    component of the bipartite graph of the two FEs (mobility groups, computed exactly); each further FE loses
-    one level (reghdfe's conservative count beyond two FEs).
+    An FE nested in a cluster variable is redundant with the cluster-robust variance: its levels go to
+    df_a_nested, not df_a (dof_update_nested). Of the other FEs e_1, e_2, ... (in absorb order), each loses M_j
+    redundant levels: M_1 = 1 if some FE is nested, else 0 (lines 4240-4257); for j >= 2, M_j = the largest number
+    of mobility groups (connected components of the bipartite graph) between e_j and any earlier e_i, at least
+    1 (dof_update_mobility_group, "pairwise"). With two FEs this is exact; beyond two it is reghdfe's count.
     """
+    codes = {name: pd.factorize(frame[name])[0].astype(np.int64) for name in dict.fromkeys([*absorb, *cluster])}
+    levels = {name: int(codes[name].max()) + 1 for name in absorb}
+    nested = [fe for fe in absorb if any(_nested(codes[fe], levels[fe], codes[c]) for c in cluster)]
+    others = [fe for fe in absorb if fe not in nested]
+    df_a_nested = sum(levels[fe] for fe in nested)
+    df_a = 0
+    for j, fe in enumerate(others):
+        redundant = (1 if nested else 0) if j == 0 else max(
+            [1, *(mobility_groups(codes[earlier], codes[fe]) for earlier in others[:j])])
+        df_a += levels[fe] - redundant
+    return df_a, df_a_nested
+
+
+def mobility_groups(first: np.ndarray, second: np.ndarray) -> int:
+    """Connected components of the bipartite graph whose edges are the observed (first, second) level pairs."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    codes = {name: pd.factorize(frame[name])[0].astype(np.int64) for name in dict.fromkeys([*absorb, *cluster])}
-    df_a = df_a_nested = 0
-    counted: list[str] = []
-    for fe in absorb:
-        levels = int(codes[fe].max()) + 1
-        if any(_nested(codes[fe], levels, codes[c]) for c in cluster):
-            df_a_nested += levels
-            continue
-        if not counted:
-            df_a += levels
-        elif len(counted) == 1:
-            first, second = codes[counted[0]], codes[fe]
-            n1 = int(first.max()) + 1
-            graph = coo_matrix((np.ones(len(first)), (first, n1 + second)), shape=(n1 + levels, n1 + levels))
-            components, _ = connected_components(graph, directed=False)
-            df_a += levels - components
-        else:
-            df_a += levels - 1
-        counted.append(fe)
-    return df_a, df_a_nested
+    n1, n2 = int(first.max()) + 1, int(second.max()) + 1
+    graph = coo_matrix((np.ones(len(first)), (first, n1 + second)), shape=(n1 + n2, n1 + n2))
+    return int(connected_components(graph, directed=False)[0])
 
 
 def _nested(fe: np.ndarray, levels: int, cluster: np.ndarray) -> bool:
