@@ -9,7 +9,7 @@ import pyfixest as pf
 import pytest
 import statsmodels.api as sm
 
-from lapbias.estimate import one_sided_p, reghdfe
+from lapbias.estimate import reghdfe
 from lapbias.estimate.reghdfe import absorbed_dof, drop_singletons, newey_default_lag
 
 
@@ -100,12 +100,6 @@ def test_interaction_term_has_stata_name_and_product_value(data):
     by_hand = reghdfe(d, "Y", ["X1", "X2", "X1X2"], absorb=["f1", "f2"], vce="cluster", cluster=["f1"])
     assert list(by_name.coef.index) == ["X1", "X2", "c.X1#c.X2", "_cons"]
     assert by_name.coef["c.X1#c.X2"] == pytest.approx(by_hand.coef["X1X2"], rel=1e-10)
-
-
-def test_one_sided_p_rule():
-    assert one_sided_p(2.0, 0.06) == pytest.approx(0.03)
-    assert one_sided_p(-2.0, 0.06) == pytest.approx(0.97)
-    assert one_sided_p(0.0, 1.0) == pytest.approx(0.5)  # t = 0 is "nonpositive": 1 - p/2
 
 
 def test_newey_west_single_series_matches_statsmodels_by_hand():
