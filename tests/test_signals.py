@@ -218,3 +218,19 @@ def test_batch_message_states_count_time_and_suggests_a_sample_for_large_panels(
     assert "100 queries to ask (20 of 120 already cached)" in small and "≈ 1.0 min" in small
     assert "--sample" not in small
     assert "lapbias validate --sample N --seed S" in describe_batch("forecast", 20_000, 20_000, 0.1, n_rows=20_000)
+
+
+def test_precision_is_in_every_cache_key():
+    """Answers computed in bfloat16 must never be reused for a float32 run (or the reverse): dtype is in the key."""
+    from lapbias.config import from_dict
+    from lapbias.signals import forecast, minkprob, recall
+
+    frame = pd.DataFrame({"row_id": ["r1"], "entity_id": ["AAPL"], "entity_name": ["Apple Inc."], "ticker": ["AAPL"],
+                          "text": ["Apple beats estimates"], "text_date": [pd.Timestamp("2024-03-01")],
+                          "target_date": [pd.Timestamp("2024-03-04")]})
+    keys = {}
+    for dtype in ("float32", "bfloat16"):
+        config = from_dict({"model": {"dtype": dtype}})
+        keys[dtype] = [forecast.queries(frame, config)[0].key, minkprob.queries(frame, config)[0].key,
+                       recall.queries(recall.recall_pairs(frame), config)[0].key]
+    assert all(a != b for a, b in zip(keys["float32"], keys["bfloat16"]))

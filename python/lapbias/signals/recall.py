@@ -59,12 +59,14 @@ def uses_sampling(config: RunConfig) -> bool:
 
 
 def queries(pairs: pd.DataFrame, config: RunConfig) -> list[Query]:
-    """One query per pair. The params name the mode, so a sampled answer never shares a key with a log-prob one."""
+    """One query per pair. The params name the mode, so a sampled answer never shares a key with a log-prob one,
+    and the precision (`[model] dtype`), so answers computed at different precisions never mix in one run."""
     if uses_sampling(config):
         params = sampling.params(config.recall.n_samples, config.recall.sampling_seed,
                                  config.recall.sampling_temperature)
     else:
         params = {"temperature": 0, "max_tokens": 1, "top_logprobs": config.recall.top_logprobs}
+    params["dtype"] = config.model.dtype
     return [
         Query(TASK, config.model.model_id, query_id(p.entity_id, p.target_date),
               canonical_json(chat(fill_template(config, p.entity_name, p.ticker, p.target_date))), params)
