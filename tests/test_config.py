@@ -74,3 +74,10 @@ def test_backend_options_reach_the_backends():
     assert backend.model_id == config.model.model_id  # the cache identity is the model, never the endpoint
     with pytest.raises(ConfigError, match="allow_external = true"):
         make_backend(from_dict({"model": {"backend": "openai", "base_url": "https://api.example.com/v1"}}).model)
+
+
+def test_http_batches_keep_every_server_busy():
+    servers = ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1", "http://127.0.0.1:3/v1"]
+    assert from_dict({"model": {"backend": "openai", "base_urls": servers}}).model.queries_per_batch == 24
+    assert from_dict({"model": {"backend": "openai", "base_url": servers[0], "batch_size": 64}}).model.queries_per_batch == 64
+    assert from_dict({"model": {"batch_size": 4}}).model.queries_per_batch == 4

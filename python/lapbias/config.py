@@ -104,6 +104,14 @@ class ModelConfig:
     backoff_max: float = 60.0
     """The longest wait between retries; also caps a server's Retry-After."""
 
+    @property
+    def queries_per_batch(self) -> int:
+        """Queries asked (and appended to the cache) together: batch_size, but for backend = "openai" at least
+        concurrency x servers, so every server has `concurrency` requests in flight."""
+        if self.backend == "openai":
+            return max(self.batch_size, self.concurrency * max(1, len(self.base_urls)))
+        return self.batch_size
+
 
 @dataclass(frozen=True)
 class StudyConfig:

@@ -68,7 +68,7 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
         chats = [json.loads(q.prompt) for q in batch]
         return [_encode(g) for g in backend.generate(chats, config.forecast.max_new_tokens, TOP_LOGPROBS)]
 
-    ask_missing(TASK, queries(frame, config), cache, ask, config.model.batch_size,
+    ask_missing(TASK, queries(frame, config), cache, ask, config.model.queries_per_batch,
                 lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
                 len(frame))
     return derive(config, layout)

@@ -62,7 +62,7 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
         scored = backend.prompt_logprobs([q.prompt for q in batch])
         return [{"tokens": [t.to_json() for t in tokens]} for tokens in scored]
 
-    ask_missing(TASK, queries(frame, config), cache, ask, config.model.batch_size,
+    ask_missing(TASK, queries(frame, config), cache, ask, config.model.queries_per_batch,
                 lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
                 len(frame))
     return derive(config, layout)

@@ -97,7 +97,7 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
     if uses_sampling(config):
         n_todo = len(cache.missing(todo_queries))
         sampling.confirm(confirm_sampling or confirm, TASK, n_todo, n_samples)
-    ask_missing(TASK, todo_queries, cache, ask, config.model.batch_size,
+    ask_missing(TASK, todo_queries, cache, ask, config.model.queries_per_batch,
                 lambda: n_samples * (config.model.seconds_per_query or backend.seconds_per_query(TASK)), confirm,
                 len(frame))
     return derive(config, layout)
