@@ -87,3 +87,12 @@ def test_rerun_asks_nothing(study):
     assert result.output.count("queries cached, no model call") == 2
     sampled_again = [p for _, p, _ in server.requests[before:] if p.get("n")]
     assert not sampled_again
+
+
+def test_rebuild_without_a_minkprob_cache_gives_the_same_panel(study):
+    root, _ = study
+    before = pd.read_parquet(root / "data/derived/panel.parquet")
+    result = CliRunner().invoke(main, ["rebuild", str(root / "study.toml")])
+    assert result.exit_code == 0, result.output
+    assert "no minkprob cache" in result.output
+    pd.testing.assert_frame_equal(pd.read_parquet(root / "data/derived/panel.parquet"), before)

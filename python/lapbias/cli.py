@@ -376,6 +376,10 @@ def rebuild(config_path: str) -> None:
     config, layout = _load(config_path)
     _validate(config, layout)
     for stage in (forecast, recall, minkprob):
+        if stage is minkprob and not layout.raw_file(stage.TASK).exists():
+            layout.derived_file("minkprob.parquet").unlink(missing_ok=True)
+            _log(layout, "rebuild: no minkprob cache (Min-K% was skipped or never run); the recall LAP is used")
+            continue
         frame = stage.derive(config, layout)
         _log(layout, f"rebuild: {stage.TASK}.parquet, {len(frame)} rows from {layout.raw_file(stage.TASK)}")
     _panel(config, layout)
