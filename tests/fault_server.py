@@ -2,8 +2,9 @@
 
 Every request takes the next fault from `plan` (first in, first out); with the plan empty it answers normally.
 Faults: ("429", retry_after_seconds), ("status", code), ("sleep", seconds) (then answers normally, after the
-client has given up), ("malformed",) (HTTP 200, a body that is not JSON), ("echo_auth",) (HTTP 400 whose body
-quotes the Authorization header, as a careless proxy might). Normal answers:
+client has given up), ("malformed",) (HTTP 200, a body that is not JSON), ("echo_auth", pad) (HTTP 400 whose
+body quotes the Authorization header after `pad` filler characters, as a careless proxy might), ("redirect", url)
+(HTTP 307 to `url`). Normal answers:
 - /v1/chat/completions with `logprobs`: one token "up" with a fixed top-4 of candidates (CANDIDATES);
 - /v1/chat/completions with `n`: n answers cycling through SAMPLED;
 - with `no_logprobs = True`: answers without log-probs, as an endpoint that does not return them.
@@ -103,7 +104,11 @@ class FaultServer:
             if kind == "malformed":
                 return self._send(handler, 200, b'{"choices": [{"message": ')
             if kind == "echo_auth":
-                return self._send(handler, 400, json.dumps({"error": f"bad request, header was {auth}"}).encode())
+                pad = "x" * (fault[1] if len(fault) > 1 else 0)
+                return self._send(handler, 400,
+                                  json.dumps({"error": f"{pad}bad request, header was {auth}"}).encode())
+            if kind == "redirect":
+                return self._send(handler, 307, b"{}", {"Location": fault[1]})
             if kind == "sleep":
                 time.sleep(fault[1])
         time.sleep(self.delay)

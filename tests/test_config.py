@@ -57,6 +57,8 @@ def test_toml_syntax_error_and_missing_file(tmp_path):
     ({"recall": {"fallback": "sampling", "n_samples": 10}}, "at least 25"),
     ({"recall": {"fallback": "sampling", "sampling_temperature": 0}}, "positive temperature"),
     ({"model": {"api_key": "sk-secret"}}, "unknown key"),
+    ({"model": {"allow_external": "false"}}, r"allow_external = 'false'; it must be true or false"),
+    ({"forecast": {"allow_low_parse_rate": 1}}, r"allow_low_parse_rate = 1; it must be true or false"),
 ])
 def test_backend_and_fallback_mistakes(values, message):
     with pytest.raises(ConfigError, match=message):

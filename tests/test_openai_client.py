@@ -10,10 +10,11 @@ import time
 
 import pytest
 
-from lapbias.errors import ConfigError, ModelError
-from lapbias.llm.base import chat
+from lapbias import config as config_module
+from lapbias.errors import ConfigError, LogprobsUnavailable, ModelError
+from lapbias.llm.base import TokenLogprob, chat
 from lapbias.llm.cache import Query, ResponseCache, canonical_json
-from lapbias.llm.openai_backend import LogprobsUnavailable, OpenAIBackend
+from lapbias.llm.openai_backend import OpenAIBackend
 from lapbias.signals.labels import label_mass
 
 from fault_server import CANDIDATES, FaultServer
@@ -117,6 +118,37 @@ def test_api_key_sent_only_as_header_never_in_errors_describe_or_cache(server, t
     assert KEY not in (tmp_path / "recall.jsonl").read_text()
 
 
+def test_a_key_straddling_the_quoted_part_of_an_error_is_still_hidden(server, monkeypatch):
+    monkeypatch.setenv("LAPBIAS_TEST_KEY", KEY)
+    backend = client(server.url, api_key_env="LAPBIAS_TEST_KEY")
+    before_key = len(json.dumps({"error": "bad request, header was Bearer "})) - 2
+    server.plan = [("echo_auth", 300 - before_key - 10)]  # the key starts 10 characters before the quote ends
+    with pytest.raises(ModelError, match="HTTP 400") as caught:
+        backend.next_token_logprobs([CHAT], 20)
+    assert KEY[:10] not in str(caught.value) and "Bearer ***" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", ["sk-live-5f1c0ffee", "MY KEY", "1KEY", "$OPENAI_API_KEY"])
+def test_api_key_env_must_be_a_variable_name_and_is_never_echoed(server, value):
+    with pytest.raises(ConfigError, match="NAME of an environment variable") as caught:
+        client(server.url, api_key_env=value)
+    assert value not in str(caught.value)
+    with pytest.raises(ConfigError, match="NAME of an environment variable") as caught:
+        config_module.from_dict({"model": {"backend": "openai", "base_url": server.url, "api_key_env": value}})
+    assert value not in str(caught.value)
+
+
+def test_redirects_are_not_followed(server):
+    elsewhere = FaultServer()
+    try:
+        server.plan = [("redirect", elsewhere.url + "/chat/completions")]
+        with pytest.raises(ModelError, match="HTTP 307"):
+            client(server.url).next_token_logprobs([CHAT], 20)
+        assert not elsewhere.requests  # the text never left for the other host
+    finally:
+        elsewhere.close()
+
+
 def test_missing_key_variable_is_a_config_error(monkeypatch, server):
     monkeypatch.delenv("LAPBIAS_UNSET_KEY", raising=False)
     with pytest.raises(ConfigError, match="LAPBIAS_UNSET_KEY"):
@@ -127,8 +159,15 @@ def test_external_host_needs_allow_external():
     with pytest.raises(ConfigError, match="allow_external = true"):
         client("https://api.example.com/v1")
     assert client("https://api.example.com/v1", allow_external=True).pool.urls == ["https://api.example.com/v1"]
-    assert client(["http://localhost:1/v1", "http://127.0.0.2:1/v1/"]).pool.urls == [
-        "http://localhost:1/v1", "http://127.0.0.2:1/v1"]
+    assert client(["http://localhost:1/v1", "http://127.0.0.2:1/v1/", "http://[::1]:1/v1"]).pool.urls == [
+        "http://localhost:1/v1", "http://127.0.0.2:1/v1", "http://[::1]:1/v1"]
+
+
+@pytest.mark.parametrize("url", ["http://127.attacker.example/v1", "http://127.0.0.1.nip.io:8000/v1",
+                                 "http://localhost.example.com/v1", "http://10.0.0.1:8000/v1"])
+def test_host_names_that_look_local_are_external(url):
+    with pytest.raises(ConfigError, match="allow_external = true"):
+        client(url)
 
 
 def test_generic_server_refuses_minkprob_without_sending_text(server):
@@ -149,6 +188,16 @@ def test_endpoint_without_logprobs_points_to_sampling_fallback(server):
     server.no_logprobs = True
     with pytest.raises(LogprobsUnavailable, match="sampling fallback"):
         client(server.url).next_token_logprobs([CHAT], 20)
+
+
+def test_generation_without_logprobs_keeps_the_text_and_marks_p_first_missing(server, tmp_path):
+    server.no_logprobs = True
+    (generation,) = client(server.url).generate([CHAT], 8)
+    assert generation.text == "up" and generation.first_top == ()
+    assert math.isnan(generation.first_token.logprob)
+    stored = generation.first_token.to_json()
+    assert stored[2] is None and "NaN" not in canonical_json(stored)  # strict JSON in the cache
+    assert math.isnan(TokenLogprob.from_json(stored).logprob)
 
 
 def test_concurrency_bounds_requests_in_flight(server):

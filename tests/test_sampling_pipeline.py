@@ -1,5 +1,6 @@
-"""The sampling fallback end to end through the CLI, against a local OpenAI-compatible server without prompt
-log-probs (tests/fault_server.py in its `varied` mode, 127.0.0.1): the multiplied count needs its own
+"""The sampling fallback end to end through the CLI, against a local OpenAI-compatible server that returns no
+log-probs at all (tests/fault_server.py in its `varied` and `no_logprobs` modes, 127.0.0.1): the forecast is
+parsed from the text with p_first missing, the multiplied count needs its own
 confirmation (--yes-sampling), Min-K% is skipped with the recall LAP kept, and every downstream table is
 labelled approximated (results/*.csv column, LaTeX captions, REPORT.md banner and section headings)."""
 
@@ -24,6 +25,7 @@ SEED = 4242
 def study(tmp_path_factory):
     server = FaultServer()
     server.varied = True
+    server.no_logprobs = True
     root = tmp_path_factory.mktemp("sampled")
     config = (ROOT / "data/demo/demo.toml").read_text()
     config = config.replace('root = "."', f'root = "{root}"').replace(
@@ -59,11 +61,15 @@ def test_confirmed_run_labels_every_table_approximated(study):
     sampled = [p for path, p, _ in server.requests if p.get("n")]
     n_pairs = len(pd.read_parquet(root / "data/derived/recall.parquet"))
     assert len(sampled) == n_pairs and {(p["n"], p["seed"], p["temperature"]) for p in sampled} == {(25, SEED, 1.0)}
+    assert not any("top_k" in p for _, p, _ in server.requests)  # vLLM-only fields never go to other servers
     assert "minkprob skipped, the recall LAP is used" in result.output
     assert not (root / "data/derived/minkprob.parquet").exists()
 
     panel = pd.read_parquet(root / "data/derived/panel.parquet")
     assert panel["lap_approximated"].all() and panel["lap"].nunique() > 10
+    assert panel["mu_hat"].notna().all() and panel["p_first"].isna().all()  # text answers, no log-probs
+    assert not (root / "results/table4.csv").exists()  # paper Table IV needs p_first
+    assert "table4:(1) skipped" in (root / "results/extended_notes.csv").read_text()
     first = json.loads((root / "data/raw/recall.jsonl").read_text().splitlines()[0])
     assert first["response"]["approximated"] is True and first["response"]["n_samples"] == 25
 

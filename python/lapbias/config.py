@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -250,6 +251,17 @@ _SECTIONS = {
 }
 
 
+def check_key_variable(api_key_env: str) -> str:
+    """`[model] api_key_env` must be the NAME of an environment variable. A value that is not a variable name
+    may be the key itself pasted by mistake, so the error never shows it (it would reach the terminal, the log
+    and the config snapshot in results/)."""
+    if api_key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", api_key_env):
+        raise ConfigError("[model] api_key_env must be the NAME of an environment variable holding the key "
+                          "(letters, digits, underscores, e.g. OPENAI_API_KEY), not the key itself; the value "
+                          "given is not a variable name and is not shown here")
+    return api_key_env
+
+
 def _section(name: str, cls: type, values: dict[str, Any]) -> Any:
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - set(known))
@@ -265,6 +277,9 @@ def _section(name: str, cls: type, values: dict[str, Any]) -> Any:
             if isinstance(value, str) or not all(isinstance(url, str) for url in value):
                 raise ConfigError('[model] base_urls must be a list of URLs, e.g. ["http://127.0.0.1:8000/v1"]')
             value = tuple(value)
+        if known[key].type == "bool" and not isinstance(value, bool):
+            # A quoted "false" would otherwise count as true (e.g. consent to send texts off this machine).
+            raise ConfigError(f"[{name}] {key} = {value!r}; it must be true or false (TOML booleans, no quotes)")
         kwargs[key] = value
     return cls(**kwargs)
 
@@ -280,6 +295,7 @@ def _check(config: RunConfig) -> RunConfig:
     if config.recall.fallback == "sampling" and not config.recall.sampling_temperature > 0:
         raise ConfigError(f"[recall] sampling_temperature = {config.recall.sampling_temperature}; sampling needs a "
                           "positive temperature (protocol Step 2: 1)")
+    check_key_variable(config.model.api_key_env)
     if config.model.base_url and config.model.base_urls:
         raise ConfigError("[model] sets both base_url and base_urls; keep one (base_urls for several servers)")
     if config.model.backend == "openai" and not (config.model.base_url or config.model.base_urls):

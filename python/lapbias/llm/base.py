@@ -11,6 +11,7 @@ HTTP server, the server does). Raw text (Min-K%) is scored as it is, with no tem
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -26,11 +27,12 @@ class TokenLogprob:
     logprob: float
 
     def to_json(self) -> list:
-        return [self.token_id, self.token, self.logprob]
+        """[id, token, logprob]; an unknown log-prob (an endpoint that returns none) is JSON null, not NaN."""
+        return [self.token_id, self.token, None if math.isnan(self.logprob) else self.logprob]
 
     @classmethod
     def from_json(cls, value: list) -> "TokenLogprob":
-        return cls(int(value[0]), str(value[1]), float(value[2]))
+        return cls(int(value[0]), str(value[1]), math.nan if value[2] is None else float(value[2]))
 
 
 @dataclass(frozen=True)

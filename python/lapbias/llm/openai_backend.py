@@ -28,6 +28,7 @@ quoted in errors are scrubbed of it).
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -38,6 +39,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from ..config import check_key_variable
 from ..errors import ConfigError, LogprobsUnavailable, ModelError, PromptLogprobsUnavailable
 from . import bundled
 from .base import Chat, Generation, TokenLogprob
@@ -46,10 +48,10 @@ from .router import ServerPool, check_urls
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 CONNECT_TIMEOUT = 10.0
 TOKEN_ID_PREFIX = "token_id:"
-
-
-class LogprobsUnavailable(ModelError):
-    """The server answered without the log-probs a step needs (protocol Step 2: use the sampling fallback)."""
+# A vLLM server fills every sampling field a request leaves out from the model's generation_config.json
+# (top_k, min_p, repetition_penalty, ...) unless it was started with `--generation-config vllm`; these values
+# are the neutral ones, so greedy answers and sampled frequencies match the offline backends on any server.
+VLLM_NEUTRAL_SAMPLING = {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0}
 
 
 class OpenAIBackend:
@@ -88,7 +90,7 @@ class OpenAIBackend:
     def _read_key(api_key_env: str) -> str:
         if not api_key_env:
             return ""
-        key = os.environ.get(api_key_env, "")
+        key = os.environ.get(check_key_variable(api_key_env), "")
         if not key:
             raise ConfigError(f"environment variable {api_key_env} (named by [model] api_key_env) is not set or "
                               "empty; export the API key there")
@@ -120,7 +122,9 @@ class OpenAIBackend:
         backoff, because urllib3 never reads bodies; after `max_retries` such answers the run stops."""
         for attempt in range(self.max_retries + 1):
             try:
-                response = self._session().request(method, url, json=payload,
+                # No redirects: a 3xx from a local server or proxy could forward the texts to another host
+                # without `allow_external`.
+                response = self._session().request(method, url, json=payload, allow_redirects=False,
                                                    timeout=(CONNECT_TIMEOUT, self.request_timeout))
             except requests.RequestException as err:
                 reason = self._scrub(str(err).splitlines()[0] if str(err) else type(err).__name__)[:300]
@@ -128,13 +132,13 @@ class OpenAIBackend:
                                  f"(timeout {self.request_timeout:g} s per try): {reason}") from None
             if response.status_code not in accept:
                 raise ModelError(f"{url}: HTTP {response.status_code} after up to {self.max_retries} retries: "
-                                 f"{self._scrub(response.text[:300])!r}")
+                                 f"{self._scrub(response.text)[:300]!r}")
             if response.status_code != 200:
                 return response.status_code, None
             try:
                 return 200, response.json()
             except ValueError:
-                body = self._scrub(response.text[:120])
+                body = self._scrub(response.text)[:120]
                 if attempt < self.max_retries:
                     time.sleep(min(self.backoff_max, self.backoff_factor * 2 ** attempt))
         raise ModelError(f"{url}: HTTP 200 with a body that is not JSON ({body!r}) {self.max_retries + 1} times; "
@@ -186,17 +190,23 @@ class OpenAIBackend:
         return TokenLogprob(-1 - rank, token, float(entry["logprob"]))
 
     def _extensions(self, url: str) -> dict:
-        return {"return_tokens_as_token_ids": True} if self._vllm(url) else {}
+        return {"return_tokens_as_token_ids": True, **VLLM_NEUTRAL_SAMPLING} if self._vllm(url) else {}
 
     # ---- the three operations ------------------------------------------------------------------------------
-    def _chat(self, url: str, messages: Chat, max_tokens: int, top_logprobs: int) -> tuple[str, list, dict]:
+    def _chat(self, url: str, messages: Chat, max_tokens: int, top_logprobs: int,
+              require_logprobs: bool = True) -> tuple[str, list, dict | None]:
+        """(answer text, top-k at the answer position, the answer position's own entry). Without log-probs in
+        the answer: LogprobsUnavailable when `require_logprobs`, else ([], None) for the last two."""
         payload = {"model": self.served_model_name, "messages": messages, "temperature": 0,
                    "max_tokens": max_tokens, "logprobs": True, "top_logprobs": top_logprobs,
                    **self._extensions(url)}
         _, body = self._request("POST", url + "/chat/completions", payload)
         choice = body["choices"][0]
+        text = choice["message"].get("content") or ""
         content = (choice.get("logprobs") or {}).get("content") or []
         if not content or not content[0].get("top_logprobs"):
+            if not require_logprobs:
+                return text, [], None
             raise LogprobsUnavailable(
                 f"{url} answered model {self.served_model_name!r} without top_logprobs at the answer position; "
                 "this endpoint does not return log-probs: use the sampling fallback ([recall] fallback = "
@@ -204,11 +214,15 @@ class OpenAIBackend:
             )
         first = content[0]
         top = [self._candidate(url, e, rank) for rank, e in enumerate(first["top_logprobs"][:top_logprobs])]
-        return choice["message"].get("content") or "", top, first
+        return text, top, first
 
     def generate(self, chats: Sequence[Chat], max_new_tokens: int, top_logprobs: int = 20) -> list[Generation]:
+        """Greedy answers. The forecast needs only the text, so an endpoint without log-probs still answers:
+        the first token's log-prob is then NaN (p_first missing) and its top-k empty."""
         def call(url: str, messages: Chat) -> Generation:
-            text, top, first = self._chat(url, messages, max_new_tokens, top_logprobs)
+            text, top, first = self._chat(url, messages, max_new_tokens, top_logprobs, require_logprobs=False)
+            if first is None:
+                return Generation(text=text, first_token=TokenLogprob(-1, "", math.nan), first_top=())
             chosen = self._candidate(url, first, 0)
             if chosen.token_id < 0:
                 chosen = next((t for t in top if t.token == chosen.token), chosen)
@@ -251,10 +265,12 @@ class OpenAIBackend:
                max_tokens: int = 1) -> list[list[str]]:
         """`n_samples` answers per chat at `temperature`, with a fixed `seed` (the sampling fallback,
         llm/sampling.py): one request per chat with `n` and `seed`, so a rerun gives the same answers on a
-        server that honours the seed. top_p = 1: plain temperature sampling, whatever the server's defaults."""
+        server that honours the seed. top_p = 1 (and on a vLLM server top_k, min_p, repetition_penalty neutral):
+        plain temperature sampling, whatever the server's defaults."""
         def call(url: str, messages: Chat) -> list[str]:
             payload = {"model": self.served_model_name, "messages": messages, "temperature": temperature,
-                       "top_p": 1.0, "max_tokens": max_tokens, "n": n_samples, "seed": seed}
+                       "top_p": 1.0, "max_tokens": max_tokens, "n": n_samples, "seed": seed,
+                       **(VLLM_NEUTRAL_SAMPLING if self._vllm(url) else {})}
             _, body = self._request("POST", url + "/chat/completions", payload)
             choices = sorted(body["choices"], key=lambda c: c.get("index", 0))
             if len(choices) != n_samples:

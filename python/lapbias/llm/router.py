@@ -9,6 +9,7 @@ answers are interchangeable as long as every server serves the same model.
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 from contextlib import contextmanager
 from typing import Iterator, Sequence
@@ -16,13 +17,17 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 
-LOOPBACK_HOSTS = {"localhost", "::1"}
-
-
 def is_loopback(url: str) -> bool:
-    """True when the URL's host is this machine (localhost, 127.0.0.0/8, ::1): text sent there stays here."""
+    """True when the URL's host is this machine: the name `localhost` or a loopback address (127.0.0.0/8, ::1).
+
+    The host must parse as an IP address: a name such as `127.0.0.1.example.com` is another machine."""
     host = (urlsplit(url).hostname or "").lower()
-    return host in LOOPBACK_HOSTS or host.startswith("127.")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def check_urls(urls: Sequence[str], allow_external: bool) -> list[str]:
