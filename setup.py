@@ -11,7 +11,7 @@ setup(
     python_requires=">=3.11",
     install_requires=[
         "torch==2.13.0",
-        "transformers>=4.46,<5.20",
+        "transformers>=4.56,<5.20",  # from_pretrained(dtype=...) is honoured from 4.56 on
         "gguf",
         "accelerate",
         "safetensors",

@@ -84,6 +84,7 @@ def test_label_mass_dedups_by_token_id_strips_and_lowercases():
     assert label_mass(top, "up") == pytest.approx((0.4, False))
     assert label_mass(top, "down") == pytest.approx((0.05, False))
     assert label_mass(top, "unknown") == (0.0, True)
+    assert label_mass(top, "Up") == pytest.approx((0.4, False))  # a capitalised label in the config matches too
 
 
 def test_min_k_prob_by_hand():

@@ -113,7 +113,9 @@ class TransformersBackend:
             result = self.model.generate(
                 input_ids=ids, attention_mask=mask, do_sample=False, max_new_tokens=max_new_tokens,
                 output_logits=True, return_dict_in_generate=True, pad_token_id=self.tokenizer.pad_token_id,
-                temperature=None, top_p=None, top_k=None,
+                # Plain greedy decoding whatever the model's generation_config.json sets (some models ship a
+                # repetition_penalty or no_repeat_ngram_size), as vLLM's explicit SamplingParams decode.
+                temperature=None, top_p=None, top_k=None, repetition_penalty=1.0, no_repeat_ngram_size=0,
             )
             first_logprobs = torch.log_softmax(result.logits[0].float(), dim=-1)
             new_tokens = result.sequences[:, ids.shape[1]:].cpu()

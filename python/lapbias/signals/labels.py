@@ -36,6 +36,7 @@ def label_mass(top: Iterable[TokenLogprob], label: str) -> tuple[float, bool]:
     mass is then unknown, not zero, and reported as 0 with the censoring flag)."""
     seen: set[int] = set()
     mass, found = 0.0, False
+    label = label.strip().lower()  # "Up" in the config matches the decoded "up", " Up", "UP" alike
     for candidate in top:
         if candidate.token_id in seen:
             continue
