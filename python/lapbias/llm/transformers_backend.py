@@ -15,6 +15,7 @@ import torch
 from ..errors import ModelError
 from . import bundled
 from .base import Chat, Generation, TokenLogprob
+from .local_tokens import LocalTokens
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -48,13 +49,9 @@ class TransformersBackend:
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.n_parameters = sum(p.numel() for p in self.model.parameters())
-        self._decoded: dict[int, str] = {}
+        self.tokens = LocalTokens(self.tokenizer)
 
     # ---- helpers -------------------------------------------------------------------------------------------
-    def _render(self, chat: Chat) -> list[int]:
-        return list(self.tokenizer.apply_chat_template(chat, tokenize=True, add_generation_prompt=True,
-                                                       return_dict=True)["input_ids"])
-
     def _batches(self, sequences: Sequence[list[int]]):
         """Yield (indices, sequences) in length-sorted batches; callers scatter results back by index."""
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
@@ -76,23 +73,16 @@ class TransformersBackend:
                 mask[i, :len(row)] = 1
         return ids.to(self.device), mask.to(self.device)
 
-    def _token(self, token_id: int) -> str:
-        """`tokenizer.decode([id])`, memoised per id (the same few thousand ids recur across every text)."""
-        text = self._decoded.get(token_id)
-        if text is None:
-            text = self._decoded[token_id] = self.tokenizer.decode([token_id])
-        return text
-
     def _top(self, logprobs: torch.Tensor, k: int) -> list[TokenLogprob]:
         """The top-k of one row; values are copied off the device once (a per-element float() would wait for
         the GPU once per candidate)."""
         values, ids = torch.topk(logprobs.float(), k)
-        return [TokenLogprob(i, self._token(i), v) for v, i in zip(values.tolist(), ids.tolist())]
+        return [TokenLogprob(i, self.tokens.text(i), v) for v, i in zip(values.tolist(), ids.tolist())]
 
     # ---- the three operations ------------------------------------------------------------------------------
     @torch.inference_mode()
     def next_token_logprobs(self, chats: Sequence[Chat], top_logprobs: int = 20) -> list[list[TokenLogprob]]:
-        rendered = [self._render(c) for c in chats]
+        rendered = [self.tokens.render(c) for c in chats]
         out: list[list[TokenLogprob]] = [[] for _ in rendered]
         for indices, rows in self._batches(rendered):
             ids, mask = self._pad(rows, left=True)
@@ -106,7 +96,7 @@ class TransformersBackend:
 
     @torch.inference_mode()
     def generate(self, chats: Sequence[Chat], max_new_tokens: int, top_logprobs: int = 20) -> list[Generation]:
-        rendered = [self._render(c) for c in chats]
+        rendered = [self.tokens.render(c) for c in chats]
         out: list[Generation | None] = [None] * len(rendered)
         for indices, rows in self._batches(rendered):
             ids, mask = self._pad(rows, left=True)
@@ -123,14 +113,15 @@ class TransformersBackend:
                 first_id = int(new_tokens[row, 0])
                 out[index] = Generation(
                     text=self.tokenizer.decode(new_tokens[row], skip_special_tokens=True),
-                    first_token=TokenLogprob(first_id, self._token(first_id), float(first_logprobs[row, first_id])),
+                    first_token=TokenLogprob(first_id, self.tokens.text(first_id),
+                                             float(first_logprobs[row, first_id])),
                     first_top=tuple(self._top(first_logprobs[row], top_logprobs)),
                 )
         return out  # type: ignore[return-value]
 
     @torch.inference_mode()
     def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:
-        encoded = [list(self.tokenizer(t, add_special_tokens=True)["input_ids"]) for t in texts]
+        encoded = [self.tokens.encode(t) for t in texts]
         out: list[list[TokenLogprob]] = [[] for _ in encoded]
         for indices, rows in self._batches(encoded):
             ids, mask = self._pad(rows, left=False)
@@ -141,12 +132,12 @@ class TransformersBackend:
             values = token_logprobs.cpu().tolist()  # one device-to-host copy per batch
             for row, index in enumerate(indices):
                 ids_row = rows[row]
-                out[index] = [TokenLogprob(ids_row[j], self._token(ids_row[j]), values[row][j - 1])
+                out[index] = [TokenLogprob(ids_row[j], self.tokens.text(ids_row[j]), values[row][j - 1])
                               for j in range(1, len(ids_row))]
         return out
 
     def label_token_ids(self, label: str) -> list[int]:
-        return list(self.tokenizer.encode(label, add_special_tokens=False))
+        return self.tokens.label_ids(label)
 
     def seconds_per_query(self, task: str) -> float:
         """≈ 2 · parameters · tokens FLOPs at an assumed 2e10 FLOP/s on CPU (2e12 on GPU); generation adds a

