@@ -251,6 +251,16 @@ _SECTIONS = {
 }
 
 
+def check_sampling(n_samples: int, temperature: float) -> None:
+    """Protocol Step 2's sampling fallback: at least MIN_SAMPLES samples per query, at a positive temperature."""
+    if n_samples < MIN_SAMPLES:
+        raise ConfigError(f"[recall] n_samples = {n_samples}; the sampling fallback needs at least {MIN_SAMPLES} "
+                          "samples per query (protocol Step 2)")
+    if not temperature > 0:
+        raise ConfigError(f"[recall] sampling_temperature = {temperature}; sampling needs a positive temperature "
+                          "(protocol Step 2: 1)")
+
+
 def check_key_variable(api_key_env: str) -> str:
     """`[model] api_key_env` must be the NAME of an environment variable. A value that is not a variable name
     may be the key itself pasted by mistake, so the error never shows it (it would reach the terminal, the log
@@ -289,12 +299,8 @@ def _check(config: RunConfig) -> RunConfig:
         raise ConfigError(f"[model] backend = {config.model.backend!r}; choose one of {list(BACKENDS)}")
     if config.recall.fallback not in RECALL_FALLBACKS:
         raise ConfigError(f"[recall] fallback = {config.recall.fallback!r}; choose one of {list(RECALL_FALLBACKS)}")
-    if config.recall.fallback == "sampling" and config.recall.n_samples < MIN_SAMPLES:
-        raise ConfigError(f"[recall] n_samples = {config.recall.n_samples}; the sampling fallback needs at least "
-                          f"{MIN_SAMPLES} samples per query (protocol Step 2)")
-    if config.recall.fallback == "sampling" and not config.recall.sampling_temperature > 0:
-        raise ConfigError(f"[recall] sampling_temperature = {config.recall.sampling_temperature}; sampling needs a "
-                          "positive temperature (protocol Step 2: 1)")
+    if config.recall.fallback == "sampling":
+        check_sampling(config.recall.n_samples, config.recall.sampling_temperature)
     check_key_variable(config.model.api_key_env)
     if config.model.base_url and config.model.base_urls:
         raise ConfigError("[model] sets both base_url and base_urls; keep one (base_urls for several servers)")

@@ -19,8 +19,8 @@ import math
 from collections import Counter
 from typing import Any, Sequence
 
-from ..config import MIN_SAMPLES
-from ..errors import ConfigError, ConfirmationDeclined, ModelError
+from ..config import check_sampling
+from ..errors import ConfirmationDeclined, ModelError
 from .base import Backend, Chat
 
 APPROXIMATED_NOTE = ("approximated: sampling fallback (protocol Step 2), answer frequencies of {n} samples at "
@@ -29,17 +29,8 @@ APPROXIMATED_NOTE = ("approximated: sampling fallback (protocol Step 2), answer 
 
 def params(n_samples: int, seed: int, temperature: float = 1.0) -> dict[str, Any]:
     """The cache-key parameters of a sampled recall query (compare the log-prob query's params)."""
-    check(n_samples, temperature)
+    check_sampling(n_samples, temperature)
     return {"mode": "sampling", "n_samples": n_samples, "temperature": temperature, "max_tokens": 1, "seed": seed}
-
-
-def check(n_samples: int, temperature: float) -> None:
-    if n_samples < MIN_SAMPLES:
-        raise ConfigError(f"[recall] n_samples = {n_samples}; the sampling fallback needs at least {MIN_SAMPLES} "
-                          "samples per query (protocol Step 2)")
-    if temperature <= 0:
-        raise ConfigError(f"[recall] sampling_temperature = {temperature}; sampling needs a positive temperature "
-                          "(protocol Step 2: 1)")
 
 
 def frequencies(answers: Sequence[str]) -> dict[str, Any]:
@@ -55,7 +46,7 @@ def frequencies(answers: Sequence[str]) -> dict[str, Any]:
 def ask(backend: Backend, chats: Sequence[Chat], n_samples: int, seed: int,
         temperature: float = 1.0) -> list[dict[str, Any]]:
     """Sample every chat `n_samples` times (one answer token, fixed seed) and return frequency responses."""
-    check(n_samples, temperature)
+    check_sampling(n_samples, temperature)
     sample = getattr(backend, "sample", None)
     if sample is None:
         raise ModelError(f"backend {backend.describe().get('backend', '?')} cannot sample; the sampling fallback "
