@@ -52,38 +52,33 @@ def _log(layout: Layout, message: str) -> None:
             handle.write(f"{stamp} {line}\n")
 
 
-def _confirm(yes: bool):
-    """Protocol Step 0: the batch goes ahead with --yes, or after an interactive confirmation."""
+def _confirmation(given: bool, rerun_with: str, subject: str, question: str):
+    """A confirmation given up front by a flag, or asked interactively; with no terminal to ask on, an error
+    saying which flag to rerun with."""
     from .signals.batch import always
 
-    if yes:
+    if given:
         return always
 
     def ask(message: str) -> bool:
         click.echo(message, err=True)
         if not sys.stdin.isatty():
-            raise LapbiasError("no terminal to confirm the query batch on: rerun with --yes to go ahead")
-        return click.confirm("go ahead?", default=False, err=True)
+            raise LapbiasError(f"no terminal to confirm {subject} on: rerun with {rerun_with}")
+        return click.confirm(question, default=False, err=True)
 
     return ask
+
+
+def _confirm(yes: bool):
+    """Protocol Step 0: the batch goes ahead with --yes, or after an interactive confirmation."""
+    return _confirmation(yes, "--yes to go ahead", "the query batch", "go ahead?")
 
 
 def _confirm_sampling(yes_sampling: bool):
     """Protocol Step 2: the sampling fallback's multiplied query count needs its own confirmation, given by
     --yes-sampling or interactively; --yes alone does not cover it."""
-    from .signals.batch import always
-
-    if yes_sampling:
-        return always
-
-    def ask(message: str) -> bool:
-        click.echo(message, err=True)
-        if not sys.stdin.isatty():
-            raise LapbiasError("no terminal to confirm the sampling fallback on: rerun with --yes-sampling to accept "
-                               "the multiplied query count")
-        return click.confirm("go ahead with the sampling fallback?", default=False, err=True)
-
-    return ask
+    return _confirmation(yes_sampling, "--yes-sampling to accept the multiplied query count",
+                         "the sampling fallback", "go ahead with the sampling fallback?")
 
 
 def _backend(config):
