@@ -26,6 +26,7 @@ setup(
         "statsmodels",
         "scikit-learn",
         "scipy",
+        "pydantic>=2.7,<3",
         "threadpoolctl",
         "requests>=2.32",
         "urllib3>=2.8",
