@@ -20,10 +20,18 @@ from .errors import LapbiasError
 from .io import Layout, read_parquet, write_text
 
 DEMO_CONFIG = "data/demo/demo.toml"
+ESTIMATE_OUTPUTS = ("run_config.json", "validation.csv", "detection.csv", "placebo.csv", "placebo_validation.csv",
+                    "estimation_notes.csv", "extended_notes.csv", "descriptive.csv", "table2.csv", "magnitudes.csv",
+                    "table3.csv", "table4.csv", "table5.csv", "bootstrap.csv", "bootstrap_draws.csv",
+                    "figures/bootstrap.png", "stata_validation.csv", "stata_detection.csv", "stata_placebo.csv",
+                    "stata_placebo_validation.csv")
+"""What `estimate` wrote before stage manifests existed (removed on the first staged run when not rewritten)."""
+REPORT_OUTPUTS = ("REPORT.md", "lap_distribution.csv", "recall_checks.csv", "sample.csv", "figures/lap_hist.png")
 
 
 class LapbiasGroup(click.Group):
-    """Turns LapbiasError into a clean message (no traceback) unless --debug is given."""
+    """The one error boundary: LapbiasError becomes its message (exit 2); any other exception becomes one line
+    naming the stage and its input, with the full traceback written to logs/ (exit 1). --debug shows tracebacks."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -34,12 +42,52 @@ class LapbiasGroup(click.Group):
             for line in str(err).splitlines() or ["(no message)"]:
                 click.secho(line if line.startswith("  ") else f"error: {line}", err=True, fg="red")
             ctx.exit(2)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, KeyboardInterrupt):
+            raise
+        except Exception as err:  # the last line of defence, not a substitute for the checks of each stage
+            if ctx.params.get("debug"):
+                raise
+            stage = ctx.invoked_subcommand or "lapbias"
+            where = ctx.meta.get("lapbias.input", "")
+            log = _write_traceback(ctx.meta.get("lapbias.logs"), stage)
+            first = (str(err).splitlines() or [""])[0][:200]
+            click.secho(f"error: `lapbias {stage}`{f' on {where}' if where else ''} stopped on an unexpected "
+                        f"{type(err).__name__}: {first}", err=True, fg="red")
+            click.secho(f"  full traceback: {log} (rerun with `lapbias --debug {stage} ...` to show it; please "
+                        "report it as a bug)", err=True, fg="red")
+            ctx.exit(1)
+
+
+def _write_traceback(logs: Path | None, stage: str) -> Path:
+    """The current exception's traceback in logs/traceback-<stage>-<time>.log (./logs when no config was read)."""
+    import tempfile
+    import traceback
+
+    stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+    for folder in (logs, Path("logs"), Path(tempfile.gettempdir())):
+        if folder is None:
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"traceback-{stage}-{stamp}.log"
+            path.write_text(traceback.format_exc(), encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    return Path("(not written)")
 
 
 def _load(config_path: str):
+    meta = click.get_current_context().meta
+    meta["lapbias.input"] = config_path
     config = config_module.load(config_path)
     layout = Layout(Path(config.root))
-    layout.make_dirs()
+    try:
+        layout.make_dirs()
+    except OSError as err:
+        raise LapbiasError(f"cannot make the project folders under root = {config.root!r} ({err.strerror}: "
+                           f"{err.filename})") from None
+    meta["lapbias.logs"] = layout.logs
     return config, layout
 
 
@@ -248,28 +296,37 @@ def estimate(config_path: str, engine: str | None) -> None:
 
 
 def _estimate(config, layout: Layout, engine: str) -> None:
+    """All or nothing (lapbias/stage.py): every output is written into a fresh folder, moved into results/ only
+    when the whole stage finished; what the stage no longer writes, and the report of the old results, go."""
+    from . import stage
     from .estimate import bootstrap, extended, protocol, stata
 
     name, install, message = stata.select_engine(config, engine)
     click.echo(message, err=True)
-    write_text(layout.results / "run_config.json",
-               json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
-    if name == "stata":
-        tables = stata.run_stata(config, layout, install)
-        write_text(layout.results / "estimation_notes.csv",
-                   "model,kind,detail\nall,warning,estimated in Stata: see logs/stata_master.log for singletons "
-                   "and omitted terms\n")
-        _log(layout, f"estimate (stata engine): {', '.join(sorted(tables))} -> results/")
-    else:
-        results = protocol.run(config, layout)
-        extra = extended.run(config, layout)
-        _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
-        boot = bootstrap.run(config, layout)
-        if boot is not None:
-            _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
-                         f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
-        _log(layout, f"estimate (python engine): {results.summary()}")
-    _label_approximated(config, layout)
+    run_id = stage.new_run_id()
+    with stage.staged_outputs(layout.results, "estimate", run_id, known=ESTIMATE_OUTPUTS + REPORT_OUTPUTS,
+                              retire=("report",)) as folder:
+        staged = layout.staged(folder)
+        write_text(staged.results / stage.RUN_RECORD, stage.run_record(
+            config_module.snapshot(config), run_id, {"panel": layout.derived_file("panel.parquet")}, layout.root))
+        if name == "stata":
+            # The Stata driver writes into the folder it is given (staged.results), like the Python engine.
+            tables = stata.run_stata(config, staged, install)
+            write_text(staged.results / "estimation_notes.csv",
+                       "model,kind,detail\nall,warning,estimated in Stata: see logs/stata_master.log for singletons "
+                       "and omitted terms\n")
+            summary = f"estimate (stata engine): {', '.join(sorted(tables))} -> results/"
+        else:
+            results = protocol.run(config, staged)
+            extra = extended.run(config, staged)
+            _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
+            boot = bootstrap.run(config, staged)
+            if boot is not None:
+                _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
+                             f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
+            summary = f"estimate (python engine): {results.summary()}"
+        _label_approximated(config, staged)
+    _log(layout, f"{summary} (run {run_id})")
 
 
 def _label_approximated(config, layout: Layout) -> None:
@@ -397,21 +454,14 @@ def reghdfe_command(data: str, y: str, x: tuple[str, ...], absorb, vce, cluster,
       lapbias reghdfe data/derived/panel_pre.dta outcome mu_hat lap c.mu_hat#c.lap \\
           --absorb entity_num --absorb period_num --cluster entity_num
     """
-    import pandas as pd
-
+    from .data.regression_input import check_variables, read_data
     from .estimate import reghdfe
     from .estimate.table import format_result
     from .io import write_csv
 
-    suffix = Path(data).suffix.lower()
-    if suffix == ".dta":
-        import pyreadstat
-
-        frame = pyreadstat.read_dta(data)[0]
-    elif suffix in (".parquet", ".pq"):
-        frame = pd.read_parquet(data)
-    else:
-        frame = pd.read_csv(data)
+    click.get_current_context().meta["lapbias.input"] = data
+    frame = read_data(data)
+    check_variables(frame, data, y, list(x), list(absorb), list(cluster))
     result = reghdfe(frame, y, list(x), absorb=list(absorb), vce=vce or ("cluster" if cluster else "unadjusted"),
                      cluster=list(cluster))
     click.echo(format_result(result, y))

@@ -24,6 +24,7 @@ import pyreadstat
 from .config import RunConfig
 from .errors import ConfigError, MergeError
 from .io import Layout, atomic_write, read_parquet, write_parquet
+from .stage import new_run_id, staged_outputs
 
 LABELS = {
     "row_id": "Row identifier (preserved from the input)",
@@ -185,21 +186,26 @@ def write_dta(panel: pd.DataFrame, path) -> None:
                                                         variable_format=formats))
 
 
+PANEL_FILES = ("panel.parquet", "panel_pre.dta", "panel_post.dta")
+
+
 def build(config: RunConfig, layout: Layout) -> PanelResult:
-    """Write data/derived/panel.parquet, panel_pre.dta and (if there are post-cutoff rows) panel_post.dta."""
+    """Write data/derived/panel.parquet, panel_pre.dta and panel_post.dta (each .dta only when its sample has
+    rows), all or nothing: a rerun without pre- (post-) cutoff rows removes the old panel_pre.dta
+    (panel_post.dta), so do/master.do never estimates on a stale file (lapbias/stage.py)."""
     inputs = read_parquet(layout.derived_file("input.parquet"))
     forecast, recall, minkprob, notes = _signals(config, layout)
     panel = assemble(config, inputs, forecast, recall, minkprob)
     result = PanelResult(panel, notes=notes)
-    write_parquet(panel, layout.derived_file("panel.parquet"))
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
-    if pre.empty:
-        result.warnings.append("no pre-cutoff rows: there is no in-sample period to test")
-    else:
-        write_dta(pre, layout.derived_file("panel_pre.dta"))
-    if post.empty:
-        result.warnings.append("no post-cutoff rows: the placebo (Step 5) is infeasible; Steps 1-4 only")
-        layout.derived_file("panel_post.dta").unlink(missing_ok=True)
-    else:
-        write_dta(post, layout.derived_file("panel_post.dta"))
+    with staged_outputs(layout.derived, "panel", new_run_id(), known=PANEL_FILES) as folder:
+        write_parquet(panel, folder / "panel.parquet")
+        if pre.empty:
+            result.warnings.append("no pre-cutoff rows: there is no in-sample period to test")
+        else:
+            write_dta(pre, folder / "panel_pre.dta")
+        if post.empty:
+            result.warnings.append("no post-cutoff rows: the placebo (Step 5) is infeasible; Steps 1-4 only")
+        else:
+            write_dta(post, folder / "panel_post.dta")
     return result

@@ -55,14 +55,16 @@ def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, forecast: pd.
     return pd.DataFrame(items, columns=["item", "value"])
 
 
-def write_descriptives(layout: Layout) -> dict[str, pd.DataFrame]:
+def write_descriptives(layout: Layout, out: Layout | None = None) -> dict[str, pd.DataFrame]:
+    """Read the panel and validation report of `layout`; write the descriptive CSVs into `out` (default: the
+    same layout)."""
     panel = read_parquet(layout.derived_file("panel.parquet"))
     dropped = validation_drops(layout)
     forecast = read_parquet(layout.derived_file("forecast.parquet"))
     tables = {"lap_distribution": lap_distribution(panel), "recall_checks": recall_checks(panel),
               "sample": sample_description(panel, dropped, forecast)}
     for name, table in tables.items():
-        write_csv(table, layout.results / f"{name}.csv")
+        write_csv(table, (out or layout).results / f"{name}.csv")
     return tables
 
 
