@@ -159,7 +159,7 @@ def check_run(results: Path, tables: dict[str, pd.DataFrame], root: Path) -> str
         if ids is None:
             raise StaleResultsError(f"results/{name}.csv has no run_id column, so it is not from run {run_id} of "
                                     f"results/{RUN_RECORD} (left by an older run or edited); {rerun}")
-        if ids != [run_id]:
+        if ids and ids != [run_id]:  # a table with no rows carries the column only
             raise StaleResultsError(f"results/{name}.csv is from run {', '.join(ids)}, results/{RUN_RECORD} from "
                                     f"run {run_id}: tables from different runs; {rerun}")
     for relative, digest in (record or {}).get("inputs", {}).items():
