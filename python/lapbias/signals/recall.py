@@ -24,6 +24,7 @@ from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, TokenLogprob, chat
 from ..llm import sampling
 from ..llm.cache import Query, ResponseCache, canonical_json
+from . import label_record
 from .batch import Confirm, ask_missing
 from .labels import check_single_token, label_mass
 
@@ -94,6 +95,9 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
         tops = backend.next_token_logprobs(chats, config.recall.top_logprobs)
         return [{"top": [t.to_json() for t in top]} for top in tops]
 
+    if cache.missing(todo_queries) or label_record.unrecorded(layout, TASK, config.model.model_id,
+                                                              config.recall.labels):
+        label_record.record(layout, TASK, backend, check_single_token(backend, config.recall.labels))
     if uses_sampling(config):
         n_todo = len(cache.missing(todo_queries))
         sampling.confirm(confirm_sampling or confirm, TASK, n_todo, n_samples)
@@ -104,7 +108,9 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
 
 
 def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
-    """recall.parquet from input.parquet and the cached responses alone (no model call)."""
+    """recall.parquet from input.parquet and the cached responses alone (no model call); the labels are checked
+    on the tokenizer recorded for the cache (label_record.py)."""
+    label_record.check(layout, TASK, config.model.model_id, config.recall.labels)
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
     up, down, unknown = config.recall.labels
