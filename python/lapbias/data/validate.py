@@ -65,26 +65,55 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise InputDataError(f"data file {path} cannot be read as {suffix[1:]}: {str(err).splitlines()[0]}") from None
     if frame.empty:
         raise InputDataError(f"data file {path} has a header but no rows")
+    _check_header(path, frame)
     return frame
 
 
+def _check_header(path: Path, frame: pd.DataFrame) -> None:
+    """Duplicate column names are refused (pandas would rename the second `outcome` to `outcome.1` and use the
+    first silently); the CSV header is read as written to see them."""
+    if path.suffix.lower() == ".csv":
+        import csv
+
+        with open(path, newline="", encoding="utf-8") as handle:
+            header = next(csv.reader(handle), [])
+    else:
+        header = [str(c) for c in frame.columns]
+    names = [h.strip() for h in header]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise InputDataError(f"data file {path} has duplicate column name(s) {duplicated}; every column needs its "
+                             "own name (which one is meant cannot be guessed)")
+
+
 def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
+    """Protocol columns taken from the user's columns by [data.columns]; one file column may feed two protocol
+    columns (e.g. entity_id = "ticker": the ticker column is both). Other columns are kept as they are."""
     problems = []
-    renames = {}
+    sources: dict[str, str] = {}
     for name in schema.REQUIRED + schema.OPTIONAL:
         column = config.data.column(name)
         if column in raw.columns:
-            renames[column] = name
+            sources[name] = column
         elif name in schema.REQUIRED:
             mapped = f" (mapped to {column!r} by [data.columns])" if column != name else ""
             problems.append(f"required column {name!r}{mapped} is missing; the file has columns {list(raw.columns)}")
     if problems:
         raise InputDataError("\n".join(problems))
-    clashes = [c for c in renames.values() if c in raw.columns and c not in renames]
-    if clashes:
-        raise InputDataError(f"column(s) {clashes} exist in the file and are also the target of a [data.columns] "
+    shadowed = [name for name, column in sources.items()
+                if column != name and name in raw.columns and name not in sources.values()]
+    if shadowed:
+        raise InputDataError(f"column(s) {shadowed} exist in the file and are also the target of a [data.columns] "
                              "mapping; rename one of them")
-    return raw.rename(columns=renames)
+    used = set(sources.values())
+    extra = [c for c in raw.columns if c not in used and c not in sources]
+    derived = [c for c in extra if c in schema.DERIVED]
+    if derived:
+        raise InputDataError(f"input column(s) {derived} have the name of a column lapbias derives (the forecast, "
+                             "recall, LAP or panel columns of docs/contracts.md); rename them in the file, e.g. "
+                             f"{derived[0]!r} -> 'user_{derived[0]}'")
+    frame = pd.DataFrame({name: raw[column] for name, column in sources.items()})
+    return pd.concat([frame, raw[extra]], axis=1)
 
 
 def _is_missing(values: pd.Series) -> pd.Series:
@@ -98,22 +127,38 @@ def _label(frame: pd.DataFrame, index) -> str:
     return f"row_id {row_id}" if row_id is not None and str(row_id).strip() else f"row {int(index) + 1}"
 
 
+ISO_DATE = r"^\d{4}-\d{2}-\d{2}(?:[ T].*)?$"
+"""A date cell: YYYY-MM-DD, optionally followed by a time of day (and offset), which is dropped."""
+DATE_RANGE = (pd.Timestamp("1677-09-22"), pd.Timestamp("2262-04-11"))
+"""The calendar days pandas' datetime64[ns] holds in full."""
+
+
 def _parse_dates(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Series:
-    """Calendar dates (a time of day is dropped); ISO 8601 text or date/datetime values."""
+    """Calendar dates as written (a time of day, and a time-zone offset with it, is dropped); ISO 8601 text
+    YYYY-MM-DD or date/datetime values. Partial dates ("2024-02", "2024") and dates outside pandas' range
+    (1677-09-22 .. 2262-04-11) are errors."""
     values = frame[column]
     missing = _is_missing(values)
     if pd.api.types.is_datetime64_any_dtype(values):
-        parsed = values
-    else:
-        parsed = pd.to_datetime(values.where(~missing), errors="coerce", format="ISO8601")
-    if getattr(parsed.dt, "tz", None) is not None:
-        parsed = parsed.dt.tz_localize(None)
-    bad = parsed.isna() & ~missing
+        parsed = values.dt.tz_localize(None) if getattr(values.dt, "tz", None) is not None else values
+        return parsed.dt.normalize().astype("datetime64[ns]")
+    text = values.where(~missing).astype(str).str.strip()
+    well_formed = text.str.match(ISO_DATE) & ~missing
+    day = text.str[:10].where(well_formed)
+    parsed = pd.to_datetime(day, errors="coerce", format="%Y-%m-%d")
+    year = pd.to_numeric(day.str[:4], errors="coerce")
+    out_of_range = well_formed & parsed.isna() & ((year >= DATE_RANGE[1].year) | (year <= DATE_RANGE[0].year))
+    bad = parsed.isna() & ~missing & ~out_of_range
     if bad.any():
         first = bad.idxmax()
-        problems.append(f"{column}: {int(bad.sum())} value(s) are not dates in YYYY-MM-DD form "
-                        f"(example {_label(frame, first)}: {values[first]!r})")
-    return parsed.dt.normalize().astype("datetime64[ns]")
+        problems.append(f"{column}: {int(bad.sum())} value(s) are not dates in YYYY-MM-DD form, a full calendar "
+                        f"date (example {_label(frame, first)}: {values[first]!r})")
+    if out_of_range.any():
+        first = out_of_range.idxmax()
+        problems.append(f"{column}: {int(out_of_range.sum())} date(s) outside the supported range "
+                        f"{DATE_RANGE[0]:%Y-%m-%d} to {DATE_RANGE[1]:%Y-%m-%d} (example {_label(frame, first)}: "
+                        f"{values[first]!r})")
+    return parsed.astype("datetime64[ns]")
 
 
 def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
@@ -132,10 +177,16 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     """The user's row_id as text, or sha256(entity_id|text_date|target_date|text)[:12] when the column is absent."""
     if "row_id" in frame.columns:
         ids = frame["row_id"].astype(str).str.strip()
-        empty = _is_missing(frame["row_id"])
+        empty = frame["row_id"].isna() | (ids == "")
+        marker = _is_missing(frame["row_id"]) & ~empty
         if empty.any():
             problems.append(f"row_id: {int(empty.sum())} row(s) have an empty row_id "
                             f"(example row {int(empty.idxmax()) + 1}); every row needs a unique row_id")
+        if marker.any():
+            first = marker.idxmax()
+            problems.append(f"row_id: {int(marker.sum())} row(s) have a missing-value marker as row_id (example row "
+                            f"{int(first) + 1}: {frame['row_id'][first]!r}; pandas and Stata read it back as "
+                            "missing); give every row a real, unique identifier")
     else:
         material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str) + "|"
                     + frame["target_date"].astype(str) + "|" + frame["text"].astype(str))
@@ -164,12 +215,13 @@ def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
     }
 
 
-def _example(frame: pd.DataFrame, index, reason: str) -> str:
+def _example(frame: pd.DataFrame, index, reason: str, written: pd.Series | None = None) -> str:
     row = frame.loc[index]
     if reason == "target_not_after_text":
         return f"text_date {row['text_date']:%Y-%m-%d}, target_date {row['target_date']:%Y-%m-%d}"
     if reason == "missing_outcome":
-        return "outcome is empty"
+        raw = "" if written is None or pd.isna(written[index]) else written[index]
+        return f"outcome is missing ({raw!r})" if str(raw).strip() else "outcome is empty"
     if reason == "empty_text":
         return "text is empty"
     if reason == "missing_date":
@@ -207,7 +259,7 @@ def _warnings(frame: pd.DataFrame, config: RunConfig, has_ticker: bool) -> list[
     return out
 
 
-def _apply_drop_rules(frame: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
+def _apply_drop_rules(frame: pd.DataFrame, written: pd.Series | None = None) -> tuple[pd.Series, pd.DataFrame]:
     """(rows kept, one line per drop reason); a row is counted under the first rule it fails."""
     remaining = pd.Series(True, index=frame.index)
     drops = []
@@ -217,7 +269,7 @@ def _apply_drop_rules(frame: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
             first = hit.idxmax()
             column, rule = schema.DROP_RULES[reason]
             drops.append({"reason": reason, "column": column, "rule": rule, "n_rows": int(hit.sum()),
-                          "example_row_id": frame.at[first, "row_id"], "example": _example(frame, first, reason)})
+                          "example_row_id": frame.at[first, "row_id"], "example": _example(frame, first, reason, written)})
         remaining &= ~mask
     return remaining, pd.DataFrame(drops, columns=["reason", "column", "rule", "n_rows", "example_row_id", "example"])
 
@@ -233,9 +285,10 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
         frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)
+    outcome_as_written = frame["outcome"].copy()
     frame["outcome"] = _parse_outcome(frame, problems)
     frame["row_id"] = _row_ids(frame, problems)
-    remaining, dropped = _apply_drop_rules(frame)
+    remaining, dropped = _apply_drop_rules(frame, outcome_as_written)
     if problems:
         also = [f"{r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "
                 f"(example row_id {r.example_row_id}: {r.example})" for r in dropped.itertuples()]
