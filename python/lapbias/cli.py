@@ -17,7 +17,7 @@ import click
 from . import config as config_module
 from .data.validate import SAMPLE_SEED
 from .errors import LapbiasError
-from .io import Layout, read_parquet, write_text
+from .io import Layout, write_text
 
 DEMO_CONFIG = "data/demo/demo.toml"
 ESTIMATE_OUTPUTS = ("run_config.json", "validation.csv", "detection.csv", "placebo.csv", "placebo_validation.csv",
@@ -271,9 +271,10 @@ def panel(config_path: str, allow_low_parse_rate: bool) -> None:
 
 def _panel(config, layout: Layout) -> None:
     from . import panel as panel_stage
+    from .data.derived import read_checked
     from .signals import forecast
 
-    forecast.check_parse_rate(read_parquet(layout.derived_file("forecast.parquet")), config)
+    forecast.check_parse_rate(read_checked(layout.derived_file("forecast.parquet")), config)
     result = panel_stage.build(config, layout)
     for line in result.warnings:
         _log(layout, f"warning: {line}")
@@ -299,8 +300,10 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     """All or nothing (lapbias/stage.py): every output is written into a fresh folder, moved into results/ only
     when the whole stage finished; what the stage no longer writes, and the report of the old results, go."""
     from . import stage
+    from .data.derived import read_checked
     from .estimate import bootstrap, extended, protocol, stata
 
+    read_checked(layout.derived_file("panel.parquet"))
     name, install, message = stata.select_engine(config, engine)
     click.echo(message, err=True)
     run_id = stage.new_run_id()

@@ -93,4 +93,10 @@ def read_parquet(path: Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise LapbiasError(f"{path} does not exist: run the step that writes it first (see `lapbias --help`)")
-    return pd.read_parquet(path)
+    if not path.is_file():
+        raise LapbiasError(f"{path} is not a file (a folder?); move it away and rerun the step that writes it")
+    try:
+        return pd.read_parquet(path)
+    except Exception as err:  # pyarrow.ArrowInvalid, OSError, ...: a truncated or foreign file
+        raise LapbiasError(f"{path} is damaged or not a parquet file ({(str(err).splitlines() or [''])[0][:120]}); "
+                           "rerun the step that writes it (`lapbias rebuild` rewrites every derived file)") from None

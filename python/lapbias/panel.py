@@ -22,8 +22,9 @@ import pandas as pd
 import pyreadstat
 
 from .config import RunConfig
+from .data.derived import read_checked
 from .errors import ConfigError, MergeError
-from .io import Layout, atomic_write, read_parquet, write_parquet
+from .io import Layout, atomic_write, write_parquet
 from .stage import new_run_id, staged_outputs
 
 LABELS = {
@@ -118,11 +119,11 @@ def high_lap_flags(sample: pd.DataFrame, rule: str) -> pd.Series:
 
 def _signals(config: RunConfig, layout: Layout) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, list[str]]:
     notes = []
-    forecast = read_parquet(layout.derived_file("forecast.parquet"))
-    recall = read_parquet(layout.derived_file("recall.parquet"))
+    forecast = read_checked(layout.derived_file("forecast.parquet"))
+    recall = read_checked(layout.derived_file("recall.parquet"))
     mink_path = layout.derived_file("minkprob.parquet")
     if mink_path.exists():
-        minkprob = read_parquet(mink_path)
+        minkprob = read_checked(mink_path)
     elif config.estimate.lap_measure == "minkprob":
         raise ConfigError("[estimate] lap_measure = \"minkprob\" but data/derived/minkprob.parquet does not exist: "
                           "run `lapbias minkprob` first")
@@ -193,7 +194,7 @@ def build(config: RunConfig, layout: Layout) -> PanelResult:
     """Write data/derived/panel.parquet, panel_pre.dta and panel_post.dta (each .dta only when its sample has
     rows), all or nothing: a rerun without pre- (post-) cutoff rows removes the old panel_pre.dta
     (panel_post.dta), so do/master.do never estimates on a stale file (lapbias/stage.py)."""
-    inputs = read_parquet(layout.derived_file("input.parquet"))
+    inputs = read_checked(layout.derived_file("input.parquet"))
     forecast, recall, minkprob, notes = _signals(config, layout)
     panel = assemble(config, inputs, forecast, recall, minkprob)
     result = PanelResult(panel, notes=notes)
