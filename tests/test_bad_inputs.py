@@ -137,3 +137,126 @@ def test_rerun_without_pre_rows_removes_panel_pre(project, tmp_path):
     early = write_config(tmp_path, STUDY.replace("2024-06-30", "2023-01-31"), "early.toml")
     expect(0, "no pre-cutoff rows", "panel", early)
     assert not layout.derived_file("panel_pre.dta").exists() and layout.derived_file("panel_post.dta").exists()
+
+
+# ---- items 4, 5, 9, 12, 13, 18: the input file (`lapbias validate`) ---------------------------------------------
+HEADER = "row_id,entity_id,entity_name,ticker,text,text_date,target_date,outcome"
+ROWS = [f"r{e}{d},E{e},Entity {e},T{e},headline {e} {d},2024-03-0{d},2024-03-0{d + 1},{(-1) ** (e + d) * 0.5}"
+        for e in (1, 2) for d in (1, 2, 3)]
+
+
+def csv_text(header: str = HEADER, rows: list[str] = ROWS, replace: tuple[str, str] | None = None) -> str:
+    lines = [header, *rows]
+    if replace:
+        lines[2] = lines[2].replace(*replace)
+    return "\n".join(lines) + "\n"
+
+
+def validate_case(tmp_path, data: str | bytes, config: str = "") -> tuple[Path, Path]:
+    path = tmp_path / "panel.csv"
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path, write_config(tmp_path, f'[data]\npath = "{path}"\n[study]\ncutoff = 2024-06-30\n{config}')
+
+
+INPUT_CASES = [  # (id, file content, extra config, exit code, message fragment)
+    ("duplicate_header", csv_text(HEADER + ",outcome", [r + ",9" for r in ROWS]), "", 2,
+     "duplicate column name(s) ['outcome']"),
+    ("derived_name_mu_hat", csv_text(HEADER + ",mu_hat", [r + ",1" for r in ROWS]), "", 2,
+     "input column(s) ['mu_hat'] have the name of a column lapbias derives"),
+    ("derived_name_lap_ud", csv_text(HEADER + ",lap,ud", [r + ",1,2" for r in ROWS]), "", 2, "['lap', 'ud']"),
+    ("partial_date_month", csv_text(replace=("2024-03-02,", "2024-03,")), "", 2, "not dates in YYYY-MM-DD form"),
+    ("partial_date_year", csv_text(replace=("2024-03-02,", "2024,")), "", 2, "not dates in YYYY-MM-DD form"),
+    ("date_after_2262", csv_text(replace=("2024-03-03,", "2300-01-01,")), "", 2, "outside the supported range"),
+    ("impossible_date", csv_text(replace=("2024-03-03,", "2024-02-30,")), "", 2, "example row_id r12: '2024-02-30'"),
+    ("row_id_NA", csv_text(replace=("r12,", "NA,")), "", 2, "missing-value marker as row_id (example row 2: 'NA'"),
+    ("row_id_None", csv_text(replace=("r12,", "None,")), "", 2, "missing-value marker as row_id"),
+    ("row_id_empty", csv_text(replace=("r12,", ",")), "", 2, "have an empty row_id"),
+    ("outcome_text", csv_text(replace=(",-0.5", ",abc")), "", 2, "outcome: 1 value(s) are not finite numbers"),
+    ("outcome_inf", csv_text(replace=(",-0.5", ",inf")), "", 2, "are not finite numbers"),
+    ("outcome_NA_dropped_named", csv_text(replace=(",-0.5", ",NA")), "", 0, "outcome is missing ('NA')"),
+    ("empty_file", "", "", 2, "is empty"),
+    ("header_only", HEADER + "\n", "", 2, "has a header but no rows"),
+    ("binary_file", bytes(range(256)) * 4, "", 2, "cannot be read as csv"),
+    ("mapping_to_missing_column", csv_text(), '[data.columns]\noutcome = "ret"\n', 2,
+     "required column 'outcome' (mapped to 'ret' by [data.columns]) is missing"),
+]
+
+
+@pytest.mark.parametrize("name, data, config, code, fragment", INPUT_CASES, ids=[c[0] for c in INPUT_CASES])
+def test_bad_input_file(tmp_path, name, data, config, code, fragment):
+    _, config_path = validate_case(tmp_path, data, config)
+    expect(code, fragment, "validate", config_path)
+    if code:
+        assert not (tmp_path / "data/derived/input.parquet").exists()
+
+
+def test_entity_id_mapped_to_the_ticker_column(tmp_path):
+    """Item 12: `entity_id = "ticker"` with a ticker column and no entity_id column: the ticker is both."""
+    header = HEADER.replace("entity_id,", "")
+    rows = [",".join(r.split(",")[:1] + r.split(",")[2:]) for r in ROWS]
+    _, config = validate_case(tmp_path, csv_text(header, rows), '[data.columns]\nentity_id = "ticker"\n')
+    expect(0, "6 rows kept", "validate", config)
+    frame = pd.read_parquet(tmp_path / "data/derived/input.parquet")
+    assert list(frame["entity_id"]) == list(frame["ticker"]) == ["T1"] * 3 + ["T2"] * 3
+
+
+def test_mixed_offsets_keep_the_calendar_date_as_written(tmp_path):
+    """Item 13: time-zone offsets that differ between rows; the date part is the date, the time is dropped."""
+    text = csv_text(replace=("2024-03-02,2024-03-03", "2024-03-02T23:30:00+09:00,2024-03-03T01:00:00-05:00"))
+    _, config = validate_case(tmp_path, text)
+    expect(0, "6 rows kept", "validate", config)
+    frame = pd.read_parquet(tmp_path / "data/derived/input.parquet").set_index("row_id")
+    assert (frame.at["r12", "text_date"], frame.at["r12", "target_date"]) == (pd.Timestamp("2024-03-02"),
+                                                                            pd.Timestamp("2024-03-03"))
+
+
+# ---- items 6, 7, 11: the configuration ---------------------------------------------------------------------------
+CONFIG_CASES = [  # (id, config text after [data] and [study] cutoff, exit code, message fragment)
+    ("placebo_alpha_5", "[estimate]\nplacebo_alpha = 5\n", 2, "[estimate] placebo_alpha = 5; it must be < 1"),
+    ("detection_alpha_2", "[estimate]\ndetection_alpha = 2\n", 2, "[estimate] detection_alpha = 2; it must be < 1"),
+    ("min_lap_cv_negative", "[estimate]\nmin_lap_cv = -1\n", 2, "[estimate] min_lap_cv = -1; it must be >= 0"),
+    ("bootstrap_reps_negative", "[estimate]\nbootstrap_reps = -5\n", 2, "bootstrap_reps = -5; it must be >= 0"),
+    ("number_as_string", "[model]\nbatch_size = \"4\"\n", 2, "[model] batch_size = '4'; it must be a whole number"),
+    ("float_for_int", "[estimate]\nbootstrap_reps = 10.5\n", 2, "bootstrap_reps = 10.5; it must be a whole number"),
+    ("section_as_scalar", "model = 7\n", 2, "[model] must be a table"),
+    ("bool_as_string", "[model]\nallow_external = \"false\"\n", 2, "it must be true or false"),
+    ("enum_typo", "[estimate]\nengine = \"stat\"\n", 2, "choose one of ['python', 'auto', 'stata']"),
+    ("unknown_key", "[estimate]\nbootstrap_rep = 5\n", 2, "[estimate] has unknown key(s) ['bootstrap_rep']"),
+    ("label_keys_by_case", "[forecast]\nlabels = {Up = 1, up = -1}\n", 2, "differ only by case"),
+    ("recall_labels_string", "[recall]\nlabels = \"abc\"\n", 2, "[recall] labels = 'abc' must list three labels"),
+    ("recall_labels_same", "[recall]\nlabels = [\"up\", \"Up\", \"unknown\"]\n", 2, "three different labels"),
+    ("release_before_cutoff", "[study]\nrelease_date = 2024-01-01\n", 2, "release_date = 2024-01-01 is not after"),
+    ("bad_regex", "[forecast]\nparse_regex = \"(\"\n", 2, "is not a valid regular expression"),
+    ("date_with_time", "[study]\nrelease_date = 2024-09-01T10:00:00\n", 2, "is a date with a time of day"),
+]
+
+
+@pytest.mark.parametrize("name, text, code, fragment", CONFIG_CASES, ids=[c[0] for c in CONFIG_CASES])
+def test_bad_config(tmp_path, name, text, code, fragment):
+    path, _ = validate_case(tmp_path, csv_text())
+    extra = text.replace("[study]\n", "")
+    study = "[study]\ncutoff = 2024-06-30\n" + (text.split("[study]\n", 1)[1] if "[study]\n" in text else "")
+    config = tmp_path / "c.toml"
+    config.write_text(f'root = "{tmp_path}"\n{extra if "[study]" not in text else ""}[data]\npath = "{path}"\n'
+                      f'{study}')
+    expect(code, fragment, "validate", config)
+
+
+def test_toml_date_cutoff_and_release_date_are_dates(tmp_path):
+    _, config = validate_case(tmp_path, csv_text(), "")  # cutoff = 2024-06-30 written as a TOML date
+    expect(0, "6 rows kept", "validate", config)
+    from lapbias.config import load
+
+    study = load(config).study
+    assert study.cutoff_date.isoformat() == "2024-06-30" and study.release_date_value is None
+
+
+def test_config_file_problems(tmp_path):
+    bad_bytes = tmp_path / "latin1.toml"
+    bad_bytes.write_bytes('[study]\noutcome_description = "caf\xe9"\n'.encode("latin-1"))
+    expect(2, "is not UTF-8 text", "validate", bad_bytes)
+    (tmp_path / "afile").write_text("x")
+    root_is_file = tmp_path / "root.toml"
+    root_is_file.write_text(f'root = "{tmp_path / "afile"}"\n')
+    expect(2, "is a file; it must be the project folder", "validate", root_is_file)
+    expect(2, "is a directory", "validate", tmp_path)

@@ -145,9 +145,8 @@ def _parse_dates(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Se
     text = values.where(~missing).astype(str).str.strip()
     well_formed = text.str.match(ISO_DATE) & ~missing
     day = text.str[:10].where(well_formed)
-    parsed = pd.to_datetime(day, errors="coerce", format="%Y-%m-%d")
-    year = pd.to_numeric(day.str[:4], errors="coerce")
-    out_of_range = well_formed & parsed.isna() & ((year >= DATE_RANGE[1].year) | (year <= DATE_RANGE[0].year))
+    out_of_range = well_formed & ((day < f"{DATE_RANGE[0]:%Y-%m-%d}") | (day > f"{DATE_RANGE[1]:%Y-%m-%d}"))
+    parsed = pd.to_datetime(day.where(~out_of_range), errors="coerce", format="%Y-%m-%d")
     bad = parsed.isna() & ~missing & ~out_of_range
     if bad.any():
         first = bad.idxmax()
