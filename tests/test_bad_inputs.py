@@ -260,3 +260,117 @@ def test_config_file_problems(tmp_path):
     root_is_file.write_text(f'root = "{tmp_path / "afile"}"\n')
     expect(2, "is a file; it must be the project folder", "validate", root_is_file)
     expect(2, "is a directory", "validate", tmp_path)
+
+
+# ---- items 3, 8, 14: the raw cache (`lapbias rebuild`, no model) -------------------------------------------------
+LABEL_IDS = {"up": [1], "down": [2], "unknown": [3]}
+
+
+@pytest.fixture()
+def cached(tmp_path):
+    """Input validated, every forecast and recall answer cached (lines written through the cache module), the
+    label tokenization recorded as `lapbias recall` records it; `rebuild` works on it without a model."""
+    from lapbias.config import load
+    from lapbias.llm.cache import ResponseCache
+    from lapbias.signals import forecast, recall
+
+    _, config_path = validate_case(tmp_path, csv_text())
+    expect(0, "6 rows kept", "validate", config_path)
+    config, layout = load(config_path), Layout(tmp_path)
+    frame = pd.read_parquet(layout.derived_file("input.parquet"))
+    answer = {"text": "up", "first_token": [1, "up", -0.1], "first_top": [[1, "up", -0.1], [2, "down", -2.5]]}
+    ResponseCache(layout.raw_file("forecast")).append((q, answer) for q in forecast.queries(frame, config))
+    top = {"top": [[1, "up", -1.0], [2, "down", -1.5], [3, "unknown", -2.0]]}
+    ResponseCache(layout.raw_file("recall")).append((q, top) for q in recall.queries(recall.recall_pairs(frame), config))
+    record_labels(layout, config.model.model_id, LABEL_IDS)
+    return layout, config_path
+
+
+def record_labels(layout: Layout, model_id: str, labels: dict, tokenizer: str | None = None) -> None:
+    (layout.raw / "recall.tokenizer.json").write_text(json.dumps({model_id: {"labels": labels,
+                                                                             "tokenizer": tokenizer}}))
+
+
+def edit_line(layout: Layout, number: int, edit) -> None:
+    """Replace line `number` (1-based) of data/raw/recall.jsonl by edit(parsed line) (a str is written as is)."""
+    path = layout.raw_file("recall")
+    lines = path.read_text().splitlines(keepends=True)
+    new = edit(json.loads(lines[number - 1]))
+    lines[number - 1] = new if isinstance(new, str) else json.dumps(new) + "\n"
+    path.write_text("".join(lines))
+
+
+def with_response(response):
+    return lambda record: {**record, "response": response}
+
+
+def test_cached_project_rebuilds_without_a_model(cached):
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    recall_frame = pd.read_parquet(layout.derived_file("recall.parquet"))
+    assert recall_frame["p_up"].round(6).eq(round(np.exp(-1.0), 6)).all()
+
+
+CACHE_CASES = [  # (id, how the cache is damaged, exit code, message fragment)
+    ("logprob_positive", lambda l: edit_line(l, 2, with_response({"top": [[1, "up", 5.0], [3, "unknown", -2.0]]})),
+     2, "recall.jsonl line 2 of 6 response top[0] has log-prob +5 > 0"),
+    ("mass_above_one", lambda l: edit_line(l, 1, with_response({"top": [[1, "up", -0.1], [2, "down", -0.2]]})),
+     2, "sum to 1.724 > 1"),
+    ("logprob_text", lambda l: edit_line(l, 1, with_response({"top": [[1, "up", "high"]]})), 2,
+     "has log-prob 'high', not a number"),
+    ("response_wrong_shape", lambda l: edit_line(l, 3, with_response([1, 2, 3])), 2,
+     "line 3 of 6 response is a JSON list, not an object"),
+    ("response_missing_key", lambda l: edit_line(l, 3, with_response({"tops": []})), 2, "response lacks key(s) ['top']"),
+    ("line_is_a_list", lambda l: edit_line(l, 2, lambda r: "[1, 2, 3]\n"), 2, "line 2 of 6 is a JSON list"),
+    ("line_lacks_key", lambda l: edit_line(l, 2, lambda r: json.dumps({"key": r["key"]}) + "\n"), 2,
+     "lacks key(s) ['task', 'model_id'"),
+    ("blank_line_mid_file", lambda l: edit_line(l, 2, lambda r: "\n"), 2, "line 2 of 6 is blank"),
+    ("damaged_line_mid_file", lambda l: edit_line(l, 2, lambda r: json.dumps(r)[:50] + "\n"), 2,
+     "line 2 of 6 is not UTF-8 JSON"),
+    ("non_utf8_line", lambda l: l.raw_file("recall").write_bytes(l.raw_file("recall").read_bytes() + b"\xff\xfe\n"),
+     2, "line 7 of 7 is not UTF-8 JSON"),
+    ("cache_is_a_folder", lambda l: (l.raw_file("recall").unlink(), l.raw_file("recall").mkdir()), 2,
+     "recall.jsonl is not a file"),
+    ("label_never_checked", lambda l: record_labels(l, "bundled:SmolLM2-135M-Instruct", {"up": [1], "down": [2]}),
+     2, "recall label 'unknown' was never checked on the tokenizer"),
+    ("label_multi_token", lambda l: record_labels(l, "bundled:SmolLM2-135M-Instruct", {**LABEL_IDS, "up": [7, 8]}),
+     2, "recall label 'up' is 2 tokens [7, 8]"),
+    ("no_tokenizer_record", lambda l: (l.raw / "recall.tokenizer.json").unlink(), 2,
+     "no tokenizer is recorded for model bundled:SmolLM2-135M-Instruct"),
+]
+
+
+@pytest.mark.parametrize("name, damage, code, fragment", CACHE_CASES, ids=[c[0] for c in CACHE_CASES])
+def test_bad_cache(cached, name, damage, code, fragment):
+    layout, config = cached
+    damage(layout)
+    damaged = layout.raw_file("recall").read_bytes() if layout.raw_file("recall").is_file() else None
+    expect(code, fragment, "rebuild", config)
+    assert not layout.derived_file("recall.parquet").exists()  # nothing derived from a bad cache
+    if damaged is not None:
+        assert layout.raw_file("recall").read_bytes() == damaged  # the user's file is never rewritten
+
+
+def test_labels_checked_on_the_recorded_tokenizer_without_the_model(cached, tmp_path):
+    """Item 3: a label never asked about is encoded with the tokenizer recorded at ask time (no weights)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    layout, _ = cached
+    tokenizer = Tokenizer(models.WordLevel({"up": 1, "down": 2, "unknown": 3, "not": 4, "sure": 5, "[UNK]": 0},
+                                           unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    record_labels(layout, "bundled:SmolLM2-135M-Instruct", {}, tokenizer.to_str())
+    config = write_config(layout.root, f'[data]\npath = "{tmp_path / "panel.csv"}"\n[study]\ncutoff = 2024-06-30\n'
+                                       '[recall]\nlabels = ["up", "down", "not sure"]\n', "labels.toml")
+    expect(2, "recall label 'not sure' is 2 tokens [4, 5]", "rebuild", config)
+
+
+def test_interrupted_last_line_is_dropped_and_the_original_kept(cached):
+    layout, config = cached
+    path = layout.raw_file("recall")
+    original = path.read_bytes()
+    path.write_bytes(original[:-40])  # a crash in the middle of the last line
+    expect(2, "has no response for recall query", "rebuild", config)  # that query must be asked again
+    backups = list(layout.raw.glob("recall.jsonl.damaged-*"))
+    assert len(backups) == 1 and backups[0].read_bytes() == original[:-40]
+    assert path.read_bytes() == b"".join(original.splitlines(keepends=True)[:5])
