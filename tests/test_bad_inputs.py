@@ -374,3 +374,118 @@ def test_interrupted_last_line_is_dropped_and_the_original_kept(cached):
     backups = list(layout.raw.glob("recall.jsonl.damaged-*"))
     assert len(backups) == 1 and backups[0].read_bytes() == original[:-40]
     assert path.read_bytes() == b"".join(original.splitlines(keepends=True)[:5])
+
+
+# ---- item 15: derived files and results files ---------------------------------------------------------------------
+def rewrite(layout: Layout, name: str, change) -> None:
+    path = layout.derived_file(name)
+    write_parquet(change(pd.read_parquet(path)), path)
+
+
+DERIVED_CASES = [  # (id, damage, exit code, message fragment)
+    ("truncated_parquet", lambda l: l.derived_file("forecast.parquet").write_bytes(
+        l.derived_file("forecast.parquet").read_bytes()[:300]), 2, "forecast.parquet is damaged or not a parquet file"),
+    ("missing_column", lambda l: rewrite(l, "recall.parquet", lambda f: f.drop(columns="p_up")), 2,
+     "recall.parquet lacks column(s) ['p_up']; rerun `lapbias recall`"),
+    ("text_for_numbers", lambda l: rewrite(l, "forecast.parquet", lambda f: f.assign(mu_hat="up")), 2,
+     "forecast.parquet, column mu_hat: 500 value(s) are not a finite number or missing (e.g. row 1: 'up')"),
+    ("inf_lap", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(lap=np.where(f.index == 3, np.inf, f.lap))),
+     2, "column lap: 1 value(s) are not a finite number"),
+    ("probability_above_one", lambda l: rewrite(l, "minkprob.parquet", lambda f: f.assign(lap_mink=3.0)), 2,
+     "column lap_mink: 500 value(s) are not a probability in [0, 1]"),
+    ("derived_is_a_folder", lambda l: (l.derived_file("forecast.parquet").unlink(),
+                                       l.derived_file("forecast.parquet").mkdir()), 2, "is not a file (a folder?)"),
+]
+
+
+@pytest.mark.parametrize("name, damage, code, fragment", DERIVED_CASES, ids=[c[0] for c in DERIVED_CASES])
+def test_bad_derived_file(project, name, damage, code, fragment):
+    layout, config = project
+    damage(layout)
+    expect(code, fragment, "panel", config)
+    assert not layout.derived_file("panel.parquet").exists()
+
+
+REPORT_CASES = [  # (id, new text of results/detection.csv, exit code, message fragment)
+    ("garbage_csv", b"\x00\x01garbage\xff\n\x02", 2, "detection.csv"),
+    ("not_a_table", b"hello,world\n1,2\n", 2, "detection.csv lacks column(s) ['model', 'term', 'coef'"),
+    ("text_coef", None, 2, "detection.csv row 2, column coef: 'big' is not a finite number"),
+    ("p_above_one", None, 2, "column p_one_sided: 7.0 is not a p-value in [0, 1]"),
+]
+
+
+@pytest.mark.parametrize("name, text, code, fragment", REPORT_CASES, ids=[c[0] for c in REPORT_CASES])
+def test_bad_results_file_given_to_report(estimated, name, text, code, fragment):
+    layout, config = estimated
+    detection = layout.results / "detection.csv"
+    if text is None:
+        table = pd.read_csv(detection, dtype=str)
+        column, value = ("coef", "big") if name == "text_coef" else ("p_one_sided", "7.0")
+        table.loc[0, column] = value
+        table.to_csv(detection, index=False)
+    else:
+        detection.write_bytes(text)
+    before = (layout.results / "REPORT.md").read_bytes()
+    expect(code, fragment, "report", config)
+    assert (layout.results / "REPORT.md").read_bytes() == before  # no report written from it
+
+
+# ---- item 16 (input side): `lapbias reghdfe` -------------------------------------------------------------------
+def regression_file(tmp_path, kind: str) -> Path:
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"y": rng.normal(size=40), "x": rng.normal(size=40), "g": np.repeat(np.arange(8), 5)})
+    path = tmp_path / "data.csv"
+    if kind == "string_regressor":
+        frame.assign(x=frame.x.astype(str).where(frame.index != 4, "n/a-ish")).to_csv(path, index=False)
+    elif kind == "empty":
+        path.write_text("")
+    elif kind == "header_only":
+        path.write_text("y,x,g\n")
+    elif kind == "inf":
+        frame.assign(x=frame.x.where(frame.index != 6, np.inf)).to_csv(path, index=False)
+    elif kind == "corrupt_dta":
+        path = tmp_path / "data.dta"
+        path.write_bytes(b"<stata_dta><header><release>118</release>" + bytes(range(200)))
+    elif kind == "binary":
+        path.write_bytes(bytes(range(256)) * 8)
+    elif kind == "missing_variable":
+        frame.drop(columns="x").to_csv(path, index=False)
+    elif kind == "duplicate_header":
+        path.write_text("y,x,x,g\n" + "\n".join(f"{i},{i % 3},{i % 5},{i % 4}" for i in range(20)) + "\n")
+    return path
+
+
+REGHDFE_CASES = [  # (id, file kind, exit code, message fragment)
+    ("string_regressor", "string_regressor", 2, "x is not numeric (e.g. row 5: 'n/a-ish'); a regressor must be a number"),
+    ("empty_csv", "empty", 2, "is empty (no header, no rows)"),
+    ("header_only_csv", "header_only", 2, "has no rows (columns: ['y', 'x', 'g'])"),
+    ("inf_regressor", "inf", 2, "x has 1 infinite value(s) (e.g. row 7: inf)"),
+    ("corrupt_dta", "corrupt_dta", 2, "cannot be read as Stata .dta"),
+    ("binary_file", "binary", 2, "is not a text CSV"),
+    ("missing_variable", "missing_variable", 2, "variable(s) ['x'] not found"),
+    ("duplicate_header", "duplicate_header", 2, "duplicate column names"),
+]
+
+
+@pytest.mark.parametrize("name, kind, code, fragment", REGHDFE_CASES, ids=[c[0] for c in REGHDFE_CASES])
+def test_bad_reghdfe_input(tmp_path, name, kind, code, fragment):
+    path = regression_file(tmp_path, kind)
+    expect(code, fragment, "reghdfe", path, "y", "x", "--absorb", "g", "--save", tmp_path / "out.csv")
+    assert not (tmp_path / "out.csv").exists()
+
+
+# ---- item 17: the error boundary -----------------------------------------------------------------------------------
+def test_unexpected_error_is_one_line_with_the_traceback_in_logs(project, monkeypatch):
+    layout, config = project
+    from lapbias import panel
+
+    def broken(*_args, **_kwargs):  # fault injection: a bug, not a user error
+        raise ZeroDivisionError("division by zero inside the panel stage")
+
+    monkeypatch.setattr(panel, "build", broken)
+    output = expect(1, "error: `lapbias panel` on", "panel", config)
+    assert "stopped on an unexpected ZeroDivisionError: division by zero inside the panel stage" in output
+    logs = list(layout.logs.glob("traceback-panel-*.log"))
+    assert len(logs) == 1 and "ZeroDivisionError" in logs[0].read_text() and str(logs[0]) in output
+    result = CliRunner().invoke(main, ["--debug", "panel", str(config)])
+    assert isinstance(result.exception, ZeroDivisionError)  # --debug shows the exception itself

@@ -37,6 +37,11 @@ class DerivedFileError(LapbiasError):
     """A derived file is damaged, or breaks its schema (docs/contracts.md)."""
 
 
+def shown(value) -> str:
+    """A cell for a message: numpy scalars as plain Python values (3.0, not np.float64(3.0))."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _bad(values: pd.Series, kind: str) -> pd.Series:
     """Rows whose value breaks the kind's rule (missing values pass: the stages handle them)."""
     if kind == TEXT:
@@ -71,5 +76,5 @@ def read_checked(path: Path) -> pd.DataFrame:
         if bad.any():
             row = int(np.argmax(bad.to_numpy()))
             raise DerivedFileError(f"{path}, column {column}: {int(bad.sum())} value(s) are not {RULES[kind]} "
-                                   f"(e.g. row {row + 1}: {frame[column].iloc[row]!r}); {rerun}")
+                                   f"(e.g. row {row + 1}: {shown(frame[column].iloc[row])}); {rerun}")
     return frame

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputDataError
+from .derived import shown
 
 FACTOR_PREFIX = re.compile(r"^(?:c|i|ib\d+|L\d*|D\d*)\.", re.IGNORECASE)
 
@@ -25,6 +26,11 @@ def read_data(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     suffix = path.suffix.lower()
     kind = {".dta": "Stata .dta", ".parquet": "parquet", ".pq": "parquet"}.get(suffix, "CSV")
+    if kind == "CSV":
+        with open(path, "rb") as handle:
+            if b"\x00" in handle.read(8192):
+                raise InputDataError(f"data file {path} is not a text CSV (it holds NUL bytes: a binary file?); "
+                                     "give a CSV, parquet or .dta file")
     try:
         if suffix == ".dta":
             import pyreadstat
@@ -73,7 +79,7 @@ def check_variables(frame: pd.DataFrame, path: str | Path, y: str, x: list[str],
             converted = pd.to_numeric(values, errors="coerce")
             bad = converted.isna() & values.notna() & (values.astype(str).str.strip() != "")
             row = int(np.argmax(bad.to_numpy())) if bad.any() else 0
-            problems.append(f"{path}: {name} is not numeric (e.g. row {row + 1}: {values.iloc[row]!r}); "
+            problems.append(f"{path}: {name} is not numeric (e.g. row {row + 1}: {shown(values.iloc[row])}); "
                             f"{'the dependent variable' if name == y else 'a regressor'} must be a number "
                             "(string variables are not allowed, as in reghdfe)")
             continue
@@ -81,6 +87,6 @@ def check_variables(frame: pd.DataFrame, path: str | Path, y: str, x: list[str],
         if infinite.any():
             row = int(np.argmax(infinite))
             problems.append(f"{path}: {name} has {int(infinite.sum())} infinite value(s) (e.g. row {row + 1}: "
-                            f"{values.iloc[row]!r}); use a missing value instead")
+                            f"{shown(values.iloc[row])}); use a missing value instead")
     if problems:
         raise InputDataError("\n".join(problems))

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..approximation import recall_note
 from ..config import RunConfig
+from ..data.derived import shown
 from ..errors import LapbiasError
 from ..io import Layout, read_parquet, write_text
 from ..stage import check_run, new_run_id, staged_outputs
@@ -61,7 +62,7 @@ def read_table(path: Path, coefficients: bool) -> pd.DataFrame:
         bad |= column.startswith("p") and ((values < 0) | (values > 1))
         if bad.any():
             row = int(bad.idxmax())
-            raise ResultsFileError(f"{path} row {row + 2}, column {column}: {table[column][row]!r} is not "
+            raise ResultsFileError(f"{path} row {row + 2}, column {column}: {shown(table[column][row])} is not "
                                    f"{'a p-value in [0, 1]' if column.startswith('p') else 'a finite number'}; rerun "
                                    "`lapbias estimate`")
         table[column] = values
