@@ -370,7 +370,8 @@ def test_interrupted_last_line_is_dropped_and_the_original_kept(cached):
     path = layout.raw_file("recall")
     original = path.read_bytes()
     path.write_bytes(original[:-40])  # a crash in the middle of the last line
-    expect(2, "has no response for recall query", "rebuild", config)  # that query must be asked again
+    with pytest.warns(UserWarning, match="cut short by an interrupted write"):
+        expect(2, "has no response for recall query", "rebuild", config)  # that query must be asked again
     backups = list(layout.raw.glob("recall.jsonl.damaged-*"))
     assert len(backups) == 1 and backups[0].read_bytes() == original[:-40]
     assert path.read_bytes() == b"".join(original.splitlines(keepends=True)[:5])
