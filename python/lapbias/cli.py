@@ -7,7 +7,6 @@ Errors a user can cause (LapbiasError) are printed as their message, one line pe
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sys
 import warnings
 from pathlib import Path

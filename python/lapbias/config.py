@@ -257,7 +257,7 @@ class ForecastConfig(Section):
 
     @field_validator("parse_regex", "confidence_regex")
     @classmethod
-    def _regex(cls, pattern: str, info) -> str:
+    def _regex(cls, pattern: str) -> str:
         try:
             compiled = re.compile(pattern)
         except re.error as err:
