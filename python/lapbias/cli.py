@@ -25,7 +25,10 @@ ESTIMATE_OUTPUTS = ("run_config.json", "validation.csv", "detection.csv", "place
                     "figures/bootstrap.png", "stata_validation.csv", "stata_detection.csv", "stata_placebo.csv",
                     "stata_placebo_validation.csv")
 """What `estimate` wrote before stage manifests existed (removed on the first staged run when not rewritten)."""
-REPORT_OUTPUTS = ("REPORT.md", "lap_distribution.csv", "recall_checks.csv", "sample.csv", "figures/lap_hist.png")
+REPORT_OUTPUTS = ("REPORT.md", "lap_distribution.csv", "recall_checks.csv", "sample.csv", "figures/lap_hist.png",
+                  *(f"{name}.tex" for name in ("validation", "detection", "placebo", "placebo_validation", "table2",
+                                               "table3", "table4", "table5")))
+"""What `report` wrote before stage manifests existed: stale once the estimate it described is replaced."""
 
 
 class LapbiasGroup(click.Group):
