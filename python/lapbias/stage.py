@@ -125,7 +125,7 @@ def run_record(snapshot: dict, run_id: str, inputs: dict[str, Path], root: Path)
     """results/run_config.json: the configuration snapshot, the run id and the sha256 of each input read."""
     record = dict(snapshot)
     record[RUN_ID] = run_id
-    record["inputs"] = {Path(p).resolve().relative_to(Path(root).resolve()).as_posix(): fingerprint(p)
+    record["inputs"] = {os.path.relpath(Path(p).resolve(), Path(root).resolve()).replace(os.sep, "/"): fingerprint(p)
                         for p in inputs.values() if Path(p).exists()}
     return json.dumps(record, indent=2, sort_keys=True) + "\n"
 
