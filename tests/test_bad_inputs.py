@@ -291,9 +291,9 @@ def record_labels(layout: Layout, model_id: str, labels: dict, tokenizer: str | 
                                                                              "tokenizer": tokenizer}}))
 
 
-def edit_line(layout: Layout, number: int, edit) -> None:
-    """Replace line `number` (1-based) of data/raw/recall.jsonl by edit(parsed line) (a str is written as is)."""
-    path = layout.raw_file("recall")
+def edit_line(layout: Layout, number: int, edit, task: str = "recall") -> None:
+    """Replace line `number` (1-based) of data/raw/<task>.jsonl by edit(parsed line) (a str is written as is)."""
+    path = layout.raw_file(task)
     lines = path.read_text().splitlines(keepends=True)
     new = edit(json.loads(lines[number - 1]))
     lines[number - 1] = new if isinstance(new, str) else json.dumps(new) + "\n"
@@ -314,6 +314,9 @@ def test_cached_project_rebuilds_without_a_model(cached):
 CACHE_CASES = [  # (id, how the cache is damaged, exit code, message fragment)
     ("logprob_positive", lambda l: edit_line(l, 2, with_response({"top": [[1, "up", 5.0], [3, "unknown", -2.0]]})),
      2, "recall.jsonl line 2 of 6 response top[0] has log-prob +5 > 0"),
+    ("forecast_logprob_positive", lambda l: edit_line(l, 4, lambda r: {**r, "response": {
+        **r["response"], "first_token": [1, "up", 2.0]}}, "forecast"), 2,
+     "forecast.jsonl line 4 of 6 response first_token has log-prob +2 > 0"),
     ("mass_above_one", lambda l: edit_line(l, 1, with_response({"top": [[1, "up", -0.1], [2, "down", -0.2]]})),
      2, "sum to 1.724 > 1"),
     ("logprob_text", lambda l: edit_line(l, 1, with_response({"top": [[1, "up", "high"]]})), 2,
@@ -344,11 +347,13 @@ CACHE_CASES = [  # (id, how the cache is damaged, exit code, message fragment)
 def test_bad_cache(cached, name, damage, code, fragment):
     layout, config = cached
     damage(layout)
-    damaged = layout.raw_file("recall").read_bytes() if layout.raw_file("recall").is_file() else None
+    damaged = {task: layout.raw_file(task).read_bytes() for task in ("forecast", "recall")
+               if layout.raw_file(task).is_file()}
     expect(code, fragment, "rebuild", config)
     assert not layout.derived_file("recall.parquet").exists()  # nothing derived from a bad cache
-    if damaged is not None:
-        assert layout.raw_file("recall").read_bytes() == damaged  # the user's file is never rewritten
+    assert not layout.derived_file("panel.parquet").exists()
+    for task, content in damaged.items():
+        assert layout.raw_file(task).read_bytes() == content  # the user's file is never rewritten
 
 
 def test_labels_checked_on_the_recorded_tokenizer_without_the_model(cached, tmp_path):
