@@ -255,12 +255,12 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     write_text(layout.results / "run_config.json",
                json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
     if name == "stata":
-        tables = stata.run_stata(config, layout, install)
-        write_text(layout.results / "estimation_notes.csv",
-                   "model,kind,detail\nall,warning,estimated in Stata: see logs/stata_master.log for singletons "
-                   "and omitted terms\n")
-        _log(layout, f"estimate (stata engine): {', '.join(sorted(tables))} -> results/")
+        run = stata.run_stata(config, layout, install)
+        for step in run.failed:
+            _log(layout, f"warning: Stata step {step} failed (see results/estimation_notes.csv and logs/stata_*.log)")
+        _log(layout, f"estimate (stata engine): {', '.join(sorted(run.tables))} -> results/")
     else:
+        stata.clear_results(layout.results)  # no table of an earlier run (either engine) survives this one
         results = protocol.run(config, layout)
         extra = extended.run(config, layout)
         _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
@@ -302,6 +302,21 @@ def _report(config, layout: Layout) -> None:
 
     path = write_report(config, layout)
     _log(layout, f"report: {path}")
+
+
+@main.command("stata-install")
+@click.option("--copy-to", type=click.Path(file_okay=False), default=None,
+              help="Also copy the ado and do files to DIR/ado and DIR/do and name those copies.")
+def stata_install(copy_to: str | None) -> None:
+    """Print the Stata commands that install lapbias's ado files from this installation and run its do-files.
+
+    \b
+    Example:
+      lapbias stata-install --copy-to stata_lapbias
+    """
+    from .estimate.stata import install_instructions
+
+    click.echo(install_instructions(Path(copy_to) if copy_to else None))
 
 
 # ---- whole runs -------------------------------------------------------------------------------------------------
