@@ -4,13 +4,13 @@
 * beta_3 is the share of identified draws at least as large as it (python/lapbias/estimate/bootstrap.py):
 *   p_boot = #{draws: beta_3(b) >= b3} / #{identified draws};  p95 = _pctile of the identified draws (type 2).
 * A draw whose interaction is omitted (collinear: _se = 0) or whose regression fails is posted as missing
-* (unidentified), never as 0. Break (r(1)) stops the command. Stata's random stream is not numpy's: p_boot agrees
-* with the Python engine within Monte Carlo error only.
+* (unidentified), never as 0. Break (r(1)) stops the command. level(#) also reports the #th percentile (r(p_level)).
+* Stata's random stream is not numpy's: p_boot agrees with the Python engine within Monte Carlo error only.
 program define lapboot, rclass
 	version 15
 	_lapbias_deps
 	syntax varlist(min=3 max=3 numeric) [if] [in], Absorb(string) B3(real) ///
-		[Reps(integer 10000) SEED(integer 20251222) CLuster(varname) SAVing(string) GRaph(string)]
+		[Reps(integer 10000) SEED(integer 20251222) CLuster(varname) SAVing(string) GRaph(string) Level(cilevel)]
 	if (`reps' < 1) {
 		di as error "reps(`reps'): the bootstrap needs at least one draw"
 		exit 198
@@ -26,7 +26,7 @@ program define lapboot, rclass
 	quietly count if `touse'
 	if (r(N) == 0) error 2000
 	local N = r(N)
-	tempname sim draw p_boot p95 valid
+	tempname sim draw p_boot p95 p_level valid
 	tempfile sample draws
 	preserve
 	quietly keep if `touse'
@@ -58,9 +58,11 @@ program define lapboot, rclass
 	quietly count if beta3 >= `b3' & !missing(beta3)
 	scalar `p_boot' = cond(`valid' > 0, r(N) / `valid', .)
 	scalar `p95' = .
+	scalar `p_level' = .
 	if (`valid' > 0) {
-		_pctile beta3, p(95)
+		_pctile beta3, p(95 `level')
 		scalar `p95' = r(r1)
+		scalar `p_level' = r(r2)
 	}
 	if ("`saving'" != "") save `"`saving'"', replace
 	if ("`graph'" != "" & `valid' > 0) {
@@ -78,6 +80,8 @@ program define lapboot, rclass
 	di as text "  95th percentile = " as result %10.0g `p95' as text "   one-sided bootstrap p = " as result %6.4f `p_boot'
 	return scalar p_boot = `p_boot'
 	return scalar p95 = `p95'
+	return scalar p_level = `p_level'
+	return scalar level = `level'
 	return scalar reps = `reps'
 	return scalar n_unidentified = `reps' - `valid'
 	return scalar N = `N'

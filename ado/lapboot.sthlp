@@ -28,6 +28,7 @@
 {synopt:{opt cl:uster(varname)}}resample whole clusters ({cmd:bsample, cluster()}); string variables allowed{p_end}
 {synopt:{opt sav:ing(filename)}}save the draws (see {help lapboot##saving:Saved draws}){p_end}
 {synopt:{opt gr:aph(filename)}}export the histogram of the draws (e.g. a .png){p_end}
+{synopt:{opt l:evel(#)}}also report the #th percentile of the draws (the one-sided critical value at 100 - #); default {cmd:level(95)}{p_end}
 {synoptline}
 
 {title:Description}
@@ -67,6 +68,8 @@ results.
 {synoptset 22 tabbed}{...}
 {synopt:{cmd:r(p_boot)}}one-sided bootstrap p: share of identified draws >= b3(){p_end}
 {synopt:{cmd:r(p95)}}95th percentile of the identified draws{p_end}
+{synopt:{cmd:r(p_level)}}the level()th percentile of the identified draws{p_end}
+{synopt:{cmd:r(level)}}the level(){p_end}
 {synopt:{cmd:r(reps)}}number of draws{p_end}
 {synopt:{cmd:r(n_unidentified)}}draws whose beta_3 is not identified{p_end}
 {synopt:{cmd:r(N)}}observations in the sample (and in each draw){p_end}

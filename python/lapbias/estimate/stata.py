@@ -194,13 +194,18 @@ def _do_command(do_file: Path, args: list[str]) -> list[str]:
     return [f'"{do_file}"'] + [f'"{a}"' for a in args]
 
 
+def batch_command(executable: str, do_file: Path, args: list[str]) -> list[str]:
+    """Stata's batch mode: `<exe> -b do <file> <args>` (Linux, macOS), `<exe> /e do <file> <args>` (Windows)."""
+    flag = "/e" if executable.lower().endswith(".exe") or sys.platform == "win32" else "-b"
+    return [executable, flag, "do", *_do_command(do_file, args)]
+
+
 def _run_batch(executable: str, logs: Path, do_file: Path, args: list[str]) -> None:
     """Batch mode in a private working directory (the batch log is written there as <stem>.log), log moved to
     logs/stata_batch_<stem>.log and scanned for r(###);."""
     work = Path(tempfile.mkdtemp(prefix="stata-run-", dir=logs))
-    flag = "/e" if executable.lower().endswith(".exe") or sys.platform == "win32" else "-b"
     try:
-        subprocess.run([executable, flag, "do", *_do_command(do_file, args)], cwd=work, check=False,
+        subprocess.run(batch_command(executable, do_file, args), cwd=work, check=False,
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         log = work / f"{do_file.stem}.log"
         if not log.exists():
