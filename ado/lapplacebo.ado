@@ -17,6 +17,8 @@ program define lapplacebo, rclass
 	}
 	marksample touse
 	markout `touse' `date'
+	local cvce = cond("`cluster'" != "", "cluster `cluster'", "`vce'")
+	_lapbias_sample `touse', absorb(`absorb') vce(`cvce')
 	local wgt = cond("`weight'" != "", "[`weight'`exp']", "")
 	local options absorb(`absorb') level(`level') noheader
 	if ("`vce'" != "") local options `options' vce(`vce')
