@@ -48,12 +48,12 @@ foreach v in outcome mu_hat lap {
 	quietly replace `v' = (`v' - r(mean)) / r(sd)
 }
 local unit = cond("`resample'" == "entity", "cluster(entity_num)", "")
-lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(`=strofreal(`b3', "%21.17g")') reps(`reps') seed(`seed') ///
+lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(`=strofreal(`b3', "%21.0g")') reps(`reps') seed(`seed') ///
 	`unit' saving(`"`results'/stata_bootstrap_draws.dta"') graph(`"`results'/figures/bootstrap_stata.png"')
 tempname fh
 file open `fh' using `"`results'/stata_bootstrap.csv"', write replace text
 file write `fh' "b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n
-file write `fh' (strofreal(`b3', "%21.17g")) "," (strofreal(r(p_boot), "%21.17g")) "," (strofreal(r(p95), "%21.17g")) ///
+file write `fh' (strofreal(`b3', "%21.0g")) "," (strofreal(r(p_boot), "%21.0g")) "," (strofreal(r(p95), "%21.0g")) ///
 	"," (r(reps)) "," (r(seed)) ",`resample'," (r(N)) "," (r(n_unidentified)) _n
 file close `fh'
 log close lapbias_bootstrap
