@@ -64,12 +64,12 @@ program define lapboot, rclass
 		scalar `p95' = r(r1)
 		scalar `p_level' = r(r2)
 	}
-	if ("`saving'" != "") save `"`saving'"', replace
-	if ("`graph'" != "" & `valid' > 0) {
+	if (`"`saving'"' != "") save `saving', replace
+	if (`"`graph'"' != "" & `valid' > 0) {
 		capture noisily {
 			histogram beta3, xline(`=`p95'', lpattern(dot) lcolor(blue)) xline(`b3', lcolor(red)) ///
 				xtitle("beta_3, bootstrap draws") note("blue dotted: 95th percentile; red: in-sample beta_3")
-			graph export `"`graph'"', replace
+			graph export `graph', replace
 		}
 		if (_rc == 1) exit 1
 		if (_rc) di as text "(graph not exported, r(`=_rc'); the draws are saved)"

@@ -7,6 +7,8 @@
 * bootstrap_seed and bootstrap_resample of the config. Stata's random stream is not numpy's, so p_boot agrees with
 * the Python engine within Monte Carlo error only.
 version 15
+clear all
+set more off
 args data results logs ado reps seed resample
 if `"`data'"' == "" local data "data/derived"
 if `"`results'"' == "" local results "results"
@@ -15,8 +17,6 @@ if `"`ado'"' == "" local ado "ado"
 if "`reps'" == "" local reps 10000
 if "`seed'" == "" local seed 20251222
 if "`resample'" == "" local resample obs
-clear all
-set more off
 capture log close _all
 adopath ++ `"`ado'"'
 capture mkdir `"`results'"'

@@ -6,14 +6,14 @@
 * files (put first on the adopath: adopath ++), 5 = folder of these do-files. Defaults: a source checkout's layout.
 * A step that stops is written to <results>/stata_notes.csv (read by the Python driver) and the next step runs.
 version 15
+clear all
+set more off
 args data results logs ado dofiles
 if `"`data'"' == "" local data "data/derived"
 if `"`results'"' == "" local results "results"
 if `"`logs'"' == "" local logs "logs"
 if `"`ado'"' == "" local ado "ado"
 if `"`dofiles'"' == "" local dofiles "do"
-clear all
-set more off
 capture log close _all
 adopath ++ `"`ado'"'
 capture mkdir `"`results'"'
