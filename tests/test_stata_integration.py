@@ -132,16 +132,14 @@ def test_lapbias_string_and_two_way_clusters_weights_standardize_and_replay(proj
 
 def test_lapvalid_lapplacebo_and_lapboot(project):
     config, layout, _ = project
-    panel = layout.root / "panel_all.dta"
     pre = _pre(project)
     post = pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
-    both = pd.concat([pre, post], ignore_index=True)
-    pyreadstat.write_dta(both, str(panel))
     values = _stata_values(project, "\n".join([
         "lapvalid outcome ud lap, absorb(entity_num period_num) cluster(ticker) store(v) noheader",
         "put theta_high r(theta_high)", "put se_low r(se_low)", "put nclust_pooled r(N_clust_pooled)",
         'put stored "`r(stored)\'" == "v_pooled v_high v_low"',
-        f'use "{panel}", clear',
+        f'use "{layout.derived_file("panel_pre.dta")}", clear',
+        f'append using "{layout.derived_file("panel_post.dta")}"',
         "lapplacebo outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) date(target_date) "
         "cutoff(2024-06-30) store(pl)",
         "put b3_post r(b3_post)", "put p_one_post r(p_one_post)", "put pass r(pass)",
