@@ -169,7 +169,10 @@ def test_stata_bootstrap_draws_become_results_bootstrap_csv(project):
 
 def test_no_stale_result_survives_an_engine_switch(project):
     config, layout = project
+    for name in ("stata_detection.csv", "stata_bootstrap_draws.dta", "stata_notes.csv"):  # from an earlier Stata run
+        (layout.results / name).write_text("stale")
     cli._estimate(config, layout, "python")
+    assert not list(layout.results.glob("stata_*")), "the Python engine removes the Stata engine's files too"
     for name in ("placebo.csv", "table2.csv", "table5.csv", "bootstrap.csv"):
         assert (layout.results / name).exists(), name
     layout.derived_file("panel_post.dta").unlink()  # this Stata run can write no placebo and no bootstrap
@@ -186,8 +189,6 @@ def test_no_stale_result_survives_an_engine_switch(project):
     report = write_report(config, layout).read_text()
     assert "Source: `results/detection.csv`, LaTeX `results/detection.tex`; engine: stata." in report
     assert "engine: python" not in report
-    cli._estimate(config, layout, "python")  # and back: the Stata exports go
-    assert not list(layout.results.glob("stata_*"))
 
 
 def test_engine_choice_without_stata_lists_what_was_tried(tmp_path, monkeypatch):
