@@ -22,7 +22,7 @@ program define _lapbias_export
 	quietly esttab `models' using `"`using'/stata_`name'.tex"', replace booktabs b(4) t(2) ///
 		star(* 0.10 ** 0.05 *** 0.01) mlabels(`labels') ///
 		stats(N N_clust r2 p_one entity_fe period_fe, fmt(%9.0fc %9.0fc %9.4f %9.4f) ///
-		labels("Observations" "Clusters" "R-squared" "One-sided p (H1: beta 3 > 0)" "Entity FE" "Period FE")) ///
+		labels("Observations" "Clusters" "R-squared" "One-sided p (H1: beta 3 greater than 0)" "Entity FE" "Period FE")) ///
 		addnotes("Stars are two-sided t tests of each coefficient." ///
-		"The lookahead test is one-sided: One-sided p is the p-value of H1: beta 3 > 0 (protocol Step 4).")
+		"The lookahead test is one-sided: One-sided p is the p-value of H1: beta 3 greater than 0 (protocol Step 4).")
 end

@@ -1,7 +1,8 @@
 *! version 0.2.0 23nov2026
 * Appends one estimation note (model,kind,detail) to the csv file the Python driver reads
 * (results/stata_notes.csv -> results/estimation_notes.csv), writing the header when the file is new.
-* Used by the do-files for a model that could not be estimated, as the Python engine records it.
+* Used by the do-files for a model that could not be estimated, as the Python engine records it. The detail is
+* written in double quotes (csv); the do-files' details hold none.
 program define _lapbias_note
 	version 15
 	syntax using/, MODel(string) KIND(string) DETail(string)
@@ -10,7 +11,6 @@ program define _lapbias_note
 	tempname fh
 	file open `fh' using `"`using'"', write append text
 	if (`new') file write `fh' "model,kind,detail" _n
-	local detail : subinstr local detail `"""' "'", all
 	file write `fh' `"`model',`kind',"`detail'""' _n
 	file close `fh'
 end

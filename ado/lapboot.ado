@@ -60,9 +60,10 @@ program define lapboot, rclass
 	scalar `p95' = .
 	scalar `p_level' = .
 	if (`valid' > 0) {
-		_pctile beta3, p(95 `level')
+		_pctile beta3, p(95)
 		scalar `p95' = r(r1)
-		scalar `p_level' = r(r2)
+		_pctile beta3, p(`level')
+		scalar `p_level' = r(r1)
 	}
 	if (`"`saving'"' != "") save `saving', replace
 	if (`"`graph'"' != "" & `valid' > 0) {
