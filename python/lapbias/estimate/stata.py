@@ -247,7 +247,7 @@ def _run_pystata(install: StataInstall, work: Path, do_file: Path, args: list[st
     try:
         stata.run(f'cd "{work}"', quietly=True)  # Stata's own working directory, not only the Python process's
         stata.run("do " + " ".join(_do_command(do_file, args)), echo=False)
-    except SystemError as err:  # pystata reports a Stata error r(###) as SystemError
+    except (SystemError, RuntimeError) as err:  # pystata reports a Stata error r(###) as SystemError
         raise StataError(f"Stata stopped with an error in {do_file.name}: {err}") from None
 
 
@@ -369,7 +369,10 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
             run.tables[name] = parse_esttab_csv(results / export)
             write_csv(run.tables[name], results / f"{name}.csv")
     if "detection" not in run.tables:
-        reasons = steps_error or "; ".join(f"{n['model']}: {n['detail']}" for n in run.notes) or "no note"
+        batch_log = logs / "stata_batch_master.log"
+        tail = batch_log.read_text(errors="replace").splitlines()[-10:] if batch_log.exists() else []
+        reasons = (steps_error or "; ".join(f"{n['model']}: {n['detail']}" for n in run.notes)
+                   or "the log's last lines:\n" + "\n".join(f"  {line}" for line in tail) or "no note")
         raise StataError(f"Stata wrote no detection table ({results / TABLES['detection']}): {reasons}; "
                          f"see {logs / 'stata_steps.log'}")
     estimate = config.estimate
