@@ -276,3 +276,36 @@ def test_setup_ships_ado_and_do_as_package_data():
         assert package_dir[package] == folder
         for path in (ROOT / folder).iterdir():
             assert any(fnmatch.fnmatch(path.name, pattern) for pattern in package_data[package]), path.name
+
+
+def test_pystata_path_sets_stata_working_directory_and_maps_errors(project, tmp_path, monkeypatch):
+    """Stata 17+ through pystata (a test double of stata_setup/pystata on sys.path, labelled as such: the real ones
+    ship with Stata): Stata's own working directory is set with `cd` before the do-file runs, the do-file gets its
+    arguments, and a Stata error (pystata raises SystemError) becomes a StataError naming the do-file."""
+    config, layout = project
+    fake = tmp_path / "fake_pystata"
+    (fake / "pystata").mkdir(parents=True)
+    (fake / "stata_setup.py").write_text("CALLS = []\ndef config(path, edition, splash=True):\n"
+                                         "    CALLS.append(('config', path, edition, splash))\n")
+    (fake / "pystata" / "__init__.py").write_text("")
+    (fake / "pystata" / "stata.py").write_text(
+        "import os\nCOMMANDS = []\ndef run(cmd, quietly=False, echo=True):\n    COMMANDS.append(cmd)\n"
+        "    if os.environ.get('FAKE_PYSTATA_FAIL') and cmd.startswith('do '):\n"
+        "        raise SystemError('variable outcome not found\\nr(111);')\n")
+    monkeypatch.syspath_prepend(str(fake))
+    monkeypatch.setattr(stata, "_PYSTATA", {})
+    install = stata.StataInstall("pystata", str(tmp_path / "stata18"), "se", "")
+    do_file = Path("/x/do/master.do")
+    try:
+        stata._run(install, layout.logs, do_file, ["a b", "c"])
+        import stata_setup
+        from pystata import stata as fake_stata
+
+        assert stata_setup.CALLS == [("config", str(tmp_path / "stata18"), "se", False)]
+        assert fake_stata.COMMANDS == [f'cd "{layout.logs}"', 'do "/x/do/master.do" "a b" "c"']
+        monkeypatch.setenv("FAKE_PYSTATA_FAIL", "1")
+        with pytest.raises(stata.StataError, match=r"(?s)error in master.do.*r\(111\)"):
+            stata._run(install, layout.logs, do_file, [])
+    finally:
+        for name in ("stata_setup", "pystata", "pystata.stata"):
+            sys.modules.pop(name, None)
