@@ -38,12 +38,13 @@ program define lapboot, rclass
 		if ("`cluster'" != "") bsample, cluster(`cluster')
 		else bsample
 		capture quietly reghdfe `depvar' c.`forecast'##c.`lap', absorb(`absorb')
-		if (_rc == 1) {
+		local rc = _rc
+		if (`rc' == 1) {
 			postclose `sim'
 			exit 1
 		}
 		scalar `draw' = .
-		if (!_rc) {
+		if (!`rc') {
 			capture scalar `draw' = cond(_se[`term'] > 0 & _se[`term'] < ., _b[`term'], .)
 			if (_rc) scalar `draw' = .
 		}

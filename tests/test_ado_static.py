@@ -197,7 +197,7 @@ def test_omitted_draws_are_missing_break_stops_and_reps_is_validated():
     lapboot = code(ADO / "lapboot.ado")
     assert "cond(_se[`term'] > 0 & _se[`term'] < ., _b[`term'], .)" in lapboot
     assert "post `sim' (`r') (scalar(`draw'))" in lapboot and "(_b[" not in lapboot.split("post `sim'")[1][:20]
-    assert re.search(r"if \(_rc == 1\) \{\s*postclose `sim'\s*exit 1", lapboot)
+    assert re.search(r"local rc = _rc\s*if \(`rc' == 1\) \{\s*postclose `sim'\s*exit 1", lapboot)
     assert "if (`reps' < 1) {" in lapboot
 
 
