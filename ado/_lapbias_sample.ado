@@ -1,5 +1,5 @@
 *! version 0.2.0 23nov2026
-* Marks out of the sample `touse' the rows whose absorb() or cluster variables are missing. String variables are
+* Marks out of the sample (marker variable touse) the rows whose absorb() or cluster variables are missing. String variables are
 * allowed (markout ..., strok), as reghdfe allows string clusters; absvars may be written i.a, a#b, a##c.x, fe=a.
 * The sample lapbias standardizes and reports is then the one reghdfe estimates on (before singletons).
 program define _lapbias_sample

@@ -1,9 +1,14 @@
-* Protocol Step 3: outcome on the recalled direction U-D, pooled and by LAP half (high_lap as `lapbias panel' set it).
+* Protocol Step 3: outcome on the recalled direction U-D, pooled and by LAP half (high_lap as lapbias panel set it).
 * Arguments: 1 = folder of the panels, 2 = results folder, 3 = 1 for a single time series (Newey-West on
 * period_num, as the Python engine), 4 = sample (pre | post), 5 = table name (validation | placebo_validation).
 * A model that cannot be estimated (e.g. an empty or all-singleton half) becomes a note in <results>/stata_notes.csv
 * and is left out of the tables; the other models are kept.
 args data results single sample name
+if `"`data'"' == "" local data "data/derived"
+if `"`results'"' == "" local results "results"
+if "`single'" == "" local single 0
+if "`sample'" == "" local sample pre
+if "`name'" == "" local name validation
 use `"`data'/panel_`sample'"', clear
 eststo clear
 local absorb = cond(`single', "", "entity_num period_num")

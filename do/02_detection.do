@@ -4,6 +4,11 @@
 * 4 = sample (pre | post), 5 = table name (detection | placebo). A regression that cannot be estimated becomes a
 * note in <results>/stata_notes.csv.
 args data results single sample name
+if `"`data'"' == "" local data "data/derived"
+if `"`results'"' == "" local results "results"
+if "`single'" == "" local single 0
+if "`sample'" == "" local sample pre
+if "`name'" == "" local name detection
 use `"`data'/panel_`sample'"', clear
 eststo clear
 local spec = cond(`single', "noabsorb time(period_num)", "absorb(entity_num period_num) cluster(entity_num)")

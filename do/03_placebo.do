@@ -1,6 +1,10 @@
 * Protocol Step 5: Steps 4 and 3 on the post-cutoff panel (the placebo passes when the one-sided p > 0.10).
 * Arguments: 1 = folder of the panels, 2 = results folder, 3 = 1 for a single time series, 4 = folder of the do-files.
 args data results single dofiles
+if `"`data'"' == "" local data "data/derived"
+if `"`results'"' == "" local results "results"
+if "`single'" == "" local single 0
+if `"`dofiles'"' == "" local dofiles "do"
 capture confirm file `"`data'/panel_post.dta"'
 if _rc {
 	display as text "no post-cutoff panel: the placebo is infeasible (protocol: run Steps 1-4 only)"

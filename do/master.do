@@ -1,4 +1,4 @@
-* lapbias: the protocol's Steps 3-5 on the panels exported by `lapbias panel'. The pairs bootstrap is
+* lapbias: the protocol's Steps 3-5 on the panels exported by lapbias panel. The pairs bootstrap is
 * do/04_bootstrap.do, run on its own (after this file) so that its failure keeps these tables.
 * Every path is an argument, so the do-files work from an installed package too (lapbias stata-install prints them):
 *   stata-mp -b do do/master.do "data/derived" "results" "logs" "ado" "do"
