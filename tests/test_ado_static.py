@@ -69,6 +69,7 @@ def test_ado_structure(ado):
     assert defines[0].split()[2].rstrip(",") == ado.stem  # the file defines the program it is named after
     assert "version 15" in lines
     assert len(lines) <= 150, "each ado stays thin (~150 lines)"
+    assert not [line for line in lines if line.startswith("*") and "`" in line], "no macro quotes in comments"
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -311,6 +312,7 @@ def test_help_files_have_also_see_author_and_replay(command):
 @pytest.mark.parametrize("do_file", sorted(DO.glob("*.do")), ids=lambda p: p.name)
 def test_do_files_call_only_commands_that_exist_and_find_data_through_arguments(do_file):
     """Item 16: every path is an argument (defaults only when none is given)."""
+    assert not [l for l in do_file.read_text().splitlines() if l.startswith("*") and "`" in l], "macro quote in a comment"
     known = BUILTINS | PACKAGES | {p.stem for p in ADO.glob("*.ado")}
     for line in joined_lines(do_file):
         words = line.split()
