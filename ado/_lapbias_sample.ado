@@ -4,7 +4,7 @@
 * The sample lapbias standardizes and reports is then the one reghdfe estimates on (before singletons).
 program define _lapbias_sample
 	version 15
-	gettoken touse 0 : 0
+	gettoken touse 0 : 0, parse(" ,")
 	syntax [, Absorb(string) VCE(string)]
 	gettoken absorb : absorb, parse(",")
 	local absorb : subinstr local absorb "#" " ", all

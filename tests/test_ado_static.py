@@ -328,3 +328,19 @@ def test_do_files_call_only_commands_that_exist_and_find_data_through_arguments(
     if do_file.name == "master.do":
         referenced = re.findall(r'do `"`dofiles\'/([^"]+)"\'', do_file.read_text())
         assert referenced == ["01_validation.do", "02_detection.do", "03_placebo.do"]
+
+
+def test_positional_argument_before_the_comma_is_split_off_at_the_comma():
+    """Review: callers write `_lapbias_sample `touse', absorb(...)` with no blank before the comma. gettoken's default
+    parse(" ") returns "__000001," as the token and leaves "absorb(...) vce(...)" without its comma, so syntax fails
+    (r(198)) in every command; parse(" ,") is needed wherever a program peels its first argument off `0'."""
+    peeled = []
+    for path in ADO.glob("*.ado"):
+        for line in joined_lines(path):
+            if re.match(r"gettoken \w+ 0 : 0\b", line):
+                peeled.append(path.name)
+                assert 'parse(" ,")' in line, f"{path.name}: {line}"
+    assert "_lapbias_sample.ado" in peeled
+    callers = [line for command in ESTIMATORS + ["lapboot"] for line in joined_lines(ADO / f"{command}.ado")
+               if line.startswith("_lapbias_sample ")]
+    assert callers and all(line.startswith("_lapbias_sample `touse', ") for line in callers)
