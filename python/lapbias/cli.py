@@ -16,14 +16,11 @@ import click
 from . import config as config_module
 from .data.validate import SAMPLE_SEED
 from .errors import LapbiasError
+from .estimate.stata import RESULT_FILES as STATA_AND_PYTHON_RESULT_FILES
 from .io import Layout, write_text
 
 DEMO_CONFIG = "data/demo/demo.toml"
-ESTIMATE_OUTPUTS = ("run_config.json", "validation.csv", "detection.csv", "placebo.csv", "placebo_validation.csv",
-                    "estimation_notes.csv", "extended_notes.csv", "descriptive.csv", "table2.csv", "magnitudes.csv",
-                    "table3.csv", "table4.csv", "table5.csv", "bootstrap.csv", "bootstrap_draws.csv",
-                    "figures/bootstrap.png", "stata_validation.csv", "stata_detection.csv", "stata_placebo.csv",
-                    "stata_placebo_validation.csv")
+ESTIMATE_OUTPUTS = tuple(dict.fromkeys(("run_config.json", *STATA_AND_PYTHON_RESULT_FILES)))
 """What `estimate` wrote before stage manifests existed (removed on the first staged run when not rewritten)."""
 REPORT_OUTPUTS = ("REPORT.md", "lap_distribution.csv", "recall_checks.csv", "sample.csv", "figures/lap_hist.png",
                   *(f"{name}.tex" for name in ("validation", "detection", "placebo", "placebo_validation", "table2",
@@ -315,12 +312,13 @@ def _estimate(config, layout: Layout, engine: str) -> None:
         write_text(staged.results / stage.RUN_RECORD, stage.run_record(
             config_module.snapshot(config), run_id, {"panel": layout.derived_file("panel.parquet")}, layout.root))
         if name == "stata":
-            # The Stata driver writes into the folder it is given (staged.results), like the Python engine.
-            tables = stata.run_stata(config, staged, install)
-            write_text(staged.results / "estimation_notes.csv",
-                       "model,kind,detail\nall,warning,estimated in Stata: see logs/stata_master.log for singletons "
-                       "and omitted terms\n")
-            summary = f"estimate (stata engine): {', '.join(sorted(tables))} -> results/"
+            # The Stata driver writes only into the folder it is given (staged.results), like the Python engine;
+            # a failed step (e.g. the bootstrap) is a note, and Steps 3-5 are kept.
+            run = stata.run_stata(config, layout, install, results=staged.results)
+            for step in run.failed:
+                _log(layout, f"warning: Stata step {step} failed (see results/estimation_notes.csv and "
+                             "logs/stata_*.log)")
+            summary = f"estimate (stata engine): {', '.join(sorted(run.tables))} -> results/"
         else:
             results = protocol.run(config, staged)
             extra = extended.run(config, staged)
@@ -364,6 +362,21 @@ def _report(config, layout: Layout) -> None:
 
     path = write_report(config, layout)
     _log(layout, f"report: {path}")
+
+
+@main.command("stata-install")
+@click.option("--copy-to", type=click.Path(file_okay=False), default=None,
+              help="Also copy the ado and do files to DIR/ado and DIR/do and name those copies.")
+def stata_install(copy_to: str | None) -> None:
+    """Print the Stata commands that install lapbias's ado files from this installation and run its do-files.
+
+    \b
+    Example:
+      lapbias stata-install --copy-to stata_lapbias
+    """
+    from .estimate.stata import install_instructions
+
+    click.echo(install_instructions(Path(copy_to) if copy_to else None))
 
 
 # ---- whole runs -------------------------------------------------------------------------------------------------

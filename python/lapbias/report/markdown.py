@@ -24,9 +24,14 @@ def _quoted(tables: dict[str, pd.DataFrame], name: str, columns: list[str] | Non
     if table is None:
         return [f"_No `results/{name}.csv`: not estimated (see the estimation notes)._"]
     columns = columns or [c for c in table.columns if c != "approximated"]
+    # Which engine produced an estimated table: its `engine` column (estimate removes every earlier result file
+    # first, estimate/stata.py clear_results, so a bootstrap.csv without that column is the Python engine's).
+    engine = ", ".join(sorted(set(table["engine"].astype(str)))) if "engine" in table.columns else (
+        "python" if name == "bootstrap" else "")
     return [to_markdown(table, columns), "", f"Source: `results/{name}.csv`"
-            + (f", LaTeX `results/{name}.tex`." if name in ("validation", "detection", "placebo",
-                                                         "placebo_validation") else ".")]
+            + (f", LaTeX `results/{name}.tex`" if name in ("validation", "detection", "placebo",
+                                                        "placebo_validation") else "")
+            + (f"; engine: {engine}." if engine else ".")]
 
 
 def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, config: RunConfig) -> list[str]:
