@@ -30,11 +30,11 @@ program define lapboot, rclass
 	tempfile sample draws
 	preserve
 	quietly keep if `touse'
-	quietly save `sample'
-	postfile `sim' long draw double beta3 using `draws'
+	quietly save `"`sample'"'
+	postfile `sim' long draw double beta3 using `"`draws'"'
 	set seed `seed'
 	forvalues r = 1/`reps' {
-		quietly use `sample', clear
+		quietly use `"`sample'"', clear
 		if ("`cluster'" != "") bsample, cluster(`cluster')
 		else bsample
 		capture quietly reghdfe `depvar' c.`forecast'##c.`lap', absorb(`absorb')
@@ -51,7 +51,7 @@ program define lapboot, rclass
 		post `sim' (`r') (scalar(`draw'))
 	}
 	postclose `sim'
-	quietly use `draws', clear
+	quietly use `"`draws'"', clear
 	label variable draw "bootstrap draw, 1..reps"
 	label variable beta3 "beta_3 of the draw (missing: not identified)"
 	quietly count if !missing(beta3)
@@ -66,12 +66,12 @@ program define lapboot, rclass
 		_pctile beta3, p(`level')
 		scalar `p_level' = r(r1)
 	}
-	if (`"`saving'"' != "") save `saving', replace
+	if (`"`saving'"' != "") save `"`saving'"', replace
 	if (`"`graph'"' != "" & `valid' > 0) {
 		capture noisily {
 			histogram beta3, xline(`=`p95'', lpattern(dot) lcolor(blue)) xline(`b3', lcolor(red)) ///
 				xtitle("beta_3, bootstrap draws") note("blue dotted: 95th percentile; red: in-sample beta_3")
-			graph export `graph', replace
+			graph export `"`graph'"', replace
 		}
 		if (_rc == 1) exit 1
 		if (_rc) di as text "(graph not exported, r(`=_rc'); the draws are saved)"

@@ -170,7 +170,7 @@ def test_bootstrap_saves_before_the_graph_and_runs_on_its_own():
     """Item 4: the draws are saved first, graph export cannot discard them, and master.do does not run the bootstrap
     (the driver runs do/04_bootstrap.do separately, so its failure keeps Steps 3-5)."""
     lapboot = code(ADO / "lapboot.ado")
-    assert lapboot.index("save `saving', replace") < lapboot.index("graph export")
+    assert lapboot.index("save `\"`saving'\"', replace") < lapboot.index("graph export")
     assert re.search(r"capture noisily \{\s*histogram beta3.*\n\s*graph export", lapboot)
     assert "04_bootstrap" not in code(DO / "master.do")
 
@@ -344,3 +344,18 @@ def test_positional_argument_before_the_comma_is_split_off_at_the_comma():
     callers = [line for command in ESTIMATORS + ["lapboot"] for line in joined_lines(ADO / f"{command}.ado")
                if line.startswith("_lapbias_sample ")]
     assert callers and all(line.startswith("_lapbias_sample `touse', ") for line in callers)
+
+
+def test_file_paths_in_ado_files_are_in_compound_quotes():
+    """Review: a path held in a macro (saving(), graph(), a tempfile) goes unquoted to save/use/postfile/graph export
+    in lapboot; syntax strips the quotes of a string option, so a results folder or a Windows temp folder with a
+    blank in its name ("My Project", "C:/Users/Jane Doe/...") stops the bootstrap with r(198)/r(603)."""
+    pattern = re.compile(r"^(?:if \(.*?\) )?(?:quietly |capture |noisily )*(save|use|graph export|postfile .+ using)\s+(\S+)")
+    seen = 0
+    for path in ADO.glob("*.ado"):
+        for line in joined_lines(path):
+            hit = pattern.match(line)
+            if hit:
+                seen += 1
+                assert hit.group(2).startswith('`"`'), f"{path.name}: unquoted path in {line!r}"
+    assert seen >= 6  # lapboot: save and use of the sample, postfile, use of the draws, saving(), graph export
