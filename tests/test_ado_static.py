@@ -359,3 +359,13 @@ def test_file_paths_in_ado_files_are_in_compound_quotes():
                 seen += 1
                 assert hit.group(2).startswith('`"`'), f"{path.name}: unquoted path in {line!r}"
     assert seen >= 6  # lapboot: save and use of the sample, postfile, use of the draws, saving(), graph export
+
+
+def test_latex_export_prints_interactions_with_labels_not_a_raw_hash():
+    """Review: without `label`, esttab writes the coefficient name c.mu_hat#c.lap into the .tex file; its tex
+    substitute() escapes only "_", so the raw "#" (LaTeX's macro parameter character) stops pdflatex. With `label`
+    esttab joins the variable labels with its tex interaction() default " $\\times$ " (estout CompileVarl)."""
+    tex = next(line for line in joined_lines(ADO / "_lapbias_export.ado") if "stata_`name'.tex" in line)
+    options = tex.split(",", 1)[1]
+    assert re.search(r"(^|\s)label(\s|$)", options) and "booktabs" in options
+    assert "interaction(" not in options or "times" in options
