@@ -5,7 +5,8 @@
 *   stata-mp -b do do/04_bootstrap.do "data/derived" "results" "logs" "ado" 10000 20251222 obs
 * 1-4 as in master.do; 5 = reps, 6 = seed, 7 = resampling unit (obs | entity): [estimate] bootstrap_reps,
 * bootstrap_seed and bootstrap_resample of the config. Stata's random stream is not numpy's, so p_boot agrees with
-* the Python engine within Monte Carlo error only.
+* the Python engine within Monte Carlo error only. Every number of stata_bootstrap.csv is written %21.0g (file
+* write's default shows about 9 digits, then e-notation: a 10-digit seed would come back wrong); missing is ".".
 version 15
 clear all
 set more off
@@ -54,6 +55,7 @@ tempname fh
 file open `fh' using `"`results'/stata_bootstrap.csv"', write replace text
 file write `fh' "b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n
 file write `fh' (strofreal(`b3', "%21.0g")) "," (strofreal(r(p_boot), "%21.0g")) "," (strofreal(r(p95), "%21.0g")) ///
-	"," (r(reps)) "," (r(seed)) ",`resample'," (r(N)) "," (r(n_unidentified)) _n
+	"," (strofreal(r(reps), "%21.0g")) "," (strofreal(r(seed), "%21.0g")) ",`resample'," ///
+	(strofreal(r(N), "%21.0g")) "," (strofreal(r(n_unidentified), "%21.0g")) _n
 file close `fh'
 log close lapbias_bootstrap

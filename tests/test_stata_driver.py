@@ -309,3 +309,25 @@ def test_pystata_path_sets_stata_working_directory_and_maps_errors(project, tmp_
     finally:
         for name in ("stata_setup", "pystata", "pystata.stata"):
             sys.modules.pop(name, None)
+
+
+def test_bootstrap_without_identified_draws_reads_statas_missing_values(tmp_path):
+    """Review: when no draw identifies beta_3, lapboot's r(p_boot) and r(p95) are missing and 04_bootstrap.do writes
+    them as Stata's "." (strofreal of missing); pandas reads "." as text, and comparing it with the draws' NaN raised a
+    TypeError (a traceback, not a note). A 10-digit seed must come back exactly (written %21.0g, not e-notation)."""
+    results = tmp_path / "results"
+    (results / "figures").mkdir(parents=True)
+    pyreadstat.write_dta(pd.DataFrame({"draw": np.arange(1, 6, dtype=np.int32), "beta3": np.full(5, np.nan)}),
+                         str(results / "stata_bootstrap_draws.dta"))
+    (results / "stata_bootstrap.csv").write_text("b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified\n"
+                                                 ".4142135623730951,.,.,5,2147483647,obs,120,5\n")
+    run = stata.StataRun()
+    stata._write_bootstrap(results, run)
+    summary = pd.read_csv(results / "bootstrap.csv").iloc[0]
+    assert np.isnan(summary["p_boot"]) and np.isnan(summary["p95"]) and summary["n_unidentified"] == 5
+    assert summary["seed"] == 2147483647 and summary["b3_in_sample"] == pytest.approx(0.4142135623730951, rel=1e-9)
+    assert run.notes == [], "missing in both summaries is agreement, not a difference"
+    boot = (ROOT / "do" / "04_bootstrap.do").read_text()
+    written = boot.split('"b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n', 1)[1].split("_n", 1)[0]
+    for field in ("r(p_boot)", "r(p95)", "r(reps)", "r(seed)", "r(N)", "r(n_unidentified)"):
+        assert f'(strofreal({field}, "%21.0g"))' in written, f"{field}: file write's default format has ~9 digits"

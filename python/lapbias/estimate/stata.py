@@ -309,13 +309,18 @@ def parse_esttab_csv(path: Path) -> pd.DataFrame:
     return pd.DataFrame(out, columns=RESULT_COLUMNS)
 
 
+def _stata_summary(results: Path) -> pd.Series:
+    """04_bootstrap.do's one-line summary; Stata writes a missing value (no identified draw: p_boot, p95) as "."."""
+    return pd.read_csv(results / "stata_bootstrap.csv", na_values=["."]).iloc[0]
+
+
 def read_bootstrap(results: Path):
     """Stata's bootstrap (stata_bootstrap.csv summary, stata_bootstrap_draws.dta draws) as a BootstrapResult, so that
     p_boot and p95 follow estimate/bootstrap.py's definitions; written as bootstrap.csv (engine "stata"),
     bootstrap_draws.csv and figures/bootstrap.png by `run_stata`."""
     from .bootstrap import BootstrapResult
 
-    summary = pd.read_csv(results / "stata_bootstrap.csv").iloc[0]
+    summary = _stata_summary(results)
     draws = pyreadstat.read_dta(str(results / "stata_bootstrap_draws.dta"))[0].sort_values("draw")
     if len(draws) != int(summary["B"]):
         raise StataError(f"{results / 'stata_bootstrap_draws.dta'} holds {len(draws)} draws, the summary says "
@@ -328,10 +333,11 @@ def _write_bootstrap(results: Path, run: StataRun) -> None:
     from .bootstrap import histogram
 
     result = read_bootstrap(results)
-    stata_summary = pd.read_csv(results / "stata_bootstrap.csv").iloc[0]
+    stata_summary = _stata_summary(results)
     for name in ("p_boot", "p95", "n_unidentified"):
-        ours = result.summary()[name].iloc[0]
-        if not math.isclose(ours, stata_summary[name], rel_tol=1e-9, abs_tol=1e-12):
+        ours, theirs = float(result.summary()[name].iloc[0]), float(stata_summary[name])
+        if not (math.isnan(ours) and math.isnan(theirs)) and not math.isclose(ours, theirs, rel_tol=1e-9,
+                                                                              abs_tol=1e-12):
             run.notes.append({"model": "bootstrap", "kind": "warning",
                               "detail": f"lapboot's {name} = {stata_summary[name]} differs from the draws' {ours}"})
     table = result.summary()
