@@ -350,7 +350,8 @@ def test_file_paths_in_ado_files_are_in_compound_quotes():
     """Review: a path held in a macro (saving(), graph(), a tempfile) goes unquoted to save/use/postfile/graph export
     in lapboot; syntax strips the quotes of a string option, so a results folder or a Windows temp folder with a
     blank in its name ("My Project", "C:/Users/Jane Doe/...") stops the bootstrap with r(198)/r(603)."""
-    pattern = re.compile(r"^(?:if \(.*?\) )?(?:quietly |capture |noisily )*(save|use|graph export|postfile .+ using)\s+(\S+)")
+    pattern = re.compile(r"^(?:if \(.*?\) )?(?:quietly |capture |noisily )*"
+                         r"(save|use|graph export|postfile .+ using)\s+(\S+)")
     seen = 0
     for path in ADO.glob("*.ado"):
         for line in joined_lines(path):
@@ -369,3 +370,25 @@ def test_latex_export_prints_interactions_with_labels_not_a_raw_hash():
     options = tex.split(",", 1)[1]
     assert re.search(r"(^|\s)label(\s|$)", options) and "booktabs" in options
     assert "interaction(" not in options or "times" in options
+
+
+def test_newey_lag_of_the_config_reaches_every_single_series_regression():
+    """Review: the Python engine uses [estimate] newey_lag (>= 0) for the single-series branch, but master.do had no
+    argument for it and 01/02 always used floor(4 (T/100)^(2/9)): with newey_lag set the engines disagreed."""
+    master = code(DO / "master.do")
+    assert "args data results logs ado dofiles lag" in master
+    assert re.search(r"01_validation\.do\"' .* pre validation `lag'", master)
+    assert re.search(r"02_detection\.do\"' .* pre detection `lag'", master)
+    assert re.search(r"03_placebo\.do\"' .* `\"`dofiles'\"' `lag'", master)
+    placebo = code(DO / "03_placebo.do")
+    assert "args data results single dofiles lag" in placebo
+    assert re.search(r"02_detection\.do\"' .* post placebo `lag'", placebo)
+    assert re.search(r"01_validation\.do\"' .* post placebo_validation `lag'", placebo)
+    validation = code(DO / "01_validation.do")
+    assert "args data results single sample name lag" in validation
+    assert "cond(`lag' >= 0, `lag', floor(4 * (r(N) / 100)^(2 / 9)))" in validation
+    detection = code(DO / "02_detection.do")
+    assert "args data results single sample name lag" in detection
+    assert "noabsorb time(period_num) lag(`lag')" in detection
+    for do_file in ("master.do", "01_validation.do", "02_detection.do", "03_placebo.do"):
+        assert 'if "`lag\'" == "" local lag -1' in code(DO / do_file), do_file

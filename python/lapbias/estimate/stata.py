@@ -362,7 +362,8 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
     ado, do = stata_files()
     run = StataRun()
     try:
-        _run(install, logs, do / "master.do", [str(data), str(results), str(logs), str(ado), str(do)])
+        _run(install, logs, do / "master.do", [str(data), str(results), str(logs), str(ado), str(do),
+                                              str(config.estimate.newey_lag)])
         steps_error = ""
     except StataError as err:
         steps_error = str(err)
