@@ -9,7 +9,7 @@
 program define lapbias, rclass
 	version 15
 	if replay() {
-		if ("`e(cmd2)'" != "lapbias") error 301
+		if ("`e(cmd2)'" != "lapbias" | "`e(lapbias_term)'" == "") error 301
 		syntax [, Level(cilevel) noHEADer]
 		if ("`header'" == "") `e(cmd)', level(`level')
 		Summary `level'

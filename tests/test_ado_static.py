@@ -392,3 +392,13 @@ def test_newey_lag_of_the_config_reaches_every_single_series_regression():
     assert "noabsorb time(period_num) lag(`lag')" in detection
     for do_file in ("master.do", "01_validation.do", "02_detection.do", "03_placebo.do"):
         assert 'if "`lag\'" == "" local lag -1' in code(DO / do_file), do_file
+
+
+def test_replay_needs_lapbias_own_results_not_only_cmd2():
+    """Review: _lapbias_rows sets e(cmd2) = "lapbias" on lapvalid's and 01_validation.do's reghdfe models too, so
+    `lapbias` typed after lapvalid replayed a beta_3 summary of missing values; replay needs e(lapbias_term)."""
+    replay = code(ADO / "lapbias.ado").split("if replay() {", 1)[1].split("_lapbias_deps", 1)[0]
+    guard = replay.splitlines()[1]
+    assert "error 301" in guard and "e(lapbias_term)" in guard and "e(cmd2)" in guard
+    assert 'estadd local lapbias_term "`term\'"' in code(ADO / "lapbias.ado")
+    assert "lapbias_term" not in code(ADO / "_lapbias_rows.ado") + code(ADO / "lapvalid.ado")
