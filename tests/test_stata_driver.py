@@ -7,6 +7,7 @@ and the Stata bootstrap draws becoming results/bootstrap.csv."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -328,6 +329,8 @@ def test_bootstrap_without_identified_draws_reads_statas_missing_values(tmp_path
     assert summary["seed"] == 2147483647 and summary["b3_in_sample"] == pytest.approx(0.4142135623730951, rel=1e-9)
     assert run.notes == [], "missing in both summaries is agreement, not a difference"
     boot = (ROOT / "do" / "04_bootstrap.do").read_text()
-    written = boot.split('"b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n', 1)[1].split("_n", 1)[0]
-    for field in ("r(p_boot)", "r(p95)", "r(reps)", "r(seed)", "r(N)", "r(n_unidentified)"):
-        assert f'(strofreal({field}, "%21.0g"))' in written, f"{field}: file write's default format has ~9 digits"
+    between = boot.split("\nlapboot outcome", 1)[1].split("file open", 1)[0]  # r() read before any other command
+    assert 'local line `line\',`=strofreal(r(`r\'), "%21.0g")\'' in between, "file write's default shows ~9 digits"
+    fields = re.findall(r"foreach r in ([\w ]+) \{", between)
+    assert fields == ["p_boot p95 reps seed", "N n_unidentified"] and "local line `line',`resample'" in between
+    assert '"b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n `"`line\'"\' _n' in boot
