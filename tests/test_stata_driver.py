@@ -334,3 +334,23 @@ def test_bootstrap_without_identified_draws_reads_statas_missing_values(tmp_path
     fields = re.findall(r"foreach r in ([\w ]+) \{", between)
     assert fields == ["p_boot p95 reps seed", "N n_unidentified"] and "local line `line',`resample'" in between
     assert '"b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n `"`line\'"\' _n' in boot
+
+
+def test_windows_batch_mode_passes_one_command_line_with_plain_quotes(tmp_path, monkeypatch):
+    """Review: the batch arguments carry Stata's own double quotes ('"C:/My Project/do/master.do"'). Given as a list
+    on Windows, subprocess (list2cmdline) escapes them as \\" and Stata reads the backslashes as part of the file name;
+    on Windows the command line is therefore handed over as one string, quotes as Stata expects them."""
+    seen = []
+
+    def fake_run(command, cwd, **kwargs):
+        seen.append(command)
+        (Path(cwd) / "master.log").write_text(". do master.do\nend of do-file\n")
+
+    monkeypatch.setattr(stata.subprocess, "run", fake_run)
+    monkeypatch.setattr(stata.sys, "platform", "win32")
+    exe, do_file = "C:/Program Files/Stata18/StataMP-64.exe", Path("C:/My Project/do/master.do")
+    stata._run_batch(exe, tmp_path, do_file, ["C:/My Project/data/derived", "-1"])
+    assert seen == [f'"{exe}" /e do "{do_file}" "C:/My Project/data/derived" "-1"']
+    monkeypatch.setattr(stata.sys, "platform", "linux")
+    stata._run_batch("/usr/local/stata18/stata-mp", tmp_path, do_file, ["a b"])
+    assert seen[1] == ["/usr/local/stata18/stata-mp", "-b", "do", f'"{do_file}"', '"a b"']

@@ -203,9 +203,12 @@ def batch_command(executable: str, do_file: Path, args: list[str]) -> list[str]:
 def _run_batch(executable: str, logs: Path, do_file: Path, args: list[str]) -> None:
     """Batch mode in a private working directory (the batch log is written there as <stem>.log), log moved to
     logs/stata_batch_<stem>.log and scanned for r(###);."""
+    command = batch_command(executable, do_file, args)
+    if sys.platform == "win32":  # a list would be joined by list2cmdline, which escapes Stata's quotes as \"
+        command = " ".join([f'"{executable}"', *command[1:]])
     work = Path(tempfile.mkdtemp(prefix="stata-run-", dir=logs))
     try:
-        subprocess.run(batch_command(executable, do_file, args), cwd=work, check=False,
+        subprocess.run(command, cwd=work, check=False,
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         log = work / f"{do_file.stem}.log"
         if not log.exists():
