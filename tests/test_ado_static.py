@@ -402,3 +402,14 @@ def test_replay_needs_lapbias_own_results_not_only_cmd2():
     assert "error 301" in guard and "e(lapbias_term)" in guard and "e(cmd2)" in guard
     assert 'estadd local lapbias_term "`term\'"' in code(ADO / "lapbias.ado")
     assert "lapbias_term" not in code(ADO / "_lapbias_rows.ado") + code(ADO / "lapvalid.ado")
+
+
+def test_clustvar_is_never_set_to_a_word_that_is_not_a_variable():
+    """Review: e(clustvar) is Stata's standard name for the cluster variables (reghdfe sets it when it clusters);
+    margins, vce(unconditional) and boottest read it. Setting it to "None" on an unclustered model sends them to a
+    variable None that does not exist (r(111)); _lapbias_rows sets it only to the cluster variables themselves."""
+    rows = code(ADO / "_lapbias_rows.ado")
+    assert '"None"' not in rows
+    line = next(line for line in rows.splitlines() if "estadd local clustvar" in line)
+    assert line.startswith('if ("`clustvar\'" != "") '), line
+    assert '"None"' not in (ADO / "lapbias.sthlp").read_text()
