@@ -413,3 +413,19 @@ def test_clustvar_is_never_set_to_a_word_that_is_not_a_variable():
     line = next(line for line in rows.splitlines() if "estadd local clustvar" in line)
     assert line.startswith('if ("`clustvar\'" != "") '), line
     assert '"None"' not in (ADO / "lapbias.sthlp").read_text()
+
+
+def test_single_series_tssets_only_the_estimation_sample():
+    """Review: `lapbias y f lap if firm == 1, noabsorb time(date)` on a panel ran tsset on every row, so the other
+    entities' dates were repeated time values (r(451)) although the series itself is fine (the Python engine fits the
+    subset). The noabsorb branch keeps the sample inside preserve before tsset, and e(sample) is carried back by the
+    row id (Mata st_store on the ids), not by position."""
+    lapbias = code(ADO / "lapbias.ado")
+    block = lapbias.split("capture noisily {", 1)[1].split("local rc = _rc", 1)[0]
+    assert re.search(r'if \("`noabsorb\'" != ""\) quietly keep if `touse\'\s*if \("`noabsorb\'" != ""\) quietly tsset `time\'',
+                     block)
+    assert "mata: `es' = st_data(., (\"`id'\", \"`esample'\"))" in block
+    after = lapbias.split("local rc = _rc", 1)[1].split("if (`rc') exit `rc'", 1)[0]
+    assert after.index("restore") < after.index("generate byte `esample' = 0")
+    assert "mata: st_store(`es'[., 1], \"`esample'\", `es'[., 2])" in after
+    assert after.index("st_store(") < after.index("estimates esample: if `esample' == 1, replace")
