@@ -12,9 +12,9 @@ logs/stata_steps.log and logs/stata_bootstrap.log, so no log overwrites another.
 do-file fails, so the log is scanned for Stata's error line `r(###);`.
 
 Steps 3-5 (master.do) and the bootstrap (04_bootstrap.do) are two Stata runs: a failed bootstrap becomes a note and
-keeps the Steps 3-5 tables. Every path and the bootstrap's reps, seed and resampling unit reach the do-files as
-arguments, and the ado/do files come from this package (a source checkout or the installed package data), so a run
-needs no copy of them in the project. Before a run every result file of either engine is removed from the output
+keeps the Steps 3-5 tables. Every path, [estimate] newey_lag and the bootstrap's reps, seed and resampling unit reach
+the do-files as arguments, and the ado/do files come from this package (a source checkout or the installed package
+data), so a run needs no copy of them in the project. Before a run every result file of either engine is removed from the output
 folder (`clear_results`), so no table of an earlier run, of either engine, survives; each table states its engine.
 
 Reading back: the do-files export every coefficient table with `_lapbias_export` (esttab csv plain, cells
