@@ -429,3 +429,15 @@ def test_single_series_tssets_only_the_estimation_sample():
     assert after.index("restore") < after.index("generate byte `esample' = 0")
     assert "mata: st_store(`es'[., 1], \"`esample'\", `es'[., 2])" in after
     assert after.index("st_store(") < after.index("estimates esample: if `esample' == 1, replace")
+
+
+def test_conflicting_vce_and_cluster_is_an_error_in_every_estimator():
+    """Review: lapplacebo passed both vce() and cluster() on to lapbias, whose r(198) it catches as "not estimable",
+    so a typing slip became 'placebo not estimable' instead of an error; each estimator refuses the pair up front."""
+    for command in ESTIMATORS:
+        text = code(ADO / f"{command}.ado")
+        check = text.index('if ("`cluster\'" != "" & "`vce\'" != "") {')
+        assert "exit 198" in text[check:check + 200], command
+        first_estimate = min(i for i in (text.find("capture noisily lapbias"), text.find("capture quietly reghdfe"),
+                                         text.find("`show' `cmd'")) if i >= 0)
+        assert check < first_estimate, command
