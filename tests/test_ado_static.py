@@ -109,7 +109,7 @@ def test_each_command_checks_its_dependencies_and_uses_the_one_sided_helper():
     for command in COMMANDS:
         assert "_lapbias_deps" in (ADO / f"{command}.ado").read_text()
     deps = (ADO / "_lapbias_deps.ado").read_text()
-    assert "ssc install `pkg'" in deps and "foreach pkg in reghdfe ftools estout" in deps
+    assert "ssc install `pkg'" in deps and "foreach pkg in require reghdfe ftools estout" in deps
     onesided = (ADO / "_lapbias_onesided.ado").read_text()
     assert "`p_two') / 2" in onesided and "1 - scalar(`p_two') / 2" in onesided
     assert "_lapbias_onesided `t3' `p_two'" in code(ADO / "lapbias.ado")  # scalar names, not values
@@ -441,3 +441,16 @@ def test_conflicting_vce_and_cluster_is_an_error_in_every_estimator():
         first_estimate = min(i for i in (text.find("capture noisily lapbias"), text.find("capture quietly reghdfe"),
                                          text.find("`show' `cmd'")) if i >= 0)
         assert check < first_estimate, command
+
+
+def test_require_package_of_reghdfe_613_is_checked_and_installed():
+    """Review: reghdfe 6.13 stops with r(9) unless the `require` package is installed. lapvalid, lapplacebo, lapboot
+    and the do-files run reghdfe under capture, so a missing `require` became "not estimable, r(9)" for every model
+    (every bootstrap draw unidentified) instead of one clear install message; the dependency check and the install
+    lines (README, lapbias stata-install) name it."""
+    from lapbias.estimate import stata
+
+    assert "foreach pkg in require " in code(ADO / "_lapbias_deps.ado")
+    assert "ssc install require, replace" in stata.install_instructions()
+    assert "ssc install require, replace" in (ROOT / "README.md").read_text()
+    assert "require" in (ADO / "lapbias.pkg").read_text()

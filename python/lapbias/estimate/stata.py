@@ -417,7 +417,8 @@ def install_instructions(copy_to: Path | None = None) -> str:
         ado, do = copy_to / "ado", copy_to / "do"
     return "\n".join([
         "* In Stata, once: the dependencies and lapbias's commands (help lapbias, lapvalid, lapplacebo, lapboot)",
-        "ssc install reghdfe, replace", "ssc install ftools, replace", "ssc install estout, replace",
+        "ssc install require, replace", "ssc install reghdfe, replace", "ssc install ftools, replace",
+        "ssc install estout, replace",
         f'net install lapbias, from("{ado}") replace', "help lapbias", "",
         "* The protocol's Steps 3-5, then the bootstrap, from the project folder (paths are arguments):",
         f'do "{do / "master.do"}" "data/derived" "results" "logs" "{ado}" "{do}"',
