@@ -2,14 +2,15 @@
 * lapbias: the lookahead-bias detection regression (Gao, Jiang, Yan; protocol Step 4)
 *   reghdfe depvar c.forecast##c.lap [weight], absorb(...) vce(...); one-sided test of beta_3 > 0.
 *   One time series (noabsorb time()): newey depvar c.forecast##c.lap, lag(L) force, L = floor(4 (T/100)^(2/9))
-*   unless lag() is given -- the Python engine's single-entity branch (python/lapbias/estimate/reghdfe.py _newey).
+*   unless lag() is given -- the Python engine's single-entity branch (python/lapbias/estimate/reghdfe.py _newey);
+*   inside preserve only the sample is kept and tsset, so the series may be one entity of a panel (if firm == 1).
 * Standardization rule, the same in both engines: z-scores (x - mean) / sd over the complete rows of the sample
 *   (if/in, depvar forecast lap, the weight, absorb and cluster variables non-missing), BEFORE reghdfe drops
 *   singletons -- as estimate/extended.py standardize_within is applied by estimate/bootstrap.py (Table V).
 program define lapbias, rclass
 	version 15
 	if replay() {
-		if ("`e(cmd2)'" != "lapbias") error 301
+		if ("`e(cmd2)'" != "lapbias" | "`e(lapbias_term)'" == "") error 301
 		syntax [, Level(cilevel) noHEADer]
 		if ("`header'" == "") `e(cmd)', level(`level')
 		Summary `level'
@@ -62,10 +63,12 @@ program define lapbias, rclass
 	local keep = "`standardize'`noabsorb'" != ""
 	if (`keep') {
 		tempvar id esample
+		tempname es
 		quietly generate long `id' = _n
 		preserve
 	}
 	capture noisily {
+		if ("`noabsorb'" != "") quietly keep if `touse'
 		if ("`noabsorb'" != "") quietly tsset `time'
 		if ("`standardize'" != "") {
 			foreach v in `depvar' `forecast' `lap' {
@@ -75,19 +78,17 @@ program define lapbias, rclass
 			}
 		}
 		`show' `cmd'
-		if (`keep') quietly sort `id'
+		if (`keep') {
+			quietly generate byte `esample' = e(sample)
+			mata: `es' = st_data(., ("`id'", "`esample'"))
+		}
 	}
 	local rc = _rc
 	if (`keep') {
-		if (!`rc') {
-			tempname es
-			quietly generate byte `esample' = e(sample)
-			mata: `es' = st_data(., "`esample'")
-		}
 		restore
 		if (!`rc') {
-			quietly generate byte `esample' = .
-			mata: st_store(., "`esample'", `es')
+			quietly generate byte `esample' = 0
+			mata: st_store(`es'[., 1], "`esample'", `es'[., 2])
 			mata: mata drop `es'
 			quietly estimates esample: if `esample' == 1, replace
 		}

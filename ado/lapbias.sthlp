@@ -108,7 +108,7 @@ again at the requested level, e.g. {cmd:lapbias, level(90)}. r() is set again.
 {synopt:{cmd:e(p_one)}, {cmd:e(p_two)}}one- and two-sided p-values of beta_3{p_end}
 {synopt:{cmd:e(lapbias_term)}}the interaction term, {cmd:c.}{it:forecast}{cmd:#c.}{it:lap}{p_end}
 {synopt:{cmd:e(entity_fe)}, {cmd:e(period_fe)}}"Yes"/"No": first / second absvar absorbed{p_end}
-{synopt:{cmd:e(clustvar)}}cluster variables, or "None"{p_end}
+{synopt:{cmd:e(clustvar)}}cluster variables (as reghdfe sets it; not set without clustering){p_end}
 {synopt:{cmd:e(standardized)}}"Yes"/"No"{p_end}
 {synopt:{cmd:e(predict)}}{cmd:lapbias_p} after {opt standardize} (refuses predict and margins){p_end}
 

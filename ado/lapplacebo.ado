@@ -9,6 +9,10 @@ program define lapplacebo, rclass
 	_lapbias_deps
 	syntax varlist(min=3 max=3 numeric) [if] [in] [fw aw pw], Absorb(string) DATE(varname numeric) ///
 		CUToff(string) [VCE(string) CLuster(varlist) Level(cilevel) ALpha(real 0.10) STore(name)]
+	if ("`cluster'" != "" & "`vce'" != "") {
+		di as error "give either vce() or cluster(), not both"
+		exit 198
+	}
 	tempname cut pass
 	scalar `cut' = date("`cutoff'", "YMD")
 	if missing(`cut') {

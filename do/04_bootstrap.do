@@ -5,7 +5,9 @@
 *   stata-mp -b do do/04_bootstrap.do "data/derived" "results" "logs" "ado" 10000 20251222 obs
 * 1-4 as in master.do; 5 = reps, 6 = seed, 7 = resampling unit (obs | entity): [estimate] bootstrap_reps,
 * bootstrap_seed and bootstrap_resample of the config. Stata's random stream is not numpy's, so p_boot agrees with
-* the Python engine within Monte Carlo error only.
+* the Python engine within Monte Carlo error only. Every number of stata_bootstrap.csv is written %21.0g (file
+* write's default shows about 9 digits, then e-notation: a 10-digit seed would come back wrong); missing is ".".
+* lapboot's r() are read into one line right after it, before any other command can replace r() (file read does).
 version 15
 clear all
 set more off
@@ -50,10 +52,16 @@ foreach v in outcome mu_hat lap {
 local unit = cond("`resample'" == "entity", "cluster(entity_num)", "")
 lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(`=strofreal(`b3', "%21.0g")') reps(`reps') seed(`seed') ///
 	`unit' saving(`"`results'/stata_bootstrap_draws.dta"') graph(`"`results'/figures/bootstrap_stata.png"')
+local line = strofreal(`b3', "%21.0g")
+foreach r in p_boot p95 reps seed {
+	local line `line',`=strofreal(r(`r'), "%21.0g")'
+}
+local line `line',`resample'
+foreach r in N n_unidentified {
+	local line `line',`=strofreal(r(`r'), "%21.0g")'
+}
 tempname fh
 file open `fh' using `"`results'/stata_bootstrap.csv"', write replace text
-file write `fh' "b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n
-file write `fh' (strofreal(`b3', "%21.0g")) "," (strofreal(r(p_boot), "%21.0g")) "," (strofreal(r(p95), "%21.0g")) ///
-	"," (r(reps)) "," (r(seed)) ",`resample'," (r(N)) "," (r(n_unidentified)) _n
+file write `fh' "b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n `"`line'"' _n
 file close `fh'
 log close lapbias_bootstrap

@@ -109,7 +109,7 @@ def test_each_command_checks_its_dependencies_and_uses_the_one_sided_helper():
     for command in COMMANDS:
         assert "_lapbias_deps" in (ADO / f"{command}.ado").read_text()
     deps = (ADO / "_lapbias_deps.ado").read_text()
-    assert "ssc install `pkg'" in deps and "foreach pkg in reghdfe ftools estout" in deps
+    assert "ssc install `pkg'" in deps and "foreach pkg in require reghdfe ftools estout" in deps
     onesided = (ADO / "_lapbias_onesided.ado").read_text()
     assert "`p_two') / 2" in onesided and "1 - scalar(`p_two') / 2" in onesided
     assert "_lapbias_onesided `t3' `p_two'" in code(ADO / "lapbias.ado")  # scalar names, not values
@@ -350,7 +350,8 @@ def test_file_paths_in_ado_files_are_in_compound_quotes():
     """Review: a path held in a macro (saving(), graph(), a tempfile) goes unquoted to save/use/postfile/graph export
     in lapboot; syntax strips the quotes of a string option, so a results folder or a Windows temp folder with a
     blank in its name ("My Project", "C:/Users/Jane Doe/...") stops the bootstrap with r(198)/r(603)."""
-    pattern = re.compile(r"^(?:quietly |capture |noisily )*(save|use|graph export|postfile .+ using)\s+(\S+)")
+    pattern = re.compile(r"^(?:if \(.*?\) )?(?:quietly |capture |noisily )*"
+                         r"(save|use|graph export|postfile .+ using)\s+(\S+)")
     seen = 0
     for path in ADO.glob("*.ado"):
         for line in joined_lines(path):
@@ -359,3 +360,97 @@ def test_file_paths_in_ado_files_are_in_compound_quotes():
                 seen += 1
                 assert hit.group(2).startswith('`"`'), f"{path.name}: unquoted path in {line!r}"
     assert seen >= 6  # lapboot: save and use of the sample, postfile, use of the draws, saving(), graph export
+
+
+def test_latex_export_prints_interactions_with_labels_not_a_raw_hash():
+    """Review: without `label`, esttab writes the coefficient name c.mu_hat#c.lap into the .tex file; its tex
+    substitute() escapes only "_", so the raw "#" (LaTeX's macro parameter character) stops pdflatex. With `label`
+    esttab joins the variable labels with its tex interaction() default " $\\times$ " (estout CompileVarl)."""
+    tex = next(line for line in joined_lines(ADO / "_lapbias_export.ado") if "stata_`name'.tex" in line)
+    options = tex.split(",", 1)[1]
+    assert re.search(r"(^|\s)label(\s|$)", options) and "booktabs" in options
+    assert "interaction(" not in options or "times" in options
+
+
+def test_newey_lag_of_the_config_reaches_every_single_series_regression():
+    """Review: the Python engine uses [estimate] newey_lag (>= 0) for the single-series branch, but master.do had no
+    argument for it and 01/02 always used floor(4 (T/100)^(2/9)): with newey_lag set the engines disagreed."""
+    master = code(DO / "master.do")
+    assert "args data results logs ado dofiles lag" in master
+    assert re.search(r"01_validation\.do\"' .* pre validation `lag'", master)
+    assert re.search(r"02_detection\.do\"' .* pre detection `lag'", master)
+    assert re.search(r"03_placebo\.do\"' .* `\"`dofiles'\"' `lag'", master)
+    placebo = code(DO / "03_placebo.do")
+    assert "args data results single dofiles lag" in placebo
+    assert re.search(r"02_detection\.do\"' .* post placebo `lag'", placebo)
+    assert re.search(r"01_validation\.do\"' .* post placebo_validation `lag'", placebo)
+    validation = code(DO / "01_validation.do")
+    assert "args data results single sample name lag" in validation
+    assert "cond(`lag' >= 0, `lag', floor(4 * (r(N) / 100)^(2 / 9)))" in validation
+    detection = code(DO / "02_detection.do")
+    assert "args data results single sample name lag" in detection
+    assert "noabsorb time(period_num) lag(`lag')" in detection
+    for do_file in ("master.do", "01_validation.do", "02_detection.do", "03_placebo.do"):
+        assert 'if "`lag\'" == "" local lag -1' in code(DO / do_file), do_file
+
+
+def test_replay_needs_lapbias_own_results_not_only_cmd2():
+    """Review: _lapbias_rows sets e(cmd2) = "lapbias" on lapvalid's and 01_validation.do's reghdfe models too, so
+    `lapbias` typed after lapvalid replayed a beta_3 summary of missing values; replay needs e(lapbias_term)."""
+    replay = code(ADO / "lapbias.ado").split("if replay() {", 1)[1].split("_lapbias_deps", 1)[0]
+    guard = replay.splitlines()[1]
+    assert "error 301" in guard and "e(lapbias_term)" in guard and "e(cmd2)" in guard
+    assert 'estadd local lapbias_term "`term\'"' in code(ADO / "lapbias.ado")
+    assert "lapbias_term" not in code(ADO / "_lapbias_rows.ado") + code(ADO / "lapvalid.ado")
+
+
+def test_clustvar_is_never_set_to_a_word_that_is_not_a_variable():
+    """Review: e(clustvar) is Stata's standard name for the cluster variables (reghdfe sets it when it clusters);
+    margins, vce(unconditional) and boottest read it. Setting it to "None" on an unclustered model sends them to a
+    variable None that does not exist (r(111)); _lapbias_rows sets it only to the cluster variables themselves."""
+    rows = code(ADO / "_lapbias_rows.ado")
+    assert '"None"' not in rows
+    line = next(line for line in rows.splitlines() if "estadd local clustvar" in line)
+    assert line.startswith('if ("`clustvar\'" != "") '), line
+    assert '"None"' not in (ADO / "lapbias.sthlp").read_text()
+
+
+def test_single_series_tssets_only_the_estimation_sample():
+    """Review: `lapbias y f lap if firm == 1, noabsorb time(date)` on a panel ran tsset on every row, so the other
+    entities' dates were repeated time values (r(451)) although the series itself is fine (the Python engine fits the
+    subset). The noabsorb branch keeps the sample inside preserve before tsset, and e(sample) is carried back by the
+    row id (Mata st_store on the ids), not by position."""
+    lapbias = code(ADO / "lapbias.ado")
+    block = lapbias.split("capture noisily {", 1)[1].split("local rc = _rc", 1)[0]
+    assert re.search(r'if \("`noabsorb\'" != ""\) quietly keep if `touse\'\s*if \("`noabsorb\'" != ""\) quietly tsset `time\'',
+                     block)
+    assert "mata: `es' = st_data(., (\"`id'\", \"`esample'\"))" in block
+    after = lapbias.split("local rc = _rc", 1)[1].split("if (`rc') exit `rc'", 1)[0]
+    assert after.index("restore") < after.index("generate byte `esample' = 0")
+    assert "mata: st_store(`es'[., 1], \"`esample'\", `es'[., 2])" in after
+    assert after.index("st_store(") < after.index("estimates esample: if `esample' == 1, replace")
+
+
+def test_conflicting_vce_and_cluster_is_an_error_in_every_estimator():
+    """Review: lapplacebo passed both vce() and cluster() on to lapbias, whose r(198) it catches as "not estimable",
+    so a typing slip became 'placebo not estimable' instead of an error; each estimator refuses the pair up front."""
+    for command in ESTIMATORS:
+        text = code(ADO / f"{command}.ado")
+        check = text.index('if ("`cluster\'" != "" & "`vce\'" != "") {')
+        assert "exit 198" in text[check:check + 200], command
+        first_estimate = min(i for i in (text.find("capture noisily lapbias"), text.find("capture quietly reghdfe"),
+                                         text.find("`show' `cmd'")) if i >= 0)
+        assert check < first_estimate, command
+
+
+def test_require_package_of_reghdfe_613_is_checked_and_installed():
+    """Review: reghdfe 6.13 stops with r(9) unless the `require` package is installed. lapvalid, lapplacebo, lapboot
+    and the do-files run reghdfe under capture, so a missing `require` became "not estimable, r(9)" for every model
+    (every bootstrap draw unidentified) instead of one clear install message; the dependency check and the install
+    lines (README, lapbias stata-install) name it."""
+    from lapbias.estimate import stata
+
+    assert "foreach pkg in require " in code(ADO / "_lapbias_deps.ado")
+    assert "ssc install require, replace" in stata.install_instructions()
+    assert "ssc install require, replace" in (ROOT / "README.md").read_text()
+    assert "require" in (ADO / "lapbias.pkg").read_text()

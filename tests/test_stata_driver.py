@@ -7,6 +7,7 @@ and the Stata bootstrap draws becoming results/bootstrap.csv."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def test_auto_finds_the_executable_and_results_round_trip(project, panel_files):
     calls = (layout.root / "standin_args.txt").read_text().splitlines()
     d, r, lg = (str(p.resolve()) for p in (layout.derived, layout.results, layout.logs))
     # paths and the config's bootstrap settings reach the do-files as arguments (items 11, 16)
-    assert calls == [f'-b do "{do}/master.do" "{d}" "{r}" "{lg}" "{ado}" "{do}"',
+    assert calls == [f'-b do "{do}/master.do" "{d}" "{r}" "{lg}" "{ado}" "{do}" "-1"',
                      f'-b do "{do}/04_bootstrap.do" "{d}" "{r}" "{lg}" "{ado}" "{REPS}" "7" "entity"']
     # batch logs and the do-files' own logs are distinct files (item 15)
     for log in ("stata_batch_master.log", "stata_batch_04_bootstrap.log", "stata_steps.log", "stata_bootstrap.log"):
@@ -309,3 +310,47 @@ def test_pystata_path_sets_stata_working_directory_and_maps_errors(project, tmp_
     finally:
         for name in ("stata_setup", "pystata", "pystata.stata"):
             sys.modules.pop(name, None)
+
+
+def test_bootstrap_without_identified_draws_reads_statas_missing_values(tmp_path):
+    """Review: when no draw identifies beta_3, lapboot's r(p_boot) and r(p95) are missing and 04_bootstrap.do writes
+    them as Stata's "." (strofreal of missing); pandas reads "." as text, and comparing it with the draws' NaN raised a
+    TypeError (a traceback, not a note). A 10-digit seed must come back exactly (written %21.0g, not e-notation)."""
+    results = tmp_path / "results"
+    (results / "figures").mkdir(parents=True)
+    pyreadstat.write_dta(pd.DataFrame({"draw": np.arange(1, 6, dtype=np.int32), "beta3": np.full(5, np.nan)}),
+                         str(results / "stata_bootstrap_draws.dta"))
+    (results / "stata_bootstrap.csv").write_text("b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified\n"
+                                                 ".4142135623730951,.,.,5,2147483647,obs,120,5\n")
+    run = stata.StataRun()
+    stata._write_bootstrap(results, run)
+    summary = pd.read_csv(results / "bootstrap.csv").iloc[0]
+    assert np.isnan(summary["p_boot"]) and np.isnan(summary["p95"]) and summary["n_unidentified"] == 5
+    assert summary["seed"] == 2147483647 and summary["b3_in_sample"] == pytest.approx(0.4142135623730951, rel=1e-9)
+    assert run.notes == [], "missing in both summaries is agreement, not a difference"
+    boot = (ROOT / "do" / "04_bootstrap.do").read_text()
+    between = boot.split("\nlapboot outcome", 1)[1].split("file open", 1)[0]  # r() read before any other command
+    assert 'local line `line\',`=strofreal(r(`r\'), "%21.0g")\'' in between, "file write's default shows ~9 digits"
+    fields = re.findall(r"foreach r in ([\w ]+) \{", between)
+    assert fields == ["p_boot p95 reps seed", "N n_unidentified"] and "local line `line',`resample'" in between
+    assert '"b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n `"`line\'"\' _n' in boot
+
+
+def test_windows_batch_mode_passes_one_command_line_with_plain_quotes(tmp_path, monkeypatch):
+    """Review: the batch arguments carry Stata's own double quotes ('"C:/My Project/do/master.do"'). Given as a list
+    on Windows, subprocess (list2cmdline) escapes them as \\" and Stata reads the backslashes as part of the file name;
+    on Windows the command line is therefore handed over as one string, quotes as Stata expects them."""
+    seen = []
+
+    def fake_run(command, cwd, **kwargs):
+        seen.append(command)
+        (Path(cwd) / "master.log").write_text(". do master.do\nend of do-file\n")
+
+    monkeypatch.setattr(stata.subprocess, "run", fake_run)
+    monkeypatch.setattr(stata.sys, "platform", "win32")
+    exe, do_file = "C:/Program Files/Stata18/StataMP-64.exe", Path("C:/My Project/do/master.do")
+    stata._run_batch(exe, tmp_path, do_file, ["C:/My Project/data/derived", "-1"])
+    assert seen == [f'"{exe}" /e do "{do_file}" "C:/My Project/data/derived" "-1"']
+    monkeypatch.setattr(stata.sys, "platform", "linux")
+    stata._run_batch("/usr/local/stata18/stata-mp", tmp_path, do_file, ["a b"])
+    assert seen[1] == ["/usr/local/stata18/stata-mp", "-b", "do", f'"{do_file}"', '"a b"']

@@ -12,9 +12,9 @@ logs/stata_steps.log and logs/stata_bootstrap.log, so no log overwrites another.
 do-file fails, so the log is scanned for Stata's error line `r(###);`.
 
 Steps 3-5 (master.do) and the bootstrap (04_bootstrap.do) are two Stata runs: a failed bootstrap becomes a note and
-keeps the Steps 3-5 tables. Every path and the bootstrap's reps, seed and resampling unit reach the do-files as
-arguments, and the ado/do files come from this package (a source checkout or the installed package data), so a run
-needs no copy of them in the project. Before a run every result file of either engine is removed from the output
+keeps the Steps 3-5 tables. Every path, [estimate] newey_lag and the bootstrap's reps, seed and resampling unit reach
+the do-files as arguments, and the ado/do files come from this package (a source checkout or the installed package
+data), so a run needs no copy of them in the project. Before a run every result file of either engine is removed from the output
 folder (`clear_results`), so no table of an earlier run, of either engine, survives; each table states its engine.
 
 Reading back: the do-files export every coefficient table with `_lapbias_export` (esttab csv plain, cells
@@ -203,9 +203,12 @@ def batch_command(executable: str, do_file: Path, args: list[str]) -> list[str]:
 def _run_batch(executable: str, logs: Path, do_file: Path, args: list[str]) -> None:
     """Batch mode in a private working directory (the batch log is written there as <stem>.log), log moved to
     logs/stata_batch_<stem>.log and scanned for r(###);."""
+    command = batch_command(executable, do_file, args)
+    if sys.platform == "win32":  # a list would be joined by list2cmdline, which escapes Stata's quotes as \"
+        command = " ".join([f'"{executable}"', *command[1:]])
     work = Path(tempfile.mkdtemp(prefix="stata-run-", dir=logs))
     try:
-        subprocess.run(batch_command(executable, do_file, args), cwd=work, check=False,
+        subprocess.run(command, cwd=work, check=False,
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         log = work / f"{do_file.stem}.log"
         if not log.exists():
@@ -309,13 +312,18 @@ def parse_esttab_csv(path: Path) -> pd.DataFrame:
     return pd.DataFrame(out, columns=RESULT_COLUMNS)
 
 
+def _stata_summary(results: Path) -> pd.Series:
+    """04_bootstrap.do's one-line summary; Stata writes a missing value (no identified draw: p_boot, p95) as "."."""
+    return pd.read_csv(results / "stata_bootstrap.csv", na_values=["."]).iloc[0]
+
+
 def read_bootstrap(results: Path):
     """Stata's bootstrap (stata_bootstrap.csv summary, stata_bootstrap_draws.dta draws) as a BootstrapResult, so that
     p_boot and p95 follow estimate/bootstrap.py's definitions; written as bootstrap.csv (engine "stata"),
     bootstrap_draws.csv and figures/bootstrap.png by `run_stata`."""
     from .bootstrap import BootstrapResult
 
-    summary = pd.read_csv(results / "stata_bootstrap.csv").iloc[0]
+    summary = _stata_summary(results)
     draws = pyreadstat.read_dta(str(results / "stata_bootstrap_draws.dta"))[0].sort_values("draw")
     if len(draws) != int(summary["B"]):
         raise StataError(f"{results / 'stata_bootstrap_draws.dta'} holds {len(draws)} draws, the summary says "
@@ -328,10 +336,11 @@ def _write_bootstrap(results: Path, run: StataRun) -> None:
     from .bootstrap import histogram
 
     result = read_bootstrap(results)
-    stata_summary = pd.read_csv(results / "stata_bootstrap.csv").iloc[0]
+    stata_summary = _stata_summary(results)
     for name in ("p_boot", "p95", "n_unidentified"):
-        ours = result.summary()[name].iloc[0]
-        if not math.isclose(ours, stata_summary[name], rel_tol=1e-9, abs_tol=1e-12):
+        ours, theirs = float(result.summary()[name].iloc[0]), float(stata_summary[name])
+        if not (math.isnan(ours) and math.isnan(theirs)) and not math.isclose(ours, theirs, rel_tol=1e-9,
+                                                                              abs_tol=1e-12):
             run.notes.append({"model": "bootstrap", "kind": "warning",
                               "detail": f"lapboot's {name} = {stata_summary[name]} differs from the draws' {ours}"})
     table = result.summary()
@@ -356,7 +365,8 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
     ado, do = stata_files()
     run = StataRun()
     try:
-        _run(install, logs, do / "master.do", [str(data), str(results), str(logs), str(ado), str(do)])
+        _run(install, logs, do / "master.do", [str(data), str(results), str(logs), str(ado), str(do),
+                                              str(config.estimate.newey_lag)])
         steps_error = ""
     except StataError as err:
         steps_error = str(err)
@@ -407,7 +417,8 @@ def install_instructions(copy_to: Path | None = None) -> str:
         ado, do = copy_to / "ado", copy_to / "do"
     return "\n".join([
         "* In Stata, once: the dependencies and lapbias's commands (help lapbias, lapvalid, lapplacebo, lapboot)",
-        "ssc install reghdfe, replace", "ssc install ftools, replace", "ssc install estout, replace",
+        "ssc install require, replace", "ssc install reghdfe, replace", "ssc install ftools, replace",
+        "ssc install estout, replace",
         f'net install lapbias, from("{ado}") replace', "help lapbias", "",
         "* The protocol's Steps 3-5, then the bootstrap, from the project folder (paths are arguments):",
         f'do "{do / "master.do"}" "data/derived" "results" "logs" "{ado}" "{do}"',
