@@ -118,6 +118,10 @@ class ModelConfig:
 class StudyConfig:
     cutoff: str = ""
     """Training cutoff of the exact frozen model version (model card); pre = target_date <= cutoff."""
+    release_date: str = ""
+    """Optional release date of the model version (YYYY-MM-DD, after the cutoff). Rows with cutoff < target_date
+    <= release_date belong to neither sample (paper Table A.1: chat tuning between cutoff and release can add
+    later knowledge); post = target_date > release_date. "" = no gap."""
     horizon: str = "1 trading day"
     frequency: str = "day"
     """Realization-period frequency for the time fixed effect: day (trading day), week, month, quarter, year."""
@@ -133,6 +137,20 @@ class StudyConfig:
                 f"[study] cutoff = {self.cutoff!r} is not a date in YYYY-MM-DD form "
                 "(the training cutoff of the exact model version, from its model card)"
             ) from None
+
+    @property
+    def release_date_date(self) -> dt.date | None:
+        if not self.release_date:
+            return None
+        try:
+            release = dt.date.fromisoformat(self.release_date)
+        except ValueError:
+            raise ConfigError(f"[study] release_date = {self.release_date!r} is not a date in YYYY-MM-DD form "
+                              "(the model version's release date, e.g. release_date = 2024-11-01)") from None
+        if release <= self.cutoff_date:
+            raise ConfigError(f"[study] release_date = {self.release_date} is not after cutoff = {self.cutoff}; "
+                              "the release date must be later than the training cutoff (or leave it out)")
+        return release
 
 
 @dataclass(frozen=True)
@@ -287,6 +305,8 @@ def _section(name: str, cls: type, values: dict[str, Any]) -> Any:
             if isinstance(value, str) or not all(isinstance(url, str) for url in value):
                 raise ConfigError('[model] base_urls must be a list of URLs, e.g. ["http://127.0.0.1:8000/v1"]')
             value = tuple(value)
+        if cls is StudyConfig and key in ("cutoff", "release_date") and isinstance(value, dt.date):
+            value = value.isoformat()  # a TOML date (cutoff = 2024-06-30) as well as a "YYYY-MM-DD" string
         if known[key].type == "bool" and not isinstance(value, bool):
             # A quoted "false" would otherwise count as true (e.g. consent to send texts off this machine).
             raise ConfigError(f"[{name}] {key} = {value!r}; it must be true or false (TOML booleans, no quotes)")
@@ -333,6 +353,10 @@ def _check(config: RunConfig) -> RunConfig:
         )
     if config.study.cutoff:
         config.study.cutoff_date  # raises ConfigError when malformed
+    if config.study.release_date:
+        if not config.study.cutoff:
+            raise ConfigError("[study] release_date is set but cutoff is not; set cutoff = YYYY-MM-DD as well")
+        config.study.release_date_date  # raises ConfigError when malformed or not after the cutoff
     return config
 
 

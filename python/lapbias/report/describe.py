@@ -23,14 +23,19 @@ def lap_distribution(panel: pd.DataFrame) -> pd.DataFrame:
 
 
 def recall_checks(panel: pd.DataFrame) -> pd.DataFrame:
-    """Protocol Step 2: censoring share per label and residual mass, per sample, over unique recall queries."""
+    """Protocol Step 2: censoring share per label and residual mass, per sample, over unique recall queries;
+    `exact` = share of queries with exact label probabilities (local backends: never censored);
+    `censoring_bound_max` = the largest probability a token of a censored label could have (exp of the k-th
+    log-prob, max over the queries with a censored label; empty when none is censored)."""
     rows = []
     queries = panel.drop_duplicates(["entity_id", "target_date"])
     for sample, flag in SAMPLES.items():
         part = queries[queries["post"] == flag]
-        rows.append({"sample": sample, "n_queries": len(part),
+        censored = part[["censored_up", "censored_down", "censored_unknown"]].any(axis=1)
+        rows.append({"sample": sample, "n_queries": len(part), "exact": part["lap_exact"].mean(),
                      "censored_up": part["censored_up"].mean(), "censored_down": part["censored_down"].mean(),
                      "censored_unknown": part["censored_unknown"].mean(),
+                     "censoring_bound_max": part.loc[censored, "censoring_bound"].max(),
                      "residual_mass_mean": part["residual_mass"].mean(),
                      "residual_mass_max": part["residual_mass"].max()})
     return pd.DataFrame(rows)
@@ -45,6 +50,8 @@ def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, forecast: pd.
         ("rows in the panel", len(panel)),
         ("rows pre-cutoff", int((panel["post"] == 0).sum())),
         ("rows post-cutoff", int((panel["post"] == 1).sum())),
+        ("rows in the release-date gap (cutoff < target date ≤ release date: neither sample)",
+         int(panel["release_gap"].sum())),
         ("entities", int(panel["entity_id"].nunique())),
         ("realization periods", int(panel["period_num"].nunique())),
         ("first target date", f"{panel['target_date'].min():%Y-%m-%d}"),
