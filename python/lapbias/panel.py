@@ -147,8 +147,10 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
                           ["row_id"], "forecast")
     recall_columns = ["entity_id", "target_date", "p_up", "p_down", "p_unknown", "ud", "residual_mass", "lap",
                       "censored_up", "censored_down", "censored_unknown", "censoring_bound"]
-    recall = recall.assign(lap_approximated=recall.get("approximated", False)).astype({"lap_approximated": bool})
-    recall = recall.rename(columns={"exact": "lap_exact"})
+    # A recall.parquet from before exact label probabilities: top-k sums, censoring bound unknown.
+    recall = recall.assign(lap_approximated=recall.get("approximated", False), lap_exact=recall.get("exact", False),
+                           censoring_bound=recall.get("censoring_bound", np.nan)
+                           ).astype({"lap_approximated": bool, "lap_exact": bool})
     recall_columns += ["lap_approximated", "lap_exact"]
     panel = merge_checked(panel, recall[recall_columns].rename(columns={"lap": "lap_recall"}),
                           ["entity_id", "target_date"], "recall")
