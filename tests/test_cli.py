@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from lapbias.cli import main
 
-SUBCOMMANDS = ["validate", "forecast", "recall", "minkprob", "panel", "estimate", "report", "run", "demo", "rebuild",
+SUBCOMMANDS = ["init", "validate", "forecast", "recall", "minkprob", "panel", "estimate", "report", "run", "demo", "rebuild",
                "reghdfe"]
 
 

@@ -374,9 +374,22 @@ def from_dict(values: dict[str, Any]) -> RunConfig:
     return _check(RunConfig(root=str(root), **sections))
 
 
+DATA_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".dta", ".xlsx", ".xls", ".json", ".jsonl", ".feather")
+
+
+def not_a_config(path: Path) -> str:
+    """What to say when a data file is given where a run configuration is expected."""
+    return (f"{path} is a data file, not a run configuration: lapbias commands take a TOML config whose [data] "
+            f"path names the data file. Write one with `lapbias init {path}` (it guesses the column map; then set "
+            f"[study] cutoff) and run `lapbias validate {path.stem}.toml`")
+
+
 def load(path: str | Path) -> RunConfig:
-    """Read a TOML run configuration; a missing file or a TOML syntax error is a one-line ConfigError."""
+    """Read a TOML run configuration; a data file in its place, a missing file or a TOML syntax error is a
+    one-line ConfigError."""
     path = Path(path)
+    if path.suffix.lower() in DATA_SUFFIXES:
+        raise ConfigError(not_a_config(path))
     if not path.exists():
         raise ConfigError(f"config file {path} does not exist")
     try:
