@@ -134,3 +134,20 @@ def test_http_recall_keeps_top_k_and_states_the_censoring_bound(tmp_path):
     assert row.censoring_bound == pytest.approx(0.1)  # "unknown" is below the 3rd candidate's probability
     warning = recall.censoring_warnings(pd.DataFrame([row._asdict()]), config)
     assert len(warning) == 1 and "below 0.1" in warning[0]
+
+
+def test_report_states_the_censoring_bound_and_the_exact_share():
+    from lapbias.report.describe import lap_distribution, recall_checks
+    from lapbias.report.markdown import lap_flags
+
+    panel = pd.DataFrame({
+        "entity_id": ["A", "B", "C", "D"], "target_date": pd.to_datetime(["2024-01-02"] * 4), "post": [0, 0, 0, 1],
+        "censored_up": False, "censored_down": False, "censored_unknown": [True, True, False, False],
+        "censoring_bound": [0.012, 0.009, 0.5, 0.3], "lap_exact": [False, False, False, True],
+        "residual_mass": 0.5, "lap_recall": 0.1, "lap_mink": 0.0})
+    checks = recall_checks(panel).set_index("sample")
+    assert checks.loc["pre", "censoring_bound_max"] == 0.012  # over the queries with a censored label only
+    assert checks.loc["pre", "exact"] == 0 and checks.loc["post", "exact"] == 1
+    assert pd.isna(checks.loc["post", "censoring_bound_max"])
+    flags = lap_flags(lap_distribution(panel), checks.reset_index(), from_dict({}))
+    assert any("label 'unknown'" in f and "probability below 0.012" in f for f in flags)

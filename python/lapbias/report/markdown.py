@@ -42,9 +42,13 @@ def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, confi
             if share > config.recall.censoring_warning:
                 flags.append(f"Heavy censoring ({row.sample}): label '{label}' is outside the top-"
                              f"{config.recall.top_logprobs} log-probs in {share:.0%} of recall queries; its mass is "
-                             f"counted as 0 (each of its tokens has probability below {row.censoring_bound_max:.3g}"
-                             "), so LAP understates recall there.")
+                             f"counted as 0{_bound(row.censoring_bound_max)}, so LAP understates recall there.")
     return flags
+
+
+def _bound(bound: float) -> str:
+    """How large a censored label's token could be (recall `censoring_bound`; NaN for sampled answers)."""
+    return f" (each of its tokens has probability below {bound:.3g})" if pd.notna(bound) else ""
 
 
 def _release_gap(config: RunConfig) -> str:

@@ -192,7 +192,8 @@ def censoring_warnings(recall: pd.DataFrame, config: RunConfig) -> list[str]:
         share = float(recall[column].mean()) if len(recall) else 0.0
         if share > config.recall.censoring_warning:
             bound = recall.loc[recall[column], "censoring_bound"].max()
+            below = f" (each of its tokens below {bound:.3g} there)" if pd.notna(bound) else ""  # NaN: sampled
             out.append(f"recall label {label!r} is absent from the top-{config.recall.top_logprobs} log-probs in "
-                       f"{share:.0%} of queries: its probability is censored (each of its tokens below "
-                       f"{bound:.3g} there), and LAP understates recall there")
+                       f"{share:.0%} of queries: its probability is censored{below}, and LAP understates recall "
+                       "there")
     return out
