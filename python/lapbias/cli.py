@@ -167,6 +167,35 @@ def main(debug: bool) -> None:
 
 # ---- Step 0 / input ---------------------------------------------------------------------------------------------
 @main.command()
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the config (default: DATA's name with .toml, in the current folder).")
+@click.option("--force", is_flag=True, help="Overwrite an existing config file.")
+def init(data: str, output: str | None, force: bool) -> None:
+    """Write a commented starter config for a data file: column map guessed from its header, cutoff a TODO.
+
+    \b
+    Example:
+      lapbias init my_panel.csv                # writes my_panel.toml; set [study] cutoff, then
+      lapbias validate my_panel.toml
+    """
+    from .data import starter
+
+    target = Path(output or f"{Path(data).stem}.toml")
+    if target.exists() and not force:
+        raise LapbiasError(f"{target} already exists; choose another --output or add --force to overwrite it")
+    columns = starter.header(data)
+    guessed = starter.guess_columns(columns)
+    write_text(target, starter.render(data, columns, guessed))
+    click.echo(f"wrote {target} for {data}; column map (protocol column <- your column):")
+    for name, found in guessed.items():
+        shown = "NOT FOUND: name it in [data.columns]" if found is None else found
+        click.echo(f"  {name:<12} <- {shown}")
+    click.echo(f"next: set [study] cutoff (the model's training cutoff) and check the [forecast] prompt in {target}, "
+               f"then run `lapbias validate {target}`")
+
+
+@main.command()
 @config_argument
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
 @click.option("--seed", type=int, default=SAMPLE_SEED, show_default=True, help="Seed of the subsample.")

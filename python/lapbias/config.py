@@ -185,7 +185,9 @@ class StudyConfig(Section):
     """Training cutoff of the exact frozen model version (model card); pre = target_date <= cutoff. A TOML date
     (cutoff = 2024-06-30) or the text "2024-06-30"."""
     release_date: IsoDate = ""
-    """Public release date of the model version ("" = unknown); after the cutoff."""
+    """Optional release date of the model version (after the cutoff). Rows with cutoff < target_date <=
+    release_date belong to neither sample (paper Table A.1: chat tuning between cutoff and release can add later
+    knowledge); post = target_date > release_date. "" = no gap."""
     horizon: str = "1 trading day"
     frequency: Literal["day", "week", "month", "quarter", "year"] = "day"
     """Realization-period frequency for the time fixed effect: day (trading day), week, month, quarter, year."""
@@ -470,9 +472,22 @@ def from_dict(values: dict[str, Any]) -> RunConfig:
         raise ConfigError("\n".join(lines)) from None
 
 
+DATA_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".dta", ".xlsx", ".xls", ".json", ".jsonl", ".feather")
+
+
+def not_a_config(path: Path) -> str:
+    """What to say when a data file is given where a run configuration is expected."""
+    return (f"{path} is a data file, not a run configuration: lapbias commands take a TOML config whose [data] "
+            f"path names the data file. Write one with `lapbias init {path}` (it guesses the column map; then set "
+            f"[study] cutoff) and run `lapbias validate {path.stem}.toml`")
+
+
 def load(path: str | Path) -> RunConfig:
-    """Read a TOML run configuration; a missing or unreadable file or a TOML syntax error is a ConfigError."""
+    """Read a TOML run configuration; a data file in its place, a missing file or a TOML syntax error is a
+    one-line ConfigError."""
     path = Path(path)
+    if path.suffix.lower() in DATA_SUFFIXES:
+        raise ConfigError(not_a_config(path))
     if not path.exists():
         raise ConfigError(f"config file {path} does not exist")
     if not path.is_file():

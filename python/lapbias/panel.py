@@ -2,8 +2,9 @@
 
 Merge the forecast on row_id and the recall on (entity_id, target_date) — many-to-one — and Min-K% on row_id
 onto the validated input; fail if a merge changes the row count. Encode entity and realization period as integer
-ids (entity_num, period_num), choose `lap`, flag post-cutoff rows, compute high_lap, and export panel.parquet,
-panel_pre.dta and panel_post.dta (pyreadstat, labelled variables, Stata dates).
+ids (entity_num, period_num), choose `lap`, flag post-cutoff rows (leaving out the release-date gap, `split`),
+compute high_lap, and export panel.parquet, panel_pre.dta and panel_post.dta (pyreadstat, labelled variables,
+Stata dates).
 
 high_lap is computed within each sample (pre against the pre-cutoff median, post against the post-cutoff
 median), because the validation regression is a median split of the sample it runs on (Step 3 on pre, Step 5
@@ -51,7 +52,10 @@ LABELS = {
     "entity_num": "Entity id (integer)",
     "period_num": "Realization period id (integer)",
     "period": "Realization period",
-    "post": "Target date after the training cutoff",
+    "post": "Target date after the cutoff (after the release date when set)",
+    "release_gap": "Target date between cutoff and release date (neither sample)",
+    "lap_exact": "Recall label probabilities exact (full distribution)",
+    "censoring_bound": "Largest probability of a token outside the recall top-k",
     "high_lap": "LAP above the sample median",
 }
 DTA_EXCLUDED = ("text", "response", "label", "cache_key")
@@ -66,7 +70,9 @@ class PanelResult:
 
     def summary(self) -> str:
         post = self.panel["post"] == 1
-        return (f"{len(self.panel)} rows ({int((~post).sum())} pre-cutoff, {int(post.sum())} post-cutoff), "
+        gap = int(self.panel["release_gap"].sum())
+        return (f"{len(self.panel)} rows ({int((self.panel['post'] == 0).sum())} pre-cutoff, {int(post.sum())} "
+                f"post-cutoff{f', {gap} in the release-date gap (neither sample)' if gap else ''}), "
                 f"{self.panel['entity_num'].max()} entities, {self.panel['period_num'].max()} periods")
 
 
@@ -142,9 +148,12 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
     panel = merge_checked(inputs, forecast[["row_id", "mu_hat", "label", "parsed", "p_first", "confidence"]],
                           ["row_id"], "forecast")
     recall_columns = ["entity_id", "target_date", "p_up", "p_down", "p_unknown", "ud", "residual_mass", "lap",
-                      "censored_up", "censored_down", "censored_unknown"]
-    recall = recall.assign(lap_approximated=recall.get("approximated", False)).astype({"lap_approximated": bool})
-    recall_columns.append("lap_approximated")
+                      "censored_up", "censored_down", "censored_unknown", "censoring_bound"]
+    # A recall.parquet from before exact label probabilities: top-k sums, censoring bound unknown.
+    recall = recall.assign(lap_approximated=recall.get("approximated", False), lap_exact=recall.get("exact", False),
+                           censoring_bound=recall.get("censoring_bound", np.nan)
+                           ).astype({"lap_approximated": bool, "lap_exact": bool})
+    recall_columns += ["lap_approximated", "lap_exact"]
     panel = merge_checked(panel, recall[recall_columns].rename(columns={"lap": "lap_recall"}),
                           ["entity_id", "target_date"], "recall")
     if minkprob is not None:
@@ -155,11 +164,25 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
     panel["entity_num"] = integer_ids(panel["entity_id"])
     panel["period"], start = period_labels(panel["target_date"], config.study.frequency)
     panel["period_num"] = integer_ids(start)
-    panel["post"] = (panel["target_date"] > pd.Timestamp(config.study.cutoff_date)).astype("int8")
+    panel["release_gap"], panel["post"] = split(panel["target_date"], config)
     panel["high_lap"] = pd.Series(pd.NA, index=panel.index, dtype="Int8")
-    for _, sample in panel.groupby("post"):
+    for _, sample in panel.groupby("post"):  # release-gap rows (post missing) are in no group
         panel.loc[sample.index, "high_lap"] = high_lap_flags(sample, config.panel.high_lap)
     return panel
+
+
+def split(target_date: pd.Series, config: RunConfig) -> tuple[pd.Series, pd.Series]:
+    """(release_gap, post): post = 0 if target_date <= cutoff, 1 if target_date > release_date (> cutoff when no
+    release date is set), missing in the release-date gap cutoff < target_date <= release_date, whose rows
+    belong to neither sample (paper Table A.1); release_gap (int8) flags them."""
+    cutoff = pd.Timestamp(config.study.cutoff_date)
+    release = config.study.release_date_value
+    if release is None:
+        gap = pd.Series(False, index=target_date.index)
+    else:
+        gap = (target_date > cutoff) & (target_date <= pd.Timestamp(release))
+    post = (target_date > cutoff).astype("Int8").mask(gap)
+    return gap.astype("int8"), post
 
 
 def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:

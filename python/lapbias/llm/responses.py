@@ -61,23 +61,39 @@ def _candidates(values: Any, where: str, nullable: bool, one_position: bool) -> 
     return None
 
 
+def _exact_labels(labels: Any) -> str | None:
+    """Exact label probabilities (signals/recall.py ask_exact): {label: [[id, token, logprob], ...]}, every
+    log-prob <= 0, and the distinct token ids of all labels together at most probability 1 (one position)."""
+    if labels is None:
+        return None
+    if not isinstance(labels, dict):
+        return f"response labels is {type(labels).__name__}, not an object of label -> tokens"
+    for label, values in labels.items():
+        problem = _candidates(values, f"response labels[{label!r}]", nullable=False, one_position=False)
+        if problem:
+            return problem
+    every = [v for values in labels.values() for v in values]
+    return _candidates(every, "response labels (all labels)", nullable=False, one_position=True)
+
+
 def check_response(task: str, response: Any) -> str | None:
     """What breaks the schema or the laws of a `task` response, or None (unknown tasks are not checked)."""
     if task not in ("forecast", "recall", "minkprob"):
         return None
     if not isinstance(response, dict):
         return f"response is a JSON {type(response).__name__}, not an object"
-    needed = {"forecast": ("text", "first_token", "first_top"), "recall": ("top",), "minkprob": ("tokens",)}[task]
+    needed = {"forecast": ("text", "tokens", "first_top"), "recall": ("top",), "minkprob": ("tokens",)}[task]
     missing = [k for k in needed if k not in response]
     if missing:
         return f"response lacks key(s) {missing}"
     if task == "forecast":
         if not isinstance(response["text"], str):
             return "response text is not a string"
-        return (_candidate(response["first_token"], "response first_token", nullable=True)
+        return (_candidates(response["tokens"], "response tokens", nullable=True, one_position=False)
                 or _candidates(response["first_top"], "response first_top", nullable=True, one_position=True))
     if task == "recall":
-        problem = _candidates(response["top"], "response top", nullable=False, one_position=True)
+        problem = (_candidates(response["top"], "response top", nullable=False, one_position=True)
+                   or _exact_labels(response.get("labels")))
         n_samples = response.get("n_samples", 0)
         if not problem and (isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 0):
             problem = f"response n_samples = {n_samples!r} is not a count"

@@ -47,8 +47,20 @@ def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, confi
             if share > config.recall.censoring_warning:
                 flags.append(f"Heavy censoring ({row.sample}): label '{label}' is outside the top-"
                              f"{config.recall.top_logprobs} log-probs in {share:.0%} of recall queries; its mass is "
-                             "counted as 0, so LAP understates recall there.")
+                             f"counted as 0{_bound(row.censoring_bound_max)}, so LAP understates recall there.")
     return flags
+
+
+def _bound(bound: float) -> str:
+    """How large a censored label's token could be (recall `censoring_bound`; NaN for sampled answers)."""
+    return f" (each of its tokens has probability below {bound:.3g})" if pd.notna(bound) else ""
+
+
+def _release_gap(config: RunConfig) -> str:
+    if not config.study.release_date:
+        return ""
+    return (f"; release date {config.study.release_date} (post-cutoff = target_date > release date; the rows in "
+            "between belong to neither sample, paper Table A.1)")
 
 
 def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str,
@@ -58,8 +70,9 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     lines = [
         "# Lookahead-bias test report", "",
         f"Model `{config.model.model_id}` ({config.model.backend} backend); training cutoff {config.study.cutoff} "
-        f"(pre-cutoff = target_date ≤ cutoff); horizon {config.study.horizon}; period fixed effect by "
-        f"{config.study.frequency}; LAP measure in the regressions: `{config.estimate.lap_measure}`; high_lap by "
+        f"(pre-cutoff = target_date ≤ cutoff){_release_gap(config)}; horizon {config.study.horizon}; period fixed "
+        f"effect by {config.study.frequency}; LAP measure in the regressions: `{config.estimate.lap_measure}`; "
+        "high_lap by "
         f"{'pooled median' if config.panel.high_lap == 'pooled' else 'median of entity-mean LAP'} within each "
         f"sample. Estimation engine: **{engine}** (reghdfe conventions: absorb(entity_num period_num), "
         "cluster(entity_num), singletons dropped, t-based p-values with reghdfe's residual df).", "",
