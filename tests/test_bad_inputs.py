@@ -179,6 +179,39 @@ INPUT_CASES = [  # (id, file content, extra config, exit code, message fragment)
     ("binary_file", bytes(range(256)) * 4, "", 2, "cannot be read as csv"),
     ("mapping_to_missing_column", csv_text(), '[data.columns]\noutcome = "ret"\n', 2,
      "required column 'outcome' (mapped to 'ret' by [data.columns]) is missing"),
+    # round 2 (a hostile user before the next trial): encodings, separators, spreadsheet habits, row rules
+    ("latin1_text", csv_text(replace=("headline 1 2", "caf\xe9")).encode("latin-1"), "", 2,
+     "is not UTF-8 text (line 3: byte b'\\xe9'); save it as UTF-8"),
+    ("utf16_file", csv_text().encode("utf-16"), "", 2, "is not UTF-8 text (line 1: byte b'\\xff')"),
+    ("utf8_bom", "\ufeff" + csv_text(), "", 0, "6 rows kept"),
+    ("semicolon_separated", csv_text().replace(",", ";"), "", 2, "it looks separated by semicolons"),
+    ("tab_separated", csv_text().replace(",", "\t"), "", 2, "it looks separated by tabs"),
+    ("quoted_newline_in_text", csv_text(replace=("headline 1 2", '"two\nlines"')), "", 0, "6 rows kept"),
+    ("crlf_line_ends", csv_text().replace("\n", "\r\n"), "", 0, "6 rows kept"),
+    ("excel_us_dates", csv_text(replace=("2024-03-02,2024-03-03", "03/02/2024,03/03/2024")), "", 2,
+     "example row_id r12: '03/02/2024'"),
+    ("excel_serial_dates", csv_text(replace=("2024-03-02,", "45353,")), "", 2, "example row_id r12: '45353'"),
+    ("slash_dates", csv_text(replace=("2024-03-02,", "2024/03/02,")), "", 2, "not dates in YYYY-MM-DD form"),
+    ("thousands_separator", csv_text(replace=(",-0.5", ',"1,234.5"')), "", 2, "(example row_id r12: '1,234.5')"),
+    ("decimal_comma", csv_text(replace=(",-0.5", ',"0,5"')), "", 2, "outcome: 1 value(s) are not finite numbers"),
+    ("percent_outcome", csv_text(replace=(",-0.5", ",5%")), "", 2, "(example row_id r12: '5%')"),
+    ("outcome_true", csv_text(replace=(",-0.5", ",True")), "", 2, "(example row_id r12: 'True')"),
+    ("outcome_overflow", csv_text(replace=(",-0.5", ",1e400")), "", 2, "are not finite numbers"),
+    ("all_rows_dropped", csv_text(rows=[",".join(r.split(",")[:6] + r.split(",")[5:6] + r.split(",")[7:]) for r in ROWS]),
+     "", 2, "no valid rows left after validation (6 rows read, all dropped)"),
+    ("whitespace_only_text", csv_text(replace=("headline 1 2", "   ")), "", 0,
+     "dropped 1 row: text must be non-empty (example row_id r12"),
+    ("duplicated_row_id", csv_text(replace=("r12,", "r11,")), "", 2, "duplicate row_id: 1 value(s) occur more than once"),
+    ("entity_name_missing", csv_text(replace=("Entity 1,", ",")), "", 0,
+     "dropped 1 row: entity_id and entity_name must be non-empty (example row_id r12"),
+    ("target_equals_text_date", csv_text(replace=("2024-03-02,2024-03-03", "2024-03-02,2024-03-02")), "", 0,
+     "dropped 1 row: target_date must be after text_date (example row_id r12: text_date 2024-03-02, target_date "
+     "2024-03-02)"),
+    ("excel_trailing_empty_rows", csv_text() + ",,,,,,,\n,,,,,,,\n", "", 2, "2 row(s) have an empty row_id (example row 7)"),
+    ("ragged_row", csv_text(replace=(",-0.5", ",-0.5,extra")), "", 2, "Expected 8 fields in line 3, saw 9"),
+    ("header_with_space", csv_text(HEADER.replace(",outcome", ", outcome")), "", 2,
+     "required column 'outcome' is missing; the file has columns"),
+    ("one_row", csv_text(rows=ROWS[:1]), "", 0, "1 rows kept"),
 ]
 
 
@@ -188,6 +221,26 @@ def test_bad_input_file(tmp_path, name, data, config, code, fragment):
     expect(code, fragment, "validate", config_path)
     if code:
         assert not (tmp_path / "data/derived/input.parquet").exists()
+
+
+BASE = pd.read_csv(__import__("io").StringIO(csv_text()), dtype=str)
+PARQUET_CASES = [  # (id, the input table as parquet, exit code, message fragment)
+    ("bool_outcome", BASE.assign(outcome=[True, False] * 3), 2, "outcome: true/false values are not a signed numeric Y"),
+    ("bytes_text", BASE.assign(text=[b"abc"] * 6), 2, "text: 6 value(s) are bytes, not text (example row_id r11: b'abc')"),
+    ("integer_dates", BASE.assign(text_date=range(20240301, 20240307)), 2, "(example row_id r11: 20240301)"),
+    ("float_row_id_with_nan", BASE.assign(row_id=[1.0, 2.0, np.nan, 4.0, 5.0, 6.0]), 2, "1 row(s) have an empty row_id"),
+    ("tz_aware_dates", BASE.assign(text_date=pd.to_datetime(BASE.text_date).dt.tz_localize("Asia/Tokyo")), 0,
+     "6 rows kept"),
+]
+
+
+@pytest.mark.parametrize("name, frame, code, fragment", PARQUET_CASES, ids=[c[0] for c in PARQUET_CASES])
+def test_bad_parquet_input(tmp_path, name, frame, code, fragment):
+    path = tmp_path / "panel.parquet"
+    frame.to_parquet(path, index=False)
+    config = write_config(tmp_path, f'[data]\npath = "{path}"\n[study]\ncutoff = 2024-06-30\n')
+    expect(code, fragment, "validate", config)
+    assert (tmp_path / "data/derived/input.parquet").exists() == (code == 0)
 
 
 def test_entity_id_mapped_to_the_ticker_column(tmp_path):
@@ -228,6 +281,27 @@ CONFIG_CASES = [  # (id, config text after [data] and [study] cutoff, exit code,
     ("release_before_cutoff", "[study]\nrelease_date = 2024-01-01\n", 2, "release_date = 2024-01-01 is not after"),
     ("bad_regex", "[forecast]\nparse_regex = \"(\"\n", 2, "is not a valid regular expression"),
     ("date_with_time", "[study]\nrelease_date = 2024-09-01T10:00:00\n", 2, "is a date with a time of day"),
+    # round 2
+    ("prompt_unknown_placeholder", '[forecast]\nprompt = "News: {text} on {company}"\n', 2,
+     "[forecast] prompt = 'News: {text} on {company}' has the placeholder {company}, which cannot be filled"),
+    ("prompt_without_text", '[forecast]\nprompt = "Will {entity_name} go up?"\n', 2,
+     "has no {text}; without it every row gets the same text"),
+    ("prompt_attribute", '[forecast]\nprompt = "News: {text.upper}"\n', 2, "has the placeholder {text.upper}"),
+    ("prompt_positional", '[forecast]\nprompt = "News: {} {text}"\n', 2, "has the placeholder {}, which"),
+    ("prompt_unbalanced_brace", '[forecast]\nprompt = "News: {text"\n', 2, "is not a valid template"),
+    ("recall_template_unknown", '[recall]\ntemplate = "On {date}, {entity_name}?"\n', 2, "has the placeholder {date}"),
+    ("recall_template_no_date", '[recall]\ntemplate = "Did {entity_name} go up?"\n', 2, "has no {target_date}"),
+    ("min_lap_cv_inf", "[estimate]\nmin_lap_cv = inf\n", 2, "[estimate] min_lap_cv = inf; input should be a finite"),
+    ("seconds_per_query_nan", "[model]\nseconds_per_query = nan\n", 2, "[model] seconds_per_query = nan"),
+    ("label_keys_by_spaces", '[forecast]\nlabels = {" up " = 1, up = -1}\n', 2, "differ only by case or surrounding"),
+    ("unknown_backend", '[model]\nbackend = "llamacpp"\n', 2, "choose one of ['transformers', 'vllm', 'openai']"),
+    ("negative_batch_size", "[model]\nbatch_size = -4\n", 2, "[model] batch_size = -4; it must be >= 1"),
+    ("empty_recall_labels", "[recall]\nlabels = []\n", 2, "[recall] labels = [] must list three labels"),
+    ("empty_forecast_labels", "[forecast]\nlabels = {}\n", 2, "[forecast] labels = {} is empty"),
+    ("labels_as_array", '[forecast]\nlabels = ["up", "down"]\n', 2, "it must be a table of key = value pairs"),
+    ("array_of_tables", '[[model]]\nbackend = "vllm"\n', 2, "[model] must be a table"),
+    ("parse_rate_as_percent", "[forecast]\nmin_parse_rate = 95\n", 2, "min_parse_rate = 95; it must be <= 1"),
+    ("openai_without_url", '[model]\nbackend = "openai"\n', 2, 'backend = "openai" needs base_url'),
 ]
 
 
@@ -260,6 +334,26 @@ def test_config_file_problems(tmp_path):
     root_is_file.write_text(f'root = "{tmp_path / "afile"}"\n')
     expect(2, "is a file; it must be the project folder", "validate", root_is_file)
     expect(2, "is a directory", "validate", tmp_path)
+
+
+def test_config_file_habits(tmp_path, monkeypatch):
+    """A BOM (Windows editors), a Windows path in double quotes, and ~ for the home folder."""
+    data, _ = validate_case(tmp_path, csv_text())
+    body = f'[data]\npath = "{data}"\n[study]\ncutoff = 2024-06-30\n'
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + f'root = "{tmp_path}"\n{body}'.encode())
+    expect(0, "6 rows kept", "validate", bom)
+    windows = tmp_path / "windows.toml"
+    windows.write_text('[data]\npath = "C:\\Users\\me\\data.csv"\n')
+    expect(2, "write Windows paths in single quotes", "validate", windows)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "home").mkdir()
+    shutil.copy(data, tmp_path / "home" / "panel.csv")
+    tilde = tmp_path / "tilde.toml"
+    tilde.write_text('root = "~/study"\n[data]\npath = "~/panel.csv"\n[study]\ncutoff = 2024-06-30\n')
+    expect(0, "6 rows kept", "validate", tilde)
+    assert (tmp_path / "home/study/data/derived/input.parquet").exists() and not (tmp_path / "~").exists()
 
 
 # ---- items 3, 8, 14: the raw cache (`lapbias rebuild`, no model) -------------------------------------------------
@@ -396,7 +490,7 @@ DERIVED_CASES = [  # (id, damage, exit code, message fragment)
     ("text_for_numbers", lambda l: rewrite(l, "forecast.parquet", lambda f: f.assign(mu_hat="up")), 2,
      "forecast.parquet, column mu_hat: 500 value(s) are not a finite number or missing (e.g. row 1: 'up')"),
     ("inf_lap", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(lap=np.where(f.index == 3, np.inf, f.lap))),
-     2, "column lap: 1 value(s) are not a finite number"),
+     2, "column lap: 1 value(s) are not a probability in [0, 1]"),
     ("probability_above_one", lambda l: rewrite(l, "minkprob.parquet", lambda f: f.assign(lap_mink=3.0)), 2,
      "column lap_mink: 500 value(s) are not a probability in [0, 1]"),
     ("derived_is_a_folder", lambda l: (l.derived_file("forecast.parquet").unlink(),
