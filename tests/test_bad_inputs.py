@@ -360,14 +360,15 @@ def test_config_file_habits(tmp_path, monkeypatch):
 LABEL_IDS = {"up": [1], "down": [2], "unknown": [3]}
 
 
-@pytest.fixture()
-def cached(tmp_path):
+@pytest.fixture(scope="module")
+def _cached_once(tmp_path_factory):
     """Input validated, every forecast and recall answer cached (lines written through the cache module), the
     label tokenization recorded as `lapbias recall` records it; `rebuild` works on it without a model."""
     from lapbias.config import load
     from lapbias.llm.cache import ResponseCache
     from lapbias.signals import forecast, recall
 
+    tmp_path = tmp_path_factory.mktemp("cached")
     _, config_path = validate_case(tmp_path, csv_text())
     expect(0, "6 rows kept", "validate", config_path)
     config, layout = load(config_path), Layout(tmp_path)
@@ -377,7 +378,15 @@ def cached(tmp_path):
     top = {"top": [[1, "up", -1.0], [2, "down", -1.5], [3, "unknown", -2.0]]}
     ResponseCache(layout.raw_file("recall")).append((q, top) for q in recall.queries(recall.recall_pairs(frame), config))
     record_labels(layout, config.model.model_id, LABEL_IDS)
-    return layout, config_path
+    return tmp_path
+
+
+@pytest.fixture()
+def cached(_cached_once, tmp_path):
+    """A copy of the cached project (built once per module: CI time), its config pointing at the copy."""
+    shutil.copytree(_cached_once, tmp_path, dirs_exist_ok=True)
+    config = write_config(tmp_path, f'[data]\npath = "{tmp_path / "panel.csv"}"\n[study]\ncutoff = 2024-06-30\n')
+    return Layout(tmp_path), config
 
 
 def record_labels(layout: Layout, model_id: str, labels: dict, tokenizer: str | None = None) -> None:
@@ -434,7 +443,56 @@ CACHE_CASES = [  # (id, how the cache is damaged, exit code, message fragment)
      2, "recall label 'up' is 2 tokens [7, 8]"),
     ("no_tokenizer_record", lambda l: (l.raw / "recall.tokenizer.json").unlink(), 2,
      "no tokenizer is recorded for model bundled:SmolLM2-135M-Instruct"),
+    # round 2
+    ("key_repeated_with_other_response", lambda l: append_line(l, 1, {"top": [[1, "up", -0.01]]}), 2,
+     "line 7 of 7 repeats the key of line 1 (recall query 'E1|2024-03-02') with a different response"),
+    ("key_not_matching_content", lambda l: edit_line(l, 2, lambda r: {**r, "query_id": "E9|2024-01-01"}), 2,
+     "recall.jsonl line 2: stored key does not match its task, model, query, prompt and params"),
+    ("line_of_another_model", lambda l: l.raw_file("recall").write_text(
+        l.raw_file("recall").read_text().replace("SmolLM2", "Other")), 2, "line 1: stored key does not match"),
+    ("unicode_cut_mid_file", lambda l: cut_inside_character(l), 2, "forecast.jsonl line 2 of 6 is not UTF-8 JSON"),
+    ("response_null", lambda l: edit_line(l, 1, with_response(None)), 2, "response is a JSON NoneType, not an object"),
+    ("forecast_text_number", lambda l: edit_line(l, 1, lambda r: {**r, "response": {**r["response"], "text": 5}},
+                                                 "forecast"), 2, "forecast.jsonl line 1 of 6 response text is not a string"),
+    ("logprob_NaN_literal", lambda l: edit_line(l, 1, lambda r: json.dumps(r).replace("-1.0", "NaN", 1) + "\n"), 2,
+     "response top[0] has log-prob nan, not a number"),
+    ("logprob_Infinity_literal", lambda l: edit_line(l, 1, lambda r: json.dumps(r).replace("-1.0", "Infinity", 1)
+                                                     + "\n"), 2, "has log-prob +inf > 0"),
+    ("token_id_as_text", lambda l: edit_line(l, 1, with_response({"top": [["1", "up", -1.0]]})), 2,
+     "response top[0] has token id '1', not an integer"),
+    ("n_samples_negative", lambda l: edit_line(l, 1, with_response({"top": [[1, "up", -1.0]], "n_samples": -2})), 2,
+     "response n_samples = -2 is not a count"),
+    ("line_is_a_string", lambda l: edit_line(l, 2, lambda r: '"hello"\n'), 2, "line 2 of 6 is a JSON str"),
+    ("bom_at_start", lambda l: l.raw_file("recall").write_bytes(b"\xef\xbb\xbf" + l.raw_file("recall").read_bytes()),
+     2, "line 1 of 6 is not UTF-8 JSON (Unexpected UTF-8 BOM"),
+    ("tokenizer_ids_not_lists", lambda l: record_labels(l, "bundled:SmolLM2-135M-Instruct", {"up": 1, "down": 2}), 2,
+     "recall.tokenizer.json is damaged (label 'up' of 'bundled:SmolLM2-135M-Instruct' has token ids 1, not a list"),
+    ("tokenizer_entry_not_object", lambda l: (l.raw / "recall.tokenizer.json").write_text('{"bundled:SmolLM2-135M-'
+                                                                                        'Instruct": "x"}'), 2,
+     "is damaged (the entry of 'bundled:SmolLM2-135M-Instruct' is 'x', not an object)"),
+    ("tokenizer_record_is_a_folder", lambda l: ((l.raw / "recall.tokenizer.json").unlink(),
+                                                (l.raw / "recall.tokenizer.json").mkdir()), 2,
+     "recall.tokenizer.json is not a file (a folder?)"),
+    ("tokenizer_json_damaged", lambda l: record_labels(l, "bundled:SmolLM2-135M-Instruct", {}, "not a tokenizer"), 2,
+     "the tokenizer recorded for bundled:SmolLM2-135M-Instruct is damaged"),
 ]
+
+
+def append_line(layout: Layout, number: int, response, task: str = "recall") -> None:
+    """Append a copy of line `number` with another response (same key: two answers to one query)."""
+    path = layout.raw_file(task)
+    record = json.loads(path.read_text().splitlines()[number - 1])
+    path.write_text(path.read_text() + json.dumps({**record, "response": response}) + "\n")
+
+
+def cut_inside_character(layout: Layout) -> None:
+    """Line 2 of the forecast cache cut inside a multi-byte character, its newline kept."""
+    path = layout.raw_file("forecast")
+    lines = path.read_bytes().splitlines(keepends=True)
+    record = json.loads(lines[1])
+    text = json.dumps({**record, "response": {**record["response"], "text": "上がる"}}, ensure_ascii=False).encode()
+    lines[1] = text[:text.index("上".encode()) + 2] + b"\n"
+    path.write_bytes(b"".join(lines))
 
 
 @pytest.mark.parametrize("name, damage, code, fragment", CACHE_CASES, ids=[c[0] for c in CACHE_CASES])
@@ -495,6 +553,30 @@ DERIVED_CASES = [  # (id, damage, exit code, message fragment)
      "column lap_mink: 500 value(s) are not a probability in [0, 1]"),
     ("derived_is_a_folder", lambda l: (l.derived_file("forecast.parquet").unlink(),
                                        l.derived_file("forecast.parquet").mkdir()), 2, "is not a file (a folder?)"),
+    # round 2
+    ("renamed_column", lambda l: rewrite(l, "recall.parquet", lambda f: f.rename(columns={"lap": "LAP"})), 2,
+     "recall.parquet lacks column(s) ['lap']"),
+    ("dates_as_text", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(
+        target_date=f.target_date.dt.strftime("%Y-%m-%d"))), 2, "column target_date: 500 value(s) are not a date"),
+    ("dates_with_time_zone", lambda l: rewrite(l, "input.parquet", lambda f: f.assign(
+        target_date=f.target_date.dt.tz_localize("UTC"))), 2, "input.parquet, column target_date: 500 value(s) are not "
+                                                                "a date (without a time zone)"),
+    ("ids_as_integers", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(entity_id=range(len(f)))), 2,
+     "column entity_id: 500 value(s) are not text (e.g. row 1: 0)"),
+    ("numbers_as_text", lambda l: rewrite(l, "input.parquet", lambda f: f.assign(outcome=f.outcome.astype(str))), 2,
+     "input.parquet, column outcome: 500 value(s) are not a finite number or missing"),
+    ("no_rows", lambda l: rewrite(l, "input.parquet", lambda f: f.iloc[:0]), 2, "input.parquet has no rows; rerun "
+                                                                               "`lapbias validate`"),
+    ("lap_negative", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(lap=-0.5)), 2,
+     "column lap: 500 value(s) are not a probability in [0, 1]"),
+    ("flag_as_text", lambda l: rewrite(l, "forecast.parquet", lambda f: f.assign(parsed="yes")), 2,
+     "column parsed: 500 value(s) are not true/false"),
+    ("fewer_forecast_rows", lambda l: rewrite(l, "forecast.parquet", lambda f: f.iloc[:-5]), 2,
+     "5 input rows have no match in forecast on ['row_id']"),
+    ("repeated_forecast_row", lambda l: rewrite(l, "forecast.parquet", lambda f: pd.concat([f, f.iloc[:1]])), 2,
+     "forecast has 2 rows with a repeated key ['row_id']"),
+    ("forecast_missing", lambda l: l.derived_file("forecast.parquet").unlink(), 2,
+     "forecast.parquet does not exist: run the step that writes it first"),
 ]
 
 
