@@ -588,11 +588,55 @@ def test_bad_derived_file(project, name, damage, code, fragment):
     assert not layout.derived_file("panel.parquet").exists()
 
 
+STALE_CONFIGS = [  # (id, config edited after `lapbias panel`, message fragment)
+    ("cutoff", STUDY.replace("2024-06-30", "2024-04-15"), "was not built with [study] cutoff = 2024-04-15 (e.g. row_id"),
+    ("frequency", STUDY.replace("[estimate]", 'frequency = "month"\n[estimate]'),
+     "was not built with [study] frequency = \"month\""),
+    ("high_lap", STUDY + '[panel]\nhigh_lap = "entity_mean"\n', "was not built with [panel] high_lap = \"entity_mean\""),
+    ("lap_measure", STUDY.replace("[estimate]", '[estimate]\nlap_measure = "minkprob"'),
+     "was not built with [estimate] lap_measure = \"minkprob\""),
+]
+
+
+def test_estimate_refuses_a_panel_built_with_another_config(project):
+    """A config edited after `lapbias panel` must not be estimated on the old split (and recorded as the new one)."""
+    layout, config = project
+    expect(0, "panel:", "panel", config)
+    for name, text, fragment in STALE_CONFIGS:
+        edited = write_config(layout.root, text, f"{name}.toml")
+        expect(2, fragment, "estimate", edited)
+        assert not (layout.results / "detection.csv").exists(), name
+
+
+DEGENERATE_PANELS = [  # (id, edit of a built panel, message fragment): the estimate stops, naming the variable
+    ("outcome_1e308", lambda f: f.assign(outcome=np.where(f.index == 0, 1e308, f.outcome)),
+     "outcome has 1 value(s) beyond ±1e+150 (e.g. 1e+308), too large to square"),
+    ("outcome_constant", lambda f: f.assign(outcome=0.0),
+     "the dependent variable outcome is constant (= 0.0) in all 12 observations"),
+    ("model_always_up", lambda f: f.assign(mu_hat=1.0), "mu_hat is constant (= 1) on all 12 rows with post = 0"),
+]
+
+
+def test_degenerate_panels_are_named(tmp_path):
+    layout = Layout(tmp_path)  # a small panel (6 entities x 4 dates): the cases stop before or at the first fit
+    layout.make_dirs()
+    synthetic_stage_files(layout)
+    config = write_config(tmp_path, STUDY)
+    expect(0, "panel:", "panel", config)
+    built = pd.read_parquet(layout.derived_file("panel.parquet"))
+    for name, edit, fragment in DEGENERATE_PANELS:
+        write_parquet(edit(built), layout.derived_file("panel.parquet"))
+        expect(2, fragment, "estimate", config)
+        assert not (layout.results / "detection.csv").exists(), name
+
+
 REPORT_CASES = [  # (id, new text of results/detection.csv, exit code, message fragment)
     ("garbage_csv", b"\x00\x01garbage\xff\n\x02", 2, "detection.csv"),
     ("not_a_table", b"hello,world\n1,2\n", 2, "detection.csv lacks column(s) ['model', 'term', 'coef'"),
     ("text_coef", None, 2, "detection.csv row 2, column coef: 'big' is not a finite number"),
     ("p_above_one", None, 2, "column p_one_sided: 7.0 is not a p-value in [0, 1]"),
+    ("header_only", None, 2, "results/detection.csv has no rows"),
+    ("empty_run_id", None, 2, "results/detection.csv has 4 row(s) with an empty run_id"),
 ]
 
 
@@ -602,14 +646,31 @@ def test_bad_results_file_given_to_report(estimated, name, text, code, fragment)
     detection = layout.results / "detection.csv"
     if text is None:
         table = pd.read_csv(detection, dtype=str)
-        column, value = ("coef", "big") if name == "text_coef" else ("p_one_sided", "7.0")
-        table.loc[0, column] = value
+        if name == "header_only":
+            table = table.iloc[:0]
+        elif name == "empty_run_id":
+            table["run_id"] = ""
+        else:
+            column, value = ("coef", "big") if name == "text_coef" else ("p_one_sided", "7.0")
+            table.loc[0, column] = value
         table.to_csv(detection, index=False)
     else:
         detection.write_bytes(text)
     before = (layout.results / "REPORT.md").read_bytes()
     expect(code, fragment, "report", config)
     assert (layout.results / "REPORT.md").read_bytes() == before  # no report written from it
+
+
+def test_beta3_without_a_p_value_is_not_no_evidence(estimated):
+    """A beta_3 with no p-value (no standard error) means the test could not be run, not "not significant"."""
+    layout, config = estimated
+    detection = layout.results / "detection.csv"
+    table = pd.read_csv(detection, dtype=str, keep_default_na=False)
+    table.loc[(table.model == "pre") & (table.term == "c.mu_hat#c.lap"), ["se", "t", "p", "p_one_sided"]] = ""
+    table.to_csv(detection, index=False)
+    expect(0, "report:", "report", config)
+    report = (layout.results / "REPORT.md").read_text()
+    assert "**Verdict: Mixed/invalid.**" in report and "gives it no p-value" in report
 
 
 # ---- item 16 (input side): `lapbias reghdfe` -------------------------------------------------------------------
@@ -654,6 +715,45 @@ def test_bad_reghdfe_input(tmp_path, name, kind, code, fragment):
     path = regression_file(tmp_path, kind)
     expect(code, fragment, "reghdfe", path, "y", "x", "--absorb", "g", "--save", tmp_path / "out.csv")
     assert not (tmp_path / "out.csv").exists()
+
+
+REGHDFE_ARG_CASES = [  # (id, edit of a clean file, arguments after the file, exit code, message fragment)
+    ("absorb_missing", None, ("y", "x", "--absorb", "firm"), 2, "variable(s) ['firm'] not found"),
+    ("factor_in_interaction", None, ("y", "x", "c.x#g"), 2,
+     "term 'c.x#g': 'g' has no c. prefix, which Stata reads as a factor variable (i.g)"),
+    ("bare_interaction", None, ("y", "x#z"), 2, "'x' has no c. prefix"),
+    ("factor_variable", None, ("y", "i.g"), 2, "term 'i.g' is not a variable name"),
+    ("lag_operator", None, ("y", "L.x"), 2, "term 'L.x' is not a variable name"),
+    ("y_is_a_regressor", None, ("y", "y", "x"), 2, "the dependent variable y is also a regressor"),
+    ("regressor_twice", None, ("y", "x", "x"), 2, "regressor(s) ['x'] given more than once"),
+    ("weights_option", None, ("y", "x", "--weights", "z"), 2, "No such option '--weights'"),
+    ("stata_weights", None, ("y", "x", "[aw=z]"), 2, "variable(s) ['[aw=z]'] not found"),
+    ("robust_with_cluster", None, ("y", "x", "--vce", "robust", "--cluster", "g"), 2,
+     "--cluster g with --vce robust: the cluster variable would be ignored"),
+    ("cluster_vce_without_cluster", None, ("y", "x", "--vce", "cluster"), 2, "vce(cluster) needs at least one cluster"),
+    ("one_cluster", lambda f: f.assign(c=1), ("y", "x", "--cluster", "c"), 2, "1 cluster in c (1 on every row)"),
+    ("all_singletons", lambda f: f.assign(g=range(len(f))), ("y", "x", "--absorb", "g"), 2,
+     "all 40 observations are singletons of g"),
+    ("collinear_with_fe", lambda f: f.assign(x=f.g * 1.0), ("y", "x", "--absorb", "g"), 2,
+     "every regressor is constant or collinear with the absorbed fixed effects"),
+    ("y_1e308", lambda f: f.assign(y=np.where(f.index == 3, 1e308, f.y)), ("y", "x"), 2,
+     "y has 1 value(s) beyond ±1e+150"),
+    ("y_constant", lambda f: f.assign(y=1.0), ("y", "x"), 2, "the dependent variable y is constant (= 1.0)"),
+    ("n_below_k", lambda f: f.iloc[:3], ("y", "x", "z", "g"), 2, "N = 3 observation(s) for K = 4 coefficient(s)"),
+    ("y_all_missing", lambda f: f.assign(y=np.nan), ("y", "x"), 2, "no observations left for y"),
+    ("cluster_with_missing", lambda f: f.assign(c=np.where(f.index % 7 == 0, np.nan, f.g)),
+     ("y", "x", "--absorb", "g", "--cluster", "c"), 0, "Number of obs     =         34"),
+]
+
+
+@pytest.mark.parametrize("name, edit, args, code, fragment", REGHDFE_ARG_CASES, ids=[c[0] for c in REGHDFE_ARG_CASES])
+def test_bad_reghdfe_call(tmp_path, name, edit, args, code, fragment):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"y": rng.normal(size=40), "x": rng.normal(size=40), "z": rng.normal(size=40),
+                          "g": np.repeat(np.arange(8), 5)})
+    (edit(frame) if edit else frame).to_csv(tmp_path / "data.csv", index=False)
+    expect(code, fragment, "reghdfe", tmp_path / "data.csv", *args, "--save", tmp_path / "out.csv")
+    assert (tmp_path / "out.csv").exists() == (code == 0)
 
 
 # ---- item 17: the error boundary -----------------------------------------------------------------------------------

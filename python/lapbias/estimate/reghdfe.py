@@ -246,7 +246,10 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     slopes = coef.index.drop("_cons", errors="ignore")
     vcov = pd.DataFrame(np.asarray(fit._vcov) * scale, index=fit.coef().rename(index=names).index,
                         columns=fit.coef().rename(index=names).index).loc[slopes, slopes]
-    f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    try:
+        f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    except np.linalg.LinAlgError:  # a VCE of less than full rank (e.g. fewer clusters than regressors): Stata's F is "."
+        f_stat = math.nan
     if absorb:
         cons, cons_se = _constant(fit, frame, y, [c for c in design.columns if names[c] in slopes], vce, cluster,
                                   float(se[slopes[0]]) ** 2 if len(slopes) else math.nan)
@@ -259,6 +262,9 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     # RMSE and adjusted R²: N − df_m − df_a − df_a_nested (reghdfe.mata line 3742; reproduces reghdfe's printed
     # RMSE 1.3893 and adj. R² .6372 with absorb(f1 f2) cluster(f1)).
     dof_resid = n_used - k - (df_a + df_a_nested if absorb else 1)
+    if dof_resid <= 0:  # saturated: every observation spent on a coefficient or an absorbed level
+        raise EstimationError(f"no residual degrees of freedom for {formula} (N = {n_used}, K = {k}, absorbed = "
+                              f"{df_a + df_a_nested}, of which {df_a_nested} nested in the clusters)")
     r2 = float(fit._r2)
     return RegResult(
         coef=coef, se=se, t=t, p=p, ci_low=coef - q * se, ci_high=coef + q * se, N=n_used, N_full=n_full,
