@@ -212,6 +212,10 @@ INPUT_CASES = [  # (id, file content, extra config, exit code, message fragment)
     ("header_with_space", csv_text(HEADER.replace(",outcome", ", outcome")), "", 2,
      "required column 'outcome' is missing; the file has columns"),
     ("one_row", csv_text(rows=ROWS[:1]), "", 0, "1 rows kept"),
+    ("words_after_the_date", csv_text(replace=("2024-03-02,", "2024-03-02 approx,")), "", 2,
+     "example row_id r12: '2024-03-02 approx'"),
+    ("impossible_time", csv_text(replace=("2024-03-02,", "2024-03-02T25:99,")), "", 2, "'2024-03-02T25:99'"),
+    ("time_of_day_dropped", csv_text(replace=("2024-03-02,", "2024-03-02 09:30:00,")), "", 0, "6 rows kept"),
 ]
 
 

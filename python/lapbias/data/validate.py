@@ -149,8 +149,9 @@ def _label(frame: pd.DataFrame, index) -> str:
     return f"row_id {row_id}" if row_id is not None and str(row_id).strip() else f"row {int(index) + 1}"
 
 
-ISO_DATE = r"^\d{4}-\d{2}-\d{2}(?:[ T].*)?$"
-"""A date cell: YYYY-MM-DD, optionally followed by a time of day (and offset), which is dropped."""
+ISO_DATE = r"^\d{4}-\d{2}-\d{2}(?:[ T](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
+"""A date cell: YYYY-MM-DD, optionally followed by a valid ISO 8601 time of day (HH:MM[:SS[.f]], and a Z or
+±HH:MM offset), which is dropped; anything else after the date ("2024-03-02 approx") is not a date."""
 DATE_RANGE = (pd.Timestamp("1677-09-22"), pd.Timestamp("2262-04-11"))
 """The calendar days pandas' datetime64[ns] holds in full."""
 
