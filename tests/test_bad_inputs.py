@@ -179,6 +179,43 @@ INPUT_CASES = [  # (id, file content, extra config, exit code, message fragment)
     ("binary_file", bytes(range(256)) * 4, "", 2, "cannot be read as csv"),
     ("mapping_to_missing_column", csv_text(), '[data.columns]\noutcome = "ret"\n', 2,
      "required column 'outcome' (mapped to 'ret' by [data.columns]) is missing"),
+    # round 2 (a hostile user before the next trial): encodings, separators, spreadsheet habits, row rules
+    ("latin1_text", csv_text(replace=("headline 1 2", "caf\xe9")).encode("latin-1"), "", 2,
+     "is not UTF-8 text (line 3: byte b'\\xe9'); save it as UTF-8"),
+    ("utf16_file", csv_text().encode("utf-16"), "", 2, "is not UTF-8 text (line 1: byte b'\\xff')"),
+    ("utf8_bom", "\ufeff" + csv_text(), "", 0, "6 rows kept"),
+    ("semicolon_separated", csv_text().replace(",", ";"), "", 2, "it looks separated by semicolons"),
+    ("tab_separated", csv_text().replace(",", "\t"), "", 2, "it looks separated by tabs"),
+    ("quoted_newline_in_text", csv_text(replace=("headline 1 2", '"two\nlines"')), "", 0, "6 rows kept"),
+    ("crlf_line_ends", csv_text().replace("\n", "\r\n"), "", 0, "6 rows kept"),
+    ("excel_us_dates", csv_text(replace=("2024-03-02,2024-03-03", "03/02/2024,03/03/2024")), "", 2,
+     "example row_id r12: '03/02/2024'"),
+    ("excel_serial_dates", csv_text(replace=("2024-03-02,", "45353,")), "", 2, "example row_id r12: '45353'"),
+    ("slash_dates", csv_text(replace=("2024-03-02,", "2024/03/02,")), "", 2, "not dates in YYYY-MM-DD form"),
+    ("thousands_separator", csv_text(replace=(",-0.5", ',"1,234.5"')), "", 2, "(example row_id r12: '1,234.5')"),
+    ("decimal_comma", csv_text(replace=(",-0.5", ',"0,5"')), "", 2, "outcome: 1 value(s) are not finite numbers"),
+    ("percent_outcome", csv_text(replace=(",-0.5", ",5%")), "", 2, "(example row_id r12: '5%')"),
+    ("outcome_true", csv_text(replace=(",-0.5", ",True")), "", 2, "(example row_id r12: 'True')"),
+    ("outcome_overflow", csv_text(replace=(",-0.5", ",1e400")), "", 2, "are not finite numbers"),
+    ("all_rows_dropped", csv_text(rows=[",".join(r.split(",")[:6] + r.split(",")[5:6] + r.split(",")[7:]) for r in ROWS]),
+     "", 2, "no valid rows left after validation (6 rows read, all dropped)"),
+    ("whitespace_only_text", csv_text(replace=("headline 1 2", "   ")), "", 0,
+     "dropped 1 row: text must be non-empty (example row_id r12"),
+    ("duplicated_row_id", csv_text(replace=("r12,", "r11,")), "", 2, "duplicate row_id: 1 value(s) occur more than once"),
+    ("entity_name_missing", csv_text(replace=("Entity 1,", ",")), "", 0,
+     "dropped 1 row: entity_id and entity_name must be non-empty (example row_id r12"),
+    ("target_equals_text_date", csv_text(replace=("2024-03-02,2024-03-03", "2024-03-02,2024-03-02")), "", 0,
+     "dropped 1 row: target_date must be after text_date (example row_id r12: text_date 2024-03-02, target_date "
+     "2024-03-02)"),
+    ("excel_trailing_empty_rows", csv_text() + ",,,,,,,\n,,,,,,,\n", "", 2, "2 row(s) have an empty row_id (example row 7)"),
+    ("ragged_row", csv_text(replace=(",-0.5", ",-0.5,extra")), "", 2, "Expected 8 fields in line 3, saw 9"),
+    ("header_with_space", csv_text(HEADER.replace(",outcome", ", outcome")), "", 2,
+     "required column 'outcome' is missing; the file has columns"),
+    ("one_row", csv_text(rows=ROWS[:1]), "", 0, "1 rows kept"),
+    ("words_after_the_date", csv_text(replace=("2024-03-02,", "2024-03-02 approx,")), "", 2,
+     "example row_id r12: '2024-03-02 approx'"),
+    ("impossible_time", csv_text(replace=("2024-03-02,", "2024-03-02T25:99,")), "", 2, "'2024-03-02T25:99'"),
+    ("time_of_day_dropped", csv_text(replace=("2024-03-02,", "2024-03-02 09:30:00,")), "", 0, "6 rows kept"),
 ]
 
 
@@ -188,6 +225,26 @@ def test_bad_input_file(tmp_path, name, data, config, code, fragment):
     expect(code, fragment, "validate", config_path)
     if code:
         assert not (tmp_path / "data/derived/input.parquet").exists()
+
+
+BASE = pd.read_csv(__import__("io").StringIO(csv_text()), dtype=str)
+PARQUET_CASES = [  # (id, the input table as parquet, exit code, message fragment)
+    ("bool_outcome", BASE.assign(outcome=[True, False] * 3), 2, "outcome: true/false values are not a signed numeric Y"),
+    ("bytes_text", BASE.assign(text=[b"abc"] * 6), 2, "text: 6 value(s) are bytes, not text (example row_id r11: b'abc')"),
+    ("integer_dates", BASE.assign(text_date=range(20240301, 20240307)), 2, "(example row_id r11: 20240301)"),
+    ("float_row_id_with_nan", BASE.assign(row_id=[1.0, 2.0, np.nan, 4.0, 5.0, 6.0]), 2, "1 row(s) have an empty row_id"),
+    ("tz_aware_dates", BASE.assign(text_date=pd.to_datetime(BASE.text_date).dt.tz_localize("Asia/Tokyo")), 0,
+     "6 rows kept"),
+]
+
+
+@pytest.mark.parametrize("name, frame, code, fragment", PARQUET_CASES, ids=[c[0] for c in PARQUET_CASES])
+def test_bad_parquet_input(tmp_path, name, frame, code, fragment):
+    path = tmp_path / "panel.parquet"
+    frame.to_parquet(path, index=False)
+    config = write_config(tmp_path, f'[data]\npath = "{path}"\n[study]\ncutoff = 2024-06-30\n')
+    expect(code, fragment, "validate", config)
+    assert (tmp_path / "data/derived/input.parquet").exists() == (code == 0)
 
 
 def test_entity_id_mapped_to_the_ticker_column(tmp_path):
@@ -228,6 +285,27 @@ CONFIG_CASES = [  # (id, config text after [data] and [study] cutoff, exit code,
     ("release_before_cutoff", "[study]\nrelease_date = 2024-01-01\n", 2, "release_date = 2024-01-01 is not after"),
     ("bad_regex", "[forecast]\nparse_regex = \"(\"\n", 2, "is not a valid regular expression"),
     ("date_with_time", "[study]\nrelease_date = 2024-09-01T10:00:00\n", 2, "is a date with a time of day"),
+    # round 2
+    ("prompt_unknown_placeholder", '[forecast]\nprompt = "News: {text} on {company}"\n', 2,
+     "[forecast] prompt = 'News: {text} on {company}' has the placeholder {company}, which cannot be filled"),
+    ("prompt_without_text", '[forecast]\nprompt = "Will {entity_name} go up?"\n', 2,
+     "has no {text}; without it every row gets the same text"),
+    ("prompt_attribute", '[forecast]\nprompt = "News: {text.upper}"\n', 2, "has the placeholder {text.upper}"),
+    ("prompt_positional", '[forecast]\nprompt = "News: {} {text}"\n', 2, "has the placeholder {}, which"),
+    ("prompt_unbalanced_brace", '[forecast]\nprompt = "News: {text"\n', 2, "is not a valid template"),
+    ("recall_template_unknown", '[recall]\ntemplate = "On {date}, {entity_name}?"\n', 2, "has the placeholder {date}"),
+    ("recall_template_no_date", '[recall]\ntemplate = "Did {entity_name} go up?"\n', 2, "has no {target_date}"),
+    ("min_lap_cv_inf", "[estimate]\nmin_lap_cv = inf\n", 2, "[estimate] min_lap_cv = inf; input should be a finite"),
+    ("seconds_per_query_nan", "[model]\nseconds_per_query = nan\n", 2, "[model] seconds_per_query = nan"),
+    ("label_keys_by_spaces", '[forecast]\nlabels = {" up " = 1, up = -1}\n', 2, "differ only by case or surrounding"),
+    ("unknown_backend", '[model]\nbackend = "llamacpp"\n', 2, "choose one of ['transformers', 'vllm', 'openai']"),
+    ("negative_batch_size", "[model]\nbatch_size = -4\n", 2, "[model] batch_size = -4; it must be >= 1"),
+    ("empty_recall_labels", "[recall]\nlabels = []\n", 2, "[recall] labels = [] must list three labels"),
+    ("empty_forecast_labels", "[forecast]\nlabels = {}\n", 2, "[forecast] labels = {} is empty"),
+    ("labels_as_array", '[forecast]\nlabels = ["up", "down"]\n', 2, "it must be a table of key = value pairs"),
+    ("array_of_tables", '[[model]]\nbackend = "vllm"\n', 2, "[model] must be a table"),
+    ("parse_rate_as_percent", "[forecast]\nmin_parse_rate = 95\n", 2, "min_parse_rate = 95; it must be <= 1"),
+    ("openai_without_url", '[model]\nbackend = "openai"\n', 2, 'backend = "openai" needs base_url'),
 ]
 
 
@@ -262,28 +340,57 @@ def test_config_file_problems(tmp_path):
     expect(2, "is a directory", "validate", tmp_path)
 
 
+def test_config_file_habits(tmp_path, monkeypatch):
+    """A BOM (Windows editors), a Windows path in double quotes, and ~ for the home folder."""
+    data, _ = validate_case(tmp_path, csv_text())
+    body = f'[data]\npath = "{data}"\n[study]\ncutoff = 2024-06-30\n'
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + f'root = "{tmp_path}"\n{body}'.encode())
+    expect(0, "6 rows kept", "validate", bom)
+    windows = tmp_path / "windows.toml"
+    windows.write_text('[data]\npath = "C:\\Users\\me\\data.csv"\n')
+    expect(2, "write Windows paths in single quotes", "validate", windows)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "home").mkdir()
+    shutil.copy(data, tmp_path / "home" / "panel.csv")
+    tilde = tmp_path / "tilde.toml"
+    tilde.write_text('root = "~/study"\n[data]\npath = "~/panel.csv"\n[study]\ncutoff = 2024-06-30\n')
+    expect(0, "6 rows kept", "validate", tilde)
+    assert (tmp_path / "home/study/data/derived/input.parquet").exists() and not (tmp_path / "~").exists()
+
+
 # ---- items 3, 8, 14: the raw cache (`lapbias rebuild`, no model) -------------------------------------------------
 LABEL_IDS = {"up": [1], "down": [2], "unknown": [3]}
 
 
-@pytest.fixture()
-def cached(tmp_path):
+@pytest.fixture(scope="module")
+def _cached_once(tmp_path_factory):
     """Input validated, every forecast and recall answer cached (lines written through the cache module), the
     label tokenization recorded as `lapbias recall` records it; `rebuild` works on it without a model."""
     from lapbias.config import load
     from lapbias.llm.cache import ResponseCache
     from lapbias.signals import forecast, recall
 
+    tmp_path = tmp_path_factory.mktemp("cached")
     _, config_path = validate_case(tmp_path, csv_text())
     expect(0, "6 rows kept", "validate", config_path)
     config, layout = load(config_path), Layout(tmp_path)
     frame = pd.read_parquet(layout.derived_file("input.parquet"))
-    answer = {"text": "up", "first_token": [1, "up", -0.1], "first_top": [[1, "up", -0.1], [2, "down", -2.5]]}
+    answer = {"text": "up", "tokens": [[1, "up", -0.1]], "first_top": [[1, "up", -0.1], [2, "down", -2.5]]}
     ResponseCache(layout.raw_file("forecast")).append((q, answer) for q in forecast.queries(frame, config))
     top = {"top": [[1, "up", -1.0], [2, "down", -1.5], [3, "unknown", -2.0]]}
     ResponseCache(layout.raw_file("recall")).append((q, top) for q in recall.queries(recall.recall_pairs(frame), config))
     record_labels(layout, config.model.model_id, LABEL_IDS)
-    return layout, config_path
+    return tmp_path
+
+
+@pytest.fixture()
+def cached(_cached_once, tmp_path):
+    """A copy of the cached project (built once per module: CI time), its config pointing at the copy."""
+    shutil.copytree(_cached_once, tmp_path, dirs_exist_ok=True)
+    config = write_config(tmp_path, f'[data]\npath = "{tmp_path / "panel.csv"}"\n[study]\ncutoff = 2024-06-30\n')
+    return Layout(tmp_path), config
 
 
 def record_labels(layout: Layout, model_id: str, labels: dict, tokenizer: str | None = None) -> None:
@@ -315,8 +422,8 @@ CACHE_CASES = [  # (id, how the cache is damaged, exit code, message fragment)
     ("logprob_positive", lambda l: edit_line(l, 2, with_response({"top": [[1, "up", 5.0], [3, "unknown", -2.0]]})),
      2, "recall.jsonl line 2 of 6 response top[0] has log-prob +5 > 0"),
     ("forecast_logprob_positive", lambda l: edit_line(l, 4, lambda r: {**r, "response": {
-        **r["response"], "first_token": [1, "up", 2.0]}}, "forecast"), 2,
-     "forecast.jsonl line 4 of 6 response first_token has log-prob +2 > 0"),
+        **r["response"], "tokens": [[1, "up", 2.0]]}}, "forecast"), 2,
+     "forecast.jsonl line 4 of 6 response tokens[0] has log-prob +2 > 0"),
     ("mass_above_one", lambda l: edit_line(l, 1, with_response({"top": [[1, "up", -0.1], [2, "down", -0.2]]})),
      2, "sum to 1.724 > 1"),
     ("logprob_text", lambda l: edit_line(l, 1, with_response({"top": [[1, "up", "high"]]})), 2,
@@ -340,7 +447,56 @@ CACHE_CASES = [  # (id, how the cache is damaged, exit code, message fragment)
      2, "recall label 'up' is 2 tokens [7, 8]"),
     ("no_tokenizer_record", lambda l: (l.raw / "recall.tokenizer.json").unlink(), 2,
      "no tokenizer is recorded for model bundled:SmolLM2-135M-Instruct"),
+    # round 2
+    ("key_repeated_with_other_response", lambda l: append_line(l, 1, {"top": [[1, "up", -0.01]]}), 2,
+     "line 7 of 7 repeats the key of line 1 (recall query 'E1|2024-03-02') with a different response"),
+    ("key_not_matching_content", lambda l: edit_line(l, 2, lambda r: {**r, "query_id": "E9|2024-01-01"}), 2,
+     "recall.jsonl line 2: stored key does not match its task, model, query, prompt and params"),
+    ("line_of_another_model", lambda l: l.raw_file("recall").write_text(
+        l.raw_file("recall").read_text().replace("SmolLM2", "Other")), 2, "line 1: stored key does not match"),
+    ("unicode_cut_mid_file", lambda l: cut_inside_character(l), 2, "forecast.jsonl line 2 of 6 is not UTF-8 JSON"),
+    ("response_null", lambda l: edit_line(l, 1, with_response(None)), 2, "response is a JSON NoneType, not an object"),
+    ("forecast_text_number", lambda l: edit_line(l, 1, lambda r: {**r, "response": {**r["response"], "text": 5}},
+                                                 "forecast"), 2, "forecast.jsonl line 1 of 6 response text is not a string"),
+    ("logprob_NaN_literal", lambda l: edit_line(l, 1, lambda r: json.dumps(r).replace("-1.0", "NaN", 1) + "\n"), 2,
+     "response top[0] has log-prob nan, not a number"),
+    ("logprob_Infinity_literal", lambda l: edit_line(l, 1, lambda r: json.dumps(r).replace("-1.0", "Infinity", 1)
+                                                     + "\n"), 2, "has log-prob +inf > 0"),
+    ("token_id_as_text", lambda l: edit_line(l, 1, with_response({"top": [["1", "up", -1.0]]})), 2,
+     "response top[0] has token id '1', not an integer"),
+    ("n_samples_negative", lambda l: edit_line(l, 1, with_response({"top": [[1, "up", -1.0]], "n_samples": -2})), 2,
+     "response n_samples = -2 is not a count"),
+    ("line_is_a_string", lambda l: edit_line(l, 2, lambda r: '"hello"\n'), 2, "line 2 of 6 is a JSON str"),
+    ("bom_at_start", lambda l: l.raw_file("recall").write_bytes(b"\xef\xbb\xbf" + l.raw_file("recall").read_bytes()),
+     2, "line 1 of 6 is not UTF-8 JSON (Unexpected UTF-8 BOM"),
+    ("tokenizer_ids_not_lists", lambda l: record_labels(l, "bundled:SmolLM2-135M-Instruct", {"up": 1, "down": 2}), 2,
+     "recall.tokenizer.json is damaged (label 'up' of 'bundled:SmolLM2-135M-Instruct' has token ids 1, not a list"),
+    ("tokenizer_entry_not_object", lambda l: (l.raw / "recall.tokenizer.json").write_text('{"bundled:SmolLM2-135M-'
+                                                                                        'Instruct": "x"}'), 2,
+     "is damaged (the entry of 'bundled:SmolLM2-135M-Instruct' is 'x', not an object)"),
+    ("tokenizer_record_is_a_folder", lambda l: ((l.raw / "recall.tokenizer.json").unlink(),
+                                                (l.raw / "recall.tokenizer.json").mkdir()), 2,
+     "recall.tokenizer.json is not a file (a folder?)"),
+    ("tokenizer_json_damaged", lambda l: record_labels(l, "bundled:SmolLM2-135M-Instruct", {}, "not a tokenizer"), 2,
+     "the tokenizer recorded for bundled:SmolLM2-135M-Instruct is damaged"),
 ]
+
+
+def append_line(layout: Layout, number: int, response, task: str = "recall") -> None:
+    """Append a copy of line `number` with another response (same key: two answers to one query)."""
+    path = layout.raw_file(task)
+    record = json.loads(path.read_text().splitlines()[number - 1])
+    path.write_text(path.read_text() + json.dumps({**record, "response": response}) + "\n")
+
+
+def cut_inside_character(layout: Layout) -> None:
+    """Line 2 of the forecast cache cut inside a multi-byte character, its newline kept."""
+    path = layout.raw_file("forecast")
+    lines = path.read_bytes().splitlines(keepends=True)
+    record = json.loads(lines[1])
+    text = json.dumps({**record, "response": {**record["response"], "text": "上がる"}}, ensure_ascii=False).encode()
+    lines[1] = text[:text.index("上".encode()) + 2] + b"\n"
+    path.write_bytes(b"".join(lines))
 
 
 @pytest.mark.parametrize("name, damage, code, fragment", CACHE_CASES, ids=[c[0] for c in CACHE_CASES])
@@ -396,11 +552,35 @@ DERIVED_CASES = [  # (id, damage, exit code, message fragment)
     ("text_for_numbers", lambda l: rewrite(l, "forecast.parquet", lambda f: f.assign(mu_hat="up")), 2,
      "forecast.parquet, column mu_hat: 500 value(s) are not a finite number or missing (e.g. row 1: 'up')"),
     ("inf_lap", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(lap=np.where(f.index == 3, np.inf, f.lap))),
-     2, "column lap: 1 value(s) are not a finite number"),
+     2, "column lap: 1 value(s) are not a probability in [0, 1]"),
     ("probability_above_one", lambda l: rewrite(l, "minkprob.parquet", lambda f: f.assign(lap_mink=3.0)), 2,
      "column lap_mink: 500 value(s) are not a probability in [0, 1]"),
     ("derived_is_a_folder", lambda l: (l.derived_file("forecast.parquet").unlink(),
                                        l.derived_file("forecast.parquet").mkdir()), 2, "is not a file (a folder?)"),
+    # round 2
+    ("renamed_column", lambda l: rewrite(l, "recall.parquet", lambda f: f.rename(columns={"lap": "LAP"})), 2,
+     "recall.parquet lacks column(s) ['lap']"),
+    ("dates_as_text", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(
+        target_date=f.target_date.dt.strftime("%Y-%m-%d"))), 2, "column target_date: 500 value(s) are not a date"),
+    ("dates_with_time_zone", lambda l: rewrite(l, "input.parquet", lambda f: f.assign(
+        target_date=f.target_date.dt.tz_localize("UTC"))), 2, "input.parquet, column target_date: 500 value(s) are not "
+                                                                "a date (without a time zone)"),
+    ("ids_as_integers", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(entity_id=range(len(f)))), 2,
+     "column entity_id: 500 value(s) are not text (e.g. row 1: 0)"),
+    ("numbers_as_text", lambda l: rewrite(l, "input.parquet", lambda f: f.assign(outcome=f.outcome.astype(str))), 2,
+     "input.parquet, column outcome: 500 value(s) are not a finite number or missing"),
+    ("no_rows", lambda l: rewrite(l, "input.parquet", lambda f: f.iloc[:0]), 2, "input.parquet has no rows; rerun "
+                                                                               "`lapbias validate`"),
+    ("lap_negative", lambda l: rewrite(l, "recall.parquet", lambda f: f.assign(lap=-0.5)), 2,
+     "column lap: 500 value(s) are not a probability in [0, 1]"),
+    ("flag_as_text", lambda l: rewrite(l, "forecast.parquet", lambda f: f.assign(parsed="yes")), 2,
+     "column parsed: 500 value(s) are not true/false"),
+    ("fewer_forecast_rows", lambda l: rewrite(l, "forecast.parquet", lambda f: f.iloc[:-5]), 2,
+     "5 input rows have no match in forecast on ['row_id']"),
+    ("repeated_forecast_row", lambda l: rewrite(l, "forecast.parquet", lambda f: pd.concat([f, f.iloc[:1]])), 2,
+     "forecast has 2 rows with a repeated key ['row_id']"),
+    ("forecast_missing", lambda l: l.derived_file("forecast.parquet").unlink(), 2,
+     "forecast.parquet does not exist: run the step that writes it first"),
 ]
 
 
@@ -412,11 +592,55 @@ def test_bad_derived_file(project, name, damage, code, fragment):
     assert not layout.derived_file("panel.parquet").exists()
 
 
+STALE_CONFIGS = [  # (id, config edited after `lapbias panel`, message fragment)
+    ("cutoff", STUDY.replace("2024-06-30", "2024-04-15"), "was not built with [study] cutoff = 2024-04-15 (e.g. row_id"),
+    ("frequency", STUDY.replace("[estimate]", 'frequency = "month"\n[estimate]'),
+     "was not built with [study] frequency = \"month\""),
+    ("high_lap", STUDY + '[panel]\nhigh_lap = "entity_mean"\n', "was not built with [panel] high_lap = \"entity_mean\""),
+    ("lap_measure", STUDY.replace("[estimate]", '[estimate]\nlap_measure = "minkprob"'),
+     "was not built with [estimate] lap_measure = \"minkprob\""),
+]
+
+
+def test_estimate_refuses_a_panel_built_with_another_config(project):
+    """A config edited after `lapbias panel` must not be estimated on the old split (and recorded as the new one)."""
+    layout, config = project
+    expect(0, "panel:", "panel", config)
+    for name, text, fragment in STALE_CONFIGS:
+        edited = write_config(layout.root, text, f"{name}.toml")
+        expect(2, fragment, "estimate", edited)
+        assert not (layout.results / "detection.csv").exists(), name
+
+
+DEGENERATE_PANELS = [  # (id, edit of a built panel, message fragment): the estimate stops, naming the variable
+    ("outcome_1e308", lambda f: f.assign(outcome=np.where(f.index == 0, 1e308, f.outcome)),
+     "outcome has 1 value(s) beyond ±1e+150 (e.g. 1e+308), too large to square"),
+    ("outcome_constant", lambda f: f.assign(outcome=0.0),
+     "the dependent variable outcome is constant (= 0.0) in all 12 observations"),
+    ("model_always_up", lambda f: f.assign(mu_hat=1.0), "mu_hat is constant (= 1) on all 12 rows with post = 0"),
+]
+
+
+def test_degenerate_panels_are_named(tmp_path):
+    layout = Layout(tmp_path)  # a small panel (6 entities x 4 dates): the cases stop before or at the first fit
+    layout.make_dirs()
+    synthetic_stage_files(layout)
+    config = write_config(tmp_path, STUDY)
+    expect(0, "panel:", "panel", config)
+    built = pd.read_parquet(layout.derived_file("panel.parquet"))
+    for name, edit, fragment in DEGENERATE_PANELS:
+        write_parquet(edit(built), layout.derived_file("panel.parquet"))
+        expect(2, fragment, "estimate", config)
+        assert not (layout.results / "detection.csv").exists(), name
+
+
 REPORT_CASES = [  # (id, new text of results/detection.csv, exit code, message fragment)
     ("garbage_csv", b"\x00\x01garbage\xff\n\x02", 2, "detection.csv"),
     ("not_a_table", b"hello,world\n1,2\n", 2, "detection.csv lacks column(s) ['model', 'term', 'coef'"),
     ("text_coef", None, 2, "detection.csv row 2, column coef: 'big' is not a finite number"),
     ("p_above_one", None, 2, "column p_one_sided: 7.0 is not a p-value in [0, 1]"),
+    ("header_only", None, 2, "results/detection.csv has no rows"),
+    ("empty_run_id", None, 2, "results/detection.csv has 4 row(s) with an empty run_id"),
 ]
 
 
@@ -426,14 +650,31 @@ def test_bad_results_file_given_to_report(estimated, name, text, code, fragment)
     detection = layout.results / "detection.csv"
     if text is None:
         table = pd.read_csv(detection, dtype=str)
-        column, value = ("coef", "big") if name == "text_coef" else ("p_one_sided", "7.0")
-        table.loc[0, column] = value
+        if name == "header_only":
+            table = table.iloc[:0]
+        elif name == "empty_run_id":
+            table["run_id"] = ""
+        else:
+            column, value = ("coef", "big") if name == "text_coef" else ("p_one_sided", "7.0")
+            table.loc[0, column] = value
         table.to_csv(detection, index=False)
     else:
         detection.write_bytes(text)
     before = (layout.results / "REPORT.md").read_bytes()
     expect(code, fragment, "report", config)
     assert (layout.results / "REPORT.md").read_bytes() == before  # no report written from it
+
+
+def test_beta3_without_a_p_value_is_not_no_evidence(estimated):
+    """A beta_3 with no p-value (no standard error) means the test could not be run, not "not significant"."""
+    layout, config = estimated
+    detection = layout.results / "detection.csv"
+    table = pd.read_csv(detection, dtype=str, keep_default_na=False)
+    table.loc[(table.model == "pre") & (table.term == "c.mu_hat#c.lap"), ["se", "t", "p", "p_one_sided"]] = ""
+    table.to_csv(detection, index=False)
+    expect(0, "report:", "report", config)
+    report = (layout.results / "REPORT.md").read_text()
+    assert "**Verdict: Mixed/invalid.**" in report and "gives it no p-value" in report
 
 
 # ---- item 16 (input side): `lapbias reghdfe` -------------------------------------------------------------------
@@ -478,6 +719,45 @@ def test_bad_reghdfe_input(tmp_path, name, kind, code, fragment):
     path = regression_file(tmp_path, kind)
     expect(code, fragment, "reghdfe", path, "y", "x", "--absorb", "g", "--save", tmp_path / "out.csv")
     assert not (tmp_path / "out.csv").exists()
+
+
+REGHDFE_ARG_CASES = [  # (id, edit of a clean file, arguments after the file, exit code, message fragment)
+    ("absorb_missing", None, ("y", "x", "--absorb", "firm"), 2, "variable(s) ['firm'] not found"),
+    ("factor_in_interaction", None, ("y", "x", "c.x#g"), 2,
+     "term 'c.x#g': 'g' has no c. prefix, which Stata reads as a factor variable (i.g)"),
+    ("bare_interaction", None, ("y", "x#z"), 2, "'x' has no c. prefix"),
+    ("factor_variable", None, ("y", "i.g"), 2, "term 'i.g' is not a variable name"),
+    ("lag_operator", None, ("y", "L.x"), 2, "term 'L.x' is not a variable name"),
+    ("y_is_a_regressor", None, ("y", "y", "x"), 2, "the dependent variable y is also a regressor"),
+    ("regressor_twice", None, ("y", "x", "x"), 2, "regressor(s) ['x'] given more than once"),
+    ("weights_option", None, ("y", "x", "--weights", "z"), 2, "No such option '--weights'"),
+    ("stata_weights", None, ("y", "x", "[aw=z]"), 2, "variable(s) ['[aw=z]'] not found"),
+    ("robust_with_cluster", None, ("y", "x", "--vce", "robust", "--cluster", "g"), 2,
+     "--cluster g with --vce robust: the cluster variable would be ignored"),
+    ("cluster_vce_without_cluster", None, ("y", "x", "--vce", "cluster"), 2, "vce(cluster) needs at least one cluster"),
+    ("one_cluster", lambda f: f.assign(c=1), ("y", "x", "--cluster", "c"), 2, "1 cluster in c (1 on every row)"),
+    ("all_singletons", lambda f: f.assign(g=range(len(f))), ("y", "x", "--absorb", "g"), 2,
+     "all 40 observations are singletons of g"),
+    ("collinear_with_fe", lambda f: f.assign(x=f.g * 1.0), ("y", "x", "--absorb", "g"), 2,
+     "every regressor is constant or collinear with the absorbed fixed effects"),
+    ("y_1e308", lambda f: f.assign(y=np.where(f.index == 3, 1e308, f.y)), ("y", "x"), 2,
+     "y has 1 value(s) beyond ±1e+150"),
+    ("y_constant", lambda f: f.assign(y=1.0), ("y", "x"), 2, "the dependent variable y is constant (= 1.0)"),
+    ("n_below_k", lambda f: f.iloc[:3], ("y", "x", "z", "g"), 2, "N = 3 observation(s) for K = 4 coefficient(s)"),
+    ("y_all_missing", lambda f: f.assign(y=np.nan), ("y", "x"), 2, "no observations left for y"),
+    ("cluster_with_missing", lambda f: f.assign(c=np.where(f.index % 7 == 0, np.nan, f.g)),
+     ("y", "x", "--absorb", "g", "--cluster", "c"), 0, "Number of obs     =         34"),
+]
+
+
+@pytest.mark.parametrize("name, edit, args, code, fragment", REGHDFE_ARG_CASES, ids=[c[0] for c in REGHDFE_ARG_CASES])
+def test_bad_reghdfe_call(tmp_path, name, edit, args, code, fragment):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"y": rng.normal(size=40), "x": rng.normal(size=40), "z": rng.normal(size=40),
+                          "g": np.repeat(np.arange(8), 5)})
+    (edit(frame) if edit else frame).to_csv(tmp_path / "data.csv", index=False)
+    expect(code, fragment, "reghdfe", tmp_path / "data.csv", *args, "--save", tmp_path / "out.csv")
+    assert (tmp_path / "out.csv").exists() == (code == 0)
 
 
 # ---- item 17: the error boundary -----------------------------------------------------------------------------------

@@ -331,7 +331,9 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     from .data.derived import read_checked
     from .estimate import bootstrap, extended, protocol, stata
 
-    read_checked(layout.derived_file("panel.parquet"))
+    from .panel import check_built_with
+
+    check_built_with(read_checked(layout.derived_file("panel.parquet")), config, layout.derived_file("panel.parquet"))
     name, install, message = stata.select_engine(config, engine)
     click.echo(message, err=True)
     run_id = stage.new_run_id()
@@ -509,6 +511,9 @@ def reghdfe_command(data: str, y: str, x: tuple[str, ...], absorb, vce, cluster,
     click.get_current_context().meta["lapbias.input"] = data
     frame = read_data(data)
     check_variables(frame, data, y, list(x), list(absorb), list(cluster))
+    if cluster and vce in ("unadjusted", "robust"):
+        raise LapbiasError(f"--cluster {' '.join(cluster)} with --vce {vce}: the cluster variable would be ignored; "
+                           "use --vce cluster (or drop --cluster)")
     result = reghdfe(frame, y, list(x), absorb=list(absorb), vce=vce or ("cluster" if cluster else "unadjusted"),
                      cluster=list(cluster))
     click.echo(format_result(result, y))

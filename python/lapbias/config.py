@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import re
+import string
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -35,6 +37,8 @@ HIGH_LAP_RULES = ("pooled", "entity_mean")
 BACKENDS = ("transformers", "vllm", "openai")
 ENGINES = ("python", "auto", "stata")
 RECALL_FALLBACKS = ("none", "sampling")
+FORECAST_PLACEHOLDERS = ("text", "entity_name", "ticker", "text_date", "target_date", "entity_id")
+RECALL_PLACEHOLDERS = ("target_date", "entity_name", "ticker", "outcome_description", "reference_period")
 MIN_SAMPLES = 25
 """Protocol Step 2: the sampling fallback asks at least 25 samples per query."""
 BUNDLED_MODEL = "bundled:SmolLM2-135M-Instruct"
@@ -71,6 +75,26 @@ def _iso_date(value: Any) -> Any:
     return value
 
 
+def check_placeholders(template: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> str:
+    """A str.format template whose every {field} is one of `allowed` (no positional {}, no .attribute or
+    [index], no !conversion) and that holds every `required` field; literal braces are written {{ }}."""
+    shown = ", ".join("{" + p + "}" for p in allowed)
+    try:
+        fields = [(name, conversion) for _, name, _, conversion in string.Formatter().parse(template)
+                  if name is not None]
+    except ValueError as err:
+        raise ValueError(f"is not a valid template ({err}); placeholders are {shown}, literal braces {{{{ }}}}") from None
+    for name, conversion in fields:
+        if name not in allowed or conversion:
+            raise ValueError(f"has the placeholder {{{name}{'!' + conversion if conversion else ''}}}, which "
+                             f"cannot be filled; placeholders are {shown} (write literal braces as {{{{ and }}}})")
+    absent = [name for name in required if name not in {n for n, _ in fields}]
+    if absent:
+        raise ValueError(f"has no {', '.join('{' + n + '}' for n in absent)}; without it every row gets the same "
+                         f"text (placeholders are {shown})")
+    return template
+
+
 Tuple = Annotated[tuple[str, ...], BeforeValidator(_list_to_tuple)]
 IsoDate = Annotated[str, BeforeValidator(_iso_date)]
 
@@ -79,7 +103,7 @@ class Section(BaseModel):
     """A config section: strict types (no "5" for 5, no "false" for false), unknown keys forbidden, frozen."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, validate_default=True,
-                              use_attribute_docstrings=True)
+                              use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 class DataConfig(Section):
@@ -248,14 +272,21 @@ class ForecastConfig(Section):
         for key, value in labels.items():
             lower = str(key).strip().lower()
             if lower in seen:
-                raise ValueError(f"has keys {seen[lower]!r} and {key!r} that differ only by case; labels are "
-                                 "matched lower-cased, so keep one")
+                raise ValueError(f"has keys {seen[lower]!r} and {key!r} that differ only by case or "
+                                 "surrounding spaces; labels are matched stripped and lower-cased, so keep one")
             seen[lower] = key
             if not lower:
                 raise ValueError("has an empty label key")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"maps {key!r} to {value!r}; mu_hat must be a finite number, e.g. up = 1")
         return {str(k).strip().lower(): float(v) for k, v in labels.items()}
+
+    @field_validator("prompt")
+    @classmethod
+    def _prompt(cls, prompt: str) -> str:
+        """Protocol Step 1: the row's text must reach the model (a prompt without {text} asks every row of an
+        entity and date the same question)."""
+        return check_placeholders(prompt, FORECAST_PLACEHOLDERS, ("text",))
 
     @field_validator("parse_regex", "confidence_regex")
     @classmethod
@@ -283,6 +314,12 @@ class RecallConfig(Section):
     n_samples: int = Field(25, ge=1)
     sampling_seed: int = Field(20251222, ge=0)
     sampling_temperature: float = Field(1.0, ge=0)
+
+    @field_validator("template")
+    @classmethod
+    def _template(cls, template: str) -> str:
+        """Protocol Step 2: the recall query names the entity and the realization date."""
+        return check_placeholders(template, RECALL_PLACEHOLDERS, ("target_date", "entity_name"))
 
     @field_validator("labels", mode="before")
     @classmethod
@@ -482,6 +519,18 @@ def not_a_config(path: Path) -> str:
             f"[study] cutoff) and run `lapbias validate {path.stem}.toml`")
 
 
+def _expand_home(values: dict[str, Any]) -> dict[str, Any]:
+    """`root` and `[data] path` starting with ~ mean the home folder, as in a shell (else a folder literally
+    named "~" would be made in the working directory)."""
+    values = dict(values)
+    if isinstance(values.get("root"), str):
+        values["root"] = os.path.expanduser(values["root"])
+    data = values.get("data")
+    if isinstance(data, dict) and isinstance(data.get("path"), str):
+        values["data"] = {**data, "path": os.path.expanduser(data["path"])}
+    return values
+
+
 def load(path: str | Path) -> RunConfig:
     """Read a TOML run configuration; a data file in its place, a missing file or a TOML syntax error is a
     one-line ConfigError."""
@@ -493,13 +542,17 @@ def load(path: str | Path) -> RunConfig:
     if not path.is_file():
         raise ConfigError(f"config file {path} is not a file (a folder?)")
     try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
+        values = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: a BOM (Windows editors) is skipped
     except UnicodeDecodeError as err:
         raise ConfigError(f"config file {path} is not UTF-8 text (byte {err.object[err.start:err.start + 1]!r} at "
                           f"offset {err.start}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"config file {path} is not valid TOML: {err}") from None
-    config = from_dict(values)
+        hint = ""
+        if "escape" in str(err) or "hex value" in str(err):
+            hint = ("; a backslash in \"...\" starts an escape: write Windows paths in single quotes, e.g. "
+                    "path = 'C:\\data\\panel.csv', or with forward slashes")
+        raise ConfigError(f"config file {path} is not valid TOML: {err}{hint}") from None
+    config = from_dict(_expand_home(values))
     root = Path(config.root)
     if root.exists() and not root.is_dir():
         raise ConfigError(f"root = {config.root!r} is a file; it must be the project folder (data/, results/ and "

@@ -26,7 +26,7 @@ from .config import RunConfig
 from .data.derived import read_checked
 from .errors import ConfigError, MergeError
 from .io import Layout, atomic_write, write_parquet
-from .stage import new_run_id, staged_outputs
+from .stage import StaleResultsError, new_run_id, staged_outputs
 
 LABELS = {
     "row_id": "Row identifier (preserved from the input)",
@@ -183,6 +183,52 @@ def split(target_date: pd.Series, config: RunConfig) -> tuple[pd.Series, pd.Seri
         gap = (target_date > cutoff) & (target_date <= pd.Timestamp(release))
     post = (target_date > cutoff).astype("Int8").mask(gap)
     return gap.astype("int8"), post
+
+
+def _differs(built: pd.Series, expected: pd.Series) -> pd.Series:
+    """Rows where two columns differ, a missing value equal only to a missing value."""
+    built, expected = built.astype("float64"), expected.astype("float64")
+    return ~(np.isclose(built, expected, rtol=0, atol=1e-12) | (built.isna() & expected.isna()))
+
+
+def check_built_with(panel: pd.DataFrame, config: RunConfig, path) -> None:
+    """The panel was built with the config's cutoff, frequency, LAP measure and high_lap rule (a config edited
+    after `lapbias panel` would otherwise be estimated on the old split and recorded as the new one in
+    results/run_config.json). Each column is recomputed from the panel's own columns, as `assemble` does."""
+    needed = ["target_date", "post", "period", "lap", "lap_recall", "lap_mink", "high_lap", "entity_id"]
+    if any(c not in panel.columns for c in needed):
+        raise StaleResultsError(f"{path} lacks column(s) {[c for c in needed if c not in panel.columns]}; rerun "
+                                "`lapbias panel`")
+    checks = {
+        f"[study] cutoff = {config.study.cutoff}"
+        + (f", release_date = {config.study.release_date}" if config.study.release_date else ""): (
+            "post", panel["post"], split(panel["target_date"], config)[1]),
+        f'[estimate] lap_measure = "{config.estimate.lap_measure}"': (
+            "lap", panel["lap"], panel["lap_recall" if config.estimate.lap_measure == "recall" else "lap_mink"]),
+    }
+    for setting, (column, built, expected) in checks.items():
+        bad = _differs(built, expected)
+        if bad.any():
+            row = panel.loc[bad.idxmax()]
+            raise StaleResultsError(
+                f"{path} was not built with {setting} (e.g. row_id {row.get('row_id', '?')}, target_date "
+                f"{row['target_date']:%Y-%m-%d}: {column} = {built[bad.idxmax()]} in the panel, {expected[bad.idxmax()]} "
+                "by the config); rerun `lapbias panel`, then `lapbias estimate`")
+    period = period_labels(panel["target_date"], config.study.frequency)[0]
+    if not period.equals(panel["period"].astype(str)):
+        first = (period != panel["period"].astype(str)).idxmax()
+        raise StaleResultsError(f"{path} was not built with [study] frequency = \"{config.study.frequency}\" (e.g. "
+                                f"target_date {panel['target_date'][first]:%Y-%m-%d}: period {panel['period'][first]!r} "
+                                f"in the panel, {period[first]!r} by the config); rerun `lapbias panel`, then "
+                                "`lapbias estimate`")
+    expected = pd.Series(np.nan, index=panel.index)
+    for _, sample in panel.groupby("post"):
+        expected[sample.index] = high_lap_flags(sample, config.panel.high_lap).astype("float64")
+    bad = _differs(panel["high_lap"], expected)
+    if bad.any():
+        raise StaleResultsError(f"{path} was not built with [panel] high_lap = \"{config.panel.high_lap}\" ({int(bad.sum())} "
+                                f"row(s) differ, e.g. row_id {panel.get('row_id', panel.index)[bad.idxmax()]}); rerun "
+                                "`lapbias panel`, then `lapbias estimate`")
 
 
 def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:

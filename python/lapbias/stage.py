@@ -150,7 +150,10 @@ def check_run(results: Path, tables: dict[str, pd.DataFrame], root: Path) -> str
     run_id = record.get(RUN_ID) if record else None
     rerun = "rerun `lapbias estimate` (then `lapbias report`)"
     for name, table in tables.items():
-        ids = sorted(set(table[RUN_ID].astype(str))) if RUN_ID in table.columns else None
+        if RUN_ID in table.columns and table[RUN_ID].isna().any():
+            raise StaleResultsError(f"results/{name}.csv has {int(table[RUN_ID].isna().sum())} row(s) with an empty "
+                                    f"run_id (edited by hand?), so they are not from one run; {rerun}")
+        ids = sorted({str(v) for v in table[RUN_ID]}) if RUN_ID in table.columns else None
         if run_id is None and ids is None:
             continue
         if run_id is None:

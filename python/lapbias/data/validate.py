@@ -21,6 +21,7 @@ from ..config import RunConfig
 from ..errors import InputDataError
 from ..io import Layout, write_csv, write_parquet
 from . import schema
+from .derived import shown
 
 SAMPLE_SEED = 20240101
 """Default seed of the random subsample (`--sample N`; protocol Step 0: fixed seeds everywhere)."""
@@ -61,12 +62,27 @@ def read_table(path: str | Path) -> pd.DataFrame:
             raise InputDataError(f"data file {path} has extension {suffix!r}; give a .csv or .parquet file")
     except pd.errors.EmptyDataError:
         raise InputDataError(f"data file {path} is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
+    except UnicodeDecodeError:
+        raise InputDataError(_not_utf8(path)) from None
+    except (pd.errors.ParserError, OSError, ValueError) as err:
         raise InputDataError(f"data file {path} cannot be read as {suffix[1:]}: {str(err).splitlines()[0]}") from None
     if frame.empty:
         raise InputDataError(f"data file {path} has a header but no rows")
     _check_header(path, frame)
     return frame
+
+
+def _not_utf8(path: Path) -> str:
+    """Where a CSV stops being UTF-8: its line and the byte (Excel's "CSV" is often Latin-1 or UTF-16)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+        where = ""
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        where = f" (line {line}: byte {data[err.start:err.start + 1]!r})"
+    return (f"data file {path} cannot be read as csv: it is not UTF-8 text{where}; save it as UTF-8 (Excel: \"CSV UTF-8\"), the encoding "
+            "lapbias reads")
 
 
 def _check_header(path: Path, frame: pd.DataFrame) -> None:
@@ -80,6 +96,12 @@ def _check_header(path: Path, frame: pd.DataFrame) -> None:
     else:
         header = [str(c) for c in frame.columns]
     names = [h.strip() for h in header]
+    if len(names) == 1:
+        separator = next((name for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars"))
+                          if sep in names[0]), None)
+        if separator:
+            raise InputDataError(f"data file {path} has one column {names[0][:80]!r}: it looks separated by "
+                                 f"{separator}; lapbias reads comma-separated CSV (save it with commas)")
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputDataError(f"data file {path} has duplicate column name(s) {duplicated}; every column needs its "
@@ -127,8 +149,9 @@ def _label(frame: pd.DataFrame, index) -> str:
     return f"row_id {row_id}" if row_id is not None and str(row_id).strip() else f"row {int(index) + 1}"
 
 
-ISO_DATE = r"^\d{4}-\d{2}-\d{2}(?:[ T].*)?$"
-"""A date cell: YYYY-MM-DD, optionally followed by a time of day (and offset), which is dropped."""
+ISO_DATE = r"^\d{4}-\d{2}-\d{2}(?:[ T](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
+"""A date cell: YYYY-MM-DD, optionally followed by a valid ISO 8601 time of day (HH:MM[:SS[.f]], and a Z or
+±HH:MM offset), which is dropped; anything else after the date ("2024-03-02 approx") is not a date."""
 DATE_RANGE = (pd.Timestamp("1677-09-22"), pd.Timestamp("2262-04-11"))
 """The calendar days pandas' datetime64[ns] holds in full."""
 
@@ -151,17 +174,23 @@ def _parse_dates(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Se
     if bad.any():
         first = bad.idxmax()
         problems.append(f"{column}: {int(bad.sum())} value(s) are not dates in YYYY-MM-DD form, a full calendar "
-                        f"date (example {_label(frame, first)}: {values[first]!r})")
+                        f"date (example {_label(frame, first)}: {shown(values[first])})")
     if out_of_range.any():
         first = out_of_range.idxmax()
         problems.append(f"{column}: {int(out_of_range.sum())} date(s) outside the supported range "
                         f"{DATE_RANGE[0]:%Y-%m-%d} to {DATE_RANGE[1]:%Y-%m-%d} (example {_label(frame, first)}: "
-                        f"{values[first]!r})")
+                        f"{shown(values[first])})")
     return parsed.astype("datetime64[ns]")
 
 
 def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     values = frame["outcome"]
+    if pd.api.types.is_bool_dtype(values) or values.map(lambda v: isinstance(v, (bool, np.bool_))).any():
+        first = values.map(lambda v: isinstance(v, (bool, np.bool_))).idxmax()
+        problems.append(f"outcome: true/false values are not a signed numeric Y (larger = up) (example "
+                        f"{_label(frame, first)}: {shown(values[first])}); give the outcome as a number, e.g. the "
+                        "return, or +1/-1 for up/down")
+        return pd.Series(np.nan, index=frame.index)
     missing = _is_missing(values)
     numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
     bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
@@ -220,7 +249,7 @@ def _example(frame: pd.DataFrame, index, reason: str, written: pd.Series | None 
         return f"text_date {row['text_date']:%Y-%m-%d}, target_date {row['target_date']:%Y-%m-%d}"
     if reason == "missing_outcome":
         raw = "" if written is None or pd.isna(written[index]) else written[index]
-        return f"outcome is missing ({raw!r})" if str(raw).strip() else "outcome is empty"
+        return f"outcome is missing ({shown(raw)})" if str(raw).strip() else "outcome is empty"
     if reason == "empty_text":
         return "text is empty"
     if reason == "missing_date":
@@ -281,6 +310,11 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
     if not has_ticker:
         frame["ticker"] = ""
     for column in ("entity_id", "entity_name", "ticker", "text"):
+        raw_bytes = frame[column].map(lambda v: isinstance(v, (bytes, bytearray)))
+        if raw_bytes.any():
+            first = raw_bytes.idxmax()
+            problems.append(f"{column}: {int(raw_bytes.sum())} value(s) are bytes, not text (example "
+                            f"{_label(frame, first)}: {frame[column][first]!r}); store the column as strings")
         frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)

@@ -60,7 +60,15 @@ def standardize_within(panel: pd.DataFrame, columns: list[str], by: str = "post"
     out = panel.copy()
     for column in columns:
         grouped = out.groupby(by)[column]
-        out[column] = (out[column] - grouped.transform("mean")) / grouped.transform("std")
+        sd = grouped.transform("std")
+        constant = sd.eq(0)
+        if constant.any():  # a z-score of a constant is 0/0: say which variable, not "every row is missing"
+            first = constant.idxmax()
+            raise EstimationError(f"{column} is constant (= {out[column][first]:g}) on all {int((out[by] == out[by][first]).sum())} rows "
+                                  f"with {by} = {out[by][first]}: it cannot be standardized (paper Table V) and carries "
+                                  "no information for the detection regression (e.g. a model that always answers "
+                                  "the same label)")
+        out[column] = (out[column] - grouped.transform("mean")) / sd
     return out
 
 

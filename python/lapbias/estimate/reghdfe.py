@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..data.derived import shown
 from ..errors import EstimationError
 
 FEW_CLUSTERS = 20
@@ -103,11 +104,18 @@ class RegResult:
 
 def term_variables(term: str) -> list[str]:
     """The variables of a term: `x`, or the factors of a Stata interaction of continuous variables
-    `c.a#c.b[#c.c...]` (the `c.` prefixes may be left out)."""
+    `c.a#c.b[#c.c...]` (every factor of an interaction with its `c.` prefix, as Stata needs for continuous ones)."""
     parts = term.split("#")
     matches = [FACTOR.match(p) for p in parts]
     if not all(matches):
         raise EstimationError(f"term {term!r} is not a variable name or an interaction such as c.mu_hat#c.lap")
+    bare = [p for p in parts if not p.startswith("c.")]
+    if len(parts) > 1 and bare:
+        # Stata reads a variable without c. in an interaction as a factor (i.b: one dummy per level); treating it
+        # as continuous would silently estimate another model than reghdfe does.
+        raise EstimationError(f"term {term!r}: {bare[0]!r} has no c. prefix, which Stata reads as a factor variable "
+                              f"(i.{FACTOR.match(bare[0]).group(1)}); factor variables are not supported: write "
+                              f"c.{FACTOR.match(bare[0]).group(1)} for a continuous interaction")
     return [m.group(1) for m in matches]
 
 
@@ -125,6 +133,23 @@ def _design(df: pd.DataFrame, x: list[str]) -> tuple[pd.DataFrame, dict[str, str
             design[column] = np.prod([df[f].astype("float64").to_numpy() for f in factors], axis=0)
             names[column] = "#".join(f"c.{f}" for f in factors)
     return design, names
+
+
+LARGEST = 1e150
+"""Values beyond this overflow when squared in double precision (sums of squares, R², variances)."""
+
+
+def _check_values(data: pd.DataFrame, y: str, variables: list[str]) -> None:
+    """Numbers the least-squares algebra can hold, and a dependent variable that varies."""
+    for name in [y, *variables]:
+        values = pd.to_numeric(data[name], errors="coerce").astype("float64")
+        huge = values.abs() > LARGEST
+        if huge.any():
+            raise EstimationError(f"{name} has {int(huge.sum())} value(s) beyond ±{LARGEST:g} (e.g. "
+                                  f"{values[huge].iloc[0]:g}), too large to square in double precision; rescale it")
+    if data[y].nunique() == 1:
+        raise EstimationError(f"the dependent variable {y} is constant (= {shown(data[y].iloc[0])}) in all {len(data)} "
+                              "observations: there is nothing to explain")
 
 
 def _check_columns(df: pd.DataFrame, needed: list[str]) -> None:
@@ -145,6 +170,11 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
         raise EstimationError("vce(cluster) needs at least one cluster variable")
     variables = sorted({v for term in x for v in term_variables(term)})
     _check_columns(df, [y, *variables, *absorb, *cluster, *([time] if time else [])])
+    repeated = sorted({term for term in x if x.count(term) > 1})
+    if repeated:
+        raise EstimationError(f"regressor(s) {repeated} given more than once; give each term once")
+    if y in variables:
+        raise EstimationError(f"the dependent variable {y} is also a regressor; a variable cannot explain itself")
     keep = [y, *variables, *absorb, *cluster, *([time] if time else [])]
     data = df[list(dict.fromkeys(keep))].copy()
     n_full = len(data)
@@ -152,6 +182,7 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     dropped_missing = n_full - len(data)
     if data.empty:
         raise EstimationError(f"no observations left for {y} on {x}: every row has a missing value")
+    _check_values(data, y, variables)
     design, names = _design(data, x)
     frame = pd.concat([data[[y, *absorb, *cluster, *([time] if time else [])]].reset_index(drop=True),
                        design.reset_index(drop=True)], axis=1)
@@ -159,6 +190,18 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     if vce == "newey":
         return _newey(frame, y, list(design.columns), names, time, newey_lag, n_full, dropped_missing)
     frame, num_singletons = drop_singletons(frame, absorb)
+    if frame.empty:
+        raise EstimationError(f"all {num_singletons} observations are singletons of {' '.join(absorb)} (alone in their "
+                              "group, dropped as reghdfe does): nothing is left to estimate on")
+    n_coefficients = len(design.columns) + (0 if absorb else 1)
+    if len(frame) <= n_coefficients:
+        raise EstimationError(f"N = {len(frame)} observation(s) for K = {n_coefficients} coefficient(s) of {y} on {x}: "
+                              "at least K + 1 are needed")
+    if vce == "cluster":
+        one = [c for c in cluster if frame[c].nunique() < 2]
+        if one:
+            raise EstimationError(f"1 cluster in {one[0]} ({shown(frame[one[0]].iloc[0])} on every row): cluster-robust "
+                                  "standard errors need at least 2 clusters (more than 20 to be reliable)")
     df_a, df_a_nested = absorbed_dof(frame, absorb, cluster if vce == "cluster" else [])
     rhs = " + ".join(design.columns)
     formula = f"{y} ~ {rhs}" + (f" | {' + '.join(absorb)}" if absorb else "")
@@ -169,7 +212,10 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
             fit = pf.feols(formula, data=frame, vcov=vcov, fixef_rm="none",
                            demeaner=pf.MapDemeaner(fixef_tol=DEMEAN_TOLERANCE, fixef_maxiter=100_000))
     except Exception as err:  # pyfixest raises plain exceptions for empty or degenerate designs
-        raise EstimationError(f"cannot estimate {formula}: {str(err).splitlines()[0]}") from None
+        reason = (str(err).splitlines() or [""])[0] or (f"{type(err).__name__} without a reason; the usual cause is "
+                                                         "that every regressor is constant or collinear with the "
+                                                         "absorbed fixed effects")
+        raise EstimationError(f"cannot estimate {formula}: {reason}") from None
     n_used = int(fit._N)
     coef = fit.coef().rename(index=names)
     if absorb:
@@ -200,7 +246,10 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     slopes = coef.index.drop("_cons", errors="ignore")
     vcov = pd.DataFrame(np.asarray(fit._vcov) * scale, index=fit.coef().rename(index=names).index,
                         columns=fit.coef().rename(index=names).index).loc[slopes, slopes]
-    f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    try:
+        f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    except np.linalg.LinAlgError:  # a VCE of less than full rank (e.g. fewer clusters than regressors): Stata's F is "."
+        f_stat = math.nan
     if absorb:
         cons, cons_se = _constant(fit, frame, y, [c for c in design.columns if names[c] in slopes], vce, cluster,
                                   float(se[slopes[0]]) ** 2 if len(slopes) else math.nan)
@@ -213,6 +262,9 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     # RMSE and adjusted R²: N − df_m − df_a − df_a_nested (reghdfe.mata line 3742; reproduces reghdfe's printed
     # RMSE 1.3893 and adj. R² .6372 with absorb(f1 f2) cluster(f1)).
     dof_resid = n_used - k - (df_a + df_a_nested if absorb else 1)
+    if dof_resid <= 0:  # saturated: every observation spent on a coefficient or an absorbed level
+        raise EstimationError(f"no residual degrees of freedom for {formula} (N = {n_used}, K = {k}, absorbed = "
+                              f"{df_a + df_a_nested}, of which {df_a_nested} nested in the clusters)")
     r2 = float(fit._r2)
     return RegResult(
         coef=coef, se=se, t=t, p=p, ci_low=coef - q * se, ci_high=coef + q * se, N=n_used, N_full=n_full,

@@ -9,7 +9,8 @@ resumes on another serving the same model.
 Appends are flushed and fsynced per batch. A last line cut short by a crash (no newline) is an interrupted
 write: it is reported and dropped by an atomic rewrite (temp + rename), the original kept as *.damaged-<time>,
 so the query is simply asked again. Any other damage (a blank or broken line mid-file, a line of the wrong
-shape, a response breaking its laws, llm/responses.py) stops with the line number; the file is not touched.
+shape, a response breaking its laws, llm/responses.py, a key repeated with a different response) stops with the
+line number; the file is not touched. A key repeated with the same response (two runs appending) is harmless.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class ResponseCache:
                              "cache there")
         raw_lines = self.path.read_bytes().splitlines(keepends=True)
         good_lines = []
+        lines_of: dict[str, int] = {}  # key -> the line it was first read from (a repeat must say the same)
         for number, raw in enumerate(raw_lines, start=1):
             last = number == len(raw_lines)
             try:
@@ -94,6 +96,12 @@ class ResponseCache:
                     f"{self.path} line {number}: stored key does not match its task, model, query, prompt "
                     "and params (edited by hand?); remove the line or the file to re-query"
                 )
+            earlier = self._records.get(record["key"])
+            if earlier is not None and canonical_json(earlier["response"]) != canonical_json(record["response"]):
+                raise CacheError(self._where(number, len(raw_lines), f"repeats the key of line {lines_of[record['key']]} "
+                                 f"({record['task']} query {record['query_id']!r}) with a different response; "
+                                 "which answer is right cannot be told"))
+            lines_of.setdefault(record["key"], number)
             self._records[record["key"]] = record
             good_lines.append(raw.decode("utf-8"))
 

@@ -83,6 +83,8 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
             tables[name] = read_table(path, coefficients=name in COEFFICIENT_TABLES)
     if "detection" not in tables:
         raise LapbiasError("results/detection.csv does not exist: run `lapbias estimate` first")
+    if tables["detection"].empty:  # estimate always writes the detection rows, beta_3 included
+        raise ResultsFileError("results/detection.csv has no rows (cut short or edited?); rerun `lapbias estimate`")
     run_id = check_run(layout.results, tables, layout.root)
     if tables.get("estimation_notes") is None or tables["estimation_notes"].empty:
         tables["estimation_notes"] = pd.DataFrame(columns=["model", "kind", "detail"])

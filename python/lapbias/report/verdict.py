@@ -48,6 +48,10 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     if beta3 is None or math.isnan(beta3["coef"]):
         return Verdict(MIXED, ["detection regression"], "The detection regression has no estimate of beta_3 "
                        "(see results/estimation_notes.csv): the test could not be run.")
+    if math.isnan(beta3["p_one_sided"]):  # an estimate without a p-value is not "not significant"
+        return Verdict(MIXED, ["detection regression"], f"The detection regression estimates beta_3 = "
+                       f"{beta3['coef']:.4g} but gives it no p-value (no standard error; see "
+                       "results/estimation_notes.csv): the test could not be run.")
     significant = beta3["coef"] > 0 and beta3["p_one_sided"] < thresholds.detection_alpha
     high, low = _term(validation, "high_lap", "ud"), _term(validation, "low_lap", "ud")
     validation_present = (high is not None and high["coef"] > 0 and high["p"] < thresholds.validation_alpha

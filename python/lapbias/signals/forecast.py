@@ -22,7 +22,7 @@ import re
 
 import pandas as pd
 
-from ..config import RunConfig
+from ..config import FORECAST_PLACEHOLDERS, RunConfig
 from ..errors import ConfigError, ParseRateError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, Generation, TokenLogprob, chat
@@ -31,7 +31,7 @@ from .batch import Confirm, ask_missing
 
 TASK = "forecast"
 TOP_LOGPROBS = 20
-PLACEHOLDERS = ("text", "entity_name", "ticker", "text_date", "target_date", "entity_id")
+PLACEHOLDERS = FORECAST_PLACEHOLDERS
 
 
 def fill_prompt(template: str, row: pd.Series) -> str:

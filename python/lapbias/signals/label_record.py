@@ -21,14 +21,36 @@ def record_path(layout: Layout, task: str) -> Path:
     return layout.raw / f"{task}.tokenizer.json"
 
 
+def _shape_problem(record) -> str | None:
+    """What breaks {model_id: {"labels": {label: [token ids]}, "tokenizer": JSON text or null}}, or None."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    for model_id, entry in record.items():
+        if not isinstance(entry, dict):
+            return f"the entry of {model_id!r} is {entry!r}, not an object"
+        labels = entry.get("labels", {})
+        if not isinstance(labels, dict):
+            return f"labels of {model_id!r} is {labels!r}, not an object"
+        for label, ids in labels.items():
+            if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+                return f"label {label!r} of {model_id!r} has token ids {ids!r}, not a list of integers"
+        if not isinstance(entry.get("tokenizer"), (str, type(None))):
+            return f"the tokenizer of {model_id!r} is not JSON text"
+    return None
+
+
 def _read(path: Path) -> dict:
     if not path.exists():
         return {}
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(record, dict):
-            raise ValueError("not a JSON object")
+        problem = _shape_problem(record)
+        if problem:
+            raise ValueError(problem)
         return record
+    except IsADirectoryError:
+        raise ModelError(f"{path} is not a file (a folder?); move it away and run `lapbias recall` to record the "
+                         "tokenizer again") from None
     except (ValueError, UnicodeDecodeError) as err:
         raise ModelError(f"{path} is damaged ({err}); delete it and run `lapbias recall` to record the tokenizer "
                          "again") from None
@@ -72,7 +94,11 @@ def check(layout: Layout, task: str, model_id: str, labels: Sequence[str]) -> No
             if tokenizer is None:
                 from tokenizers import Tokenizer
 
-                tokenizer = Tokenizer.from_str(entry["tokenizer"])
+                try:
+                    tokenizer = Tokenizer.from_str(entry["tokenizer"])
+                except Exception as err:  # tokenizers raises a plain Exception for text it cannot read
+                    raise ModelError(f"{path}: the tokenizer recorded for {model_id} is damaged ({err}); delete the "
+                                     "file and run `lapbias recall` to record it again") from None
             ids = tokenizer.encode(label, add_special_tokens=False).ids
         if ids is None:
             raise ModelError(f"recall label {label!r} was never checked on the tokenizer of {model_id}: run "
