@@ -255,6 +255,7 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     write_text(layout.results / "run_config.json",
                json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
     if name == "stata":
+        (layout.results / "power.csv").unlink(missing_ok=True)  # the report computes it from the Stata tables
         tables = stata.run_stata(config, layout, install)
         write_text(layout.results / "estimation_notes.csv",
                    "model,kind,detail\nall,warning,estimated in Stata: see logs/stata_master.log for singletons "
@@ -264,7 +265,17 @@ def _estimate(config, layout: Layout, engine: str) -> None:
         results = protocol.run(config, layout)
         extra = extended.run(config, layout)
         _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
-        boot = bootstrap.run(config, layout)
+        try:
+            boot = bootstrap.run(config, layout)
+        except Exception as err:  # noqa: BLE001 — a supplementary figure: a degenerate post-cutoff sample must
+            # not stop the report (issue 11 item 2); the reason is kept in estimation_notes.csv and the log.
+            boot = None
+            for name in bootstrap.OUTPUTS:
+                (layout.results / name).unlink(missing_ok=True)
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            protocol.append_notes(layout, [{"model": "bootstrap", "kind": "failed",
+                                            "detail": f"the pairs bootstrap could not run: {reason}"}])
+            _log(layout, f"warning: bootstrap skipped: {reason}")
         if boot is not None:
             _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
                          f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")

@@ -207,8 +207,11 @@ class EstimateConfig:
     """beta_3 > 0 is significant when its one-sided p is below this (protocol, final report rule)."""
     validation_alpha: float = 0.05
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
-    min_lap_cv: float = 0.10
-    """LAP shows "meaningful variation" when its pre-cutoff SD/mean is at least this (else "underpowered")."""
+    max_mde_share: float = 0.37
+    """"No evidence of contamination" needs the minimum detectable beta_3 (5% one-sided, 80% power) times SD(lap),
+    as a share of the standalone LLM effect, to be at most this (else "Underpowered"); > 0. Default: the paper's
+    in-sample estimate (37%), so "No evidence" means a contamination as large as the paper's would have been found
+    (estimate/power.py)."""
     moderator: str = "small"
     """Panel column for the triple interaction of paper Table III (e.g. a 0/1 small-firm indicator)."""
     bootstrap_reps: int = 10_000
@@ -319,6 +322,8 @@ def _check(config: RunConfig) -> RunConfig:
     if config.estimate.bootstrap_resample not in ("obs", "entity"):
         raise ConfigError(f"[estimate] bootstrap_resample = {config.estimate.bootstrap_resample!r}; "
                           "choose 'obs' (the paper's pairs bootstrap) or 'entity'")
+    if not config.estimate.max_mde_share > 0:
+        raise ConfigError(f"[estimate] max_mde_share = {config.estimate.max_mde_share}; it is a share > 0, e.g. 0.37")
     if not 0 < config.minkprob.k <= 1:
         raise ConfigError(f"[minkprob] k = {config.minkprob.k}; it is a share in (0, 1], e.g. 0.2 for K = 20%")
     if config.minkprob.scored_text not in ("prompt", "text"):

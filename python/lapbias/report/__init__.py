@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..approximation import recall_note
 from ..config import RunConfig
-from ..io import Layout, read_parquet, write_text
+from ..io import Layout, read_parquet, write_csv, write_text
 from .describe import write_descriptives
 from .figures import lap_histogram
 from .markdown import render
@@ -50,9 +50,23 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
 
         raise LapbiasError("results/detection.csv does not exist: run `lapbias estimate` first")
     lap_histogram(panel, layout.figures / "lap_hist.png")
-    verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"),
-                     panel.loc[panel["post"] == 0, "lap"].dropna(), config.estimate)
-    engine = ", ".join(sorted(set(tables["detection"]["engine"])))
+    tables["power"] = _power(config, layout, panel, tables["detection"])
+    verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), tables["power"],
+                     config.estimate, tables["estimation_notes"])
+    engine = ", ".join(sorted(set(tables["detection"]["engine"].dropna().astype(str)))) or config.estimate.engine
     path = layout.results / "REPORT.md"
     write_text(path, render(config, tables, verdict, engine, approximated) + "\n")
     return path
+
+
+def _power(config: RunConfig, layout: Layout, panel: pd.DataFrame, detection: pd.DataFrame) -> pd.DataFrame:
+    """results/power.csv as the Python estimate stage wrote it; after the Stata engine (which does not write it)
+    computed here from the panel and detection.csv (estimate/power.py) and written."""
+    from ..estimate.power import detection_power
+
+    path = layout.results / "power.csv"
+    if path.exists() and path.stat().st_size:
+        return pd.read_csv(path)
+    power = detection_power(panel[panel["post"] == 0], detection, config.estimate.detection_alpha)
+    write_csv(power, path)
+    return power
