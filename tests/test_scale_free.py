@@ -102,7 +102,7 @@ def test_collinear_with_other_regressors_is_omitted_in_order():
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda f: f.assign(outcome=3.0), "the outcome outcome is constant"),
+    (lambda f: f.assign(outcome=3.0), "the outcome outcome is constant within the fixed effects"),
     (lambda f: f.assign(outcome=f["entity_num"] * 1.5), "is constant within the fixed effects"),
     (lambda f: f.assign(outcome=np.where(f.index == 7, np.inf, f["outcome"])), "variable outcome has 1 infinite"),
     (lambda f: f.assign(lap=np.where(f.index == 3, -np.inf, f["lap"])), "variable lap has 1 infinite value(s) (first: row 3"),

@@ -225,8 +225,9 @@ def _scale_columns(frame: pd.DataFrame, y: str, columns: list[str], names: dict[
     absorbed = "the fixed effects" if absorb else "the constant"
     y_ss, y_norm2 = float(within[:, 0] @ within[:, 0]), float(raw[:, 0] @ raw[:, 0])
     if y_norm2 == 0 or y_ss <= fe_tolerance(DEMEAN_TOLERANCE) * y_norm2:
-        raise EstimationError(f"the outcome {y} is constant within {absorbed} (it is explained perfectly, "
-                              f"{len(frame)} observations): nothing is left to regress on {list(names.values())}")
+        where = " within the fixed effects (they explain it perfectly)" if absorb else ""
+        raise EstimationError(f"the outcome {y} is constant{where} in the {len(frame)} observation(s) used: nothing "
+                              f"is left to regress on {list(names.values())}")
     kept, omitted = collinear_terms(raw[:, 1:], within[:, 1:], [names[c] for c in columns],
                                     fe_tolerance(DEMEAN_TOLERANCE), absorbed)
     kept_columns = [columns[j] for j in kept]

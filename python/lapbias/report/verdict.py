@@ -79,9 +79,9 @@ def _power_text(power: dict[str, float]) -> tuple[float, str]:
                        f"{share:.0%} of the standalone LLM effect per SD of LAP (paper's in-sample estimate: 37%; "
                        f"within-FE SD of LAP = {power.get('sd_lap_within', math.nan):.3g}, "
                        f"{power.get('within_share_lap', math.nan):.0%} of its SD; results/power.csv)")
-    why = (f"the standalone LLM effect b1 = {b1:.4g} is not positive, so no contamination share can be stated"
-           if math.isfinite(b1) else "the power could not be computed (results/power.csv)")
-    return math.inf, f"the minimum detectable beta_3 is {mde:.4g}, but {why}"
+    why = (f"the standalone LLM effect b1 = {b1:.4g} is not positive, so no detectable contamination share can "
+           "be stated" if math.isfinite(b1) else "its share of the standalone LLM effect could not be computed")
+    return math.inf, f"the minimum detectable beta_3 is {mde:.4g} and {why} (results/power.csv)"
 
 
 def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd.DataFrame | None,
@@ -134,7 +134,8 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero, and {power_text}, "
                        f"at most {thresholds.max_mde_share:.0%} (max_mde_share): a contamination of that size would "
                        f"have been found; {valid}; {place}. Verdict: {NO_EVIDENCE}.")
+    above = "" if math.isinf(share) else f", above {thresholds.max_mde_share:.0%} (max_mde_share)"
     return Verdict(UNDERPOWERED, ["power"], f"{b3}: beta_3 is not significantly greater than zero, but "
-                   f"{power_text}, above {thresholds.max_mde_share:.0%} (max_mde_share): the test could miss a "
+                   f"{power_text}{above}: the test could miss a "
                    f"contamination of consequence; {valid}; {place}. Verdict: {UNDERPOWERED} (minimum detectable "
                    f"share {'undefined' if math.isinf(share) else f'{share:.0%}'}).")
