@@ -212,6 +212,9 @@ class EstimateConfig:
     as a share of the standalone LLM effect, to be at most this (else "Underpowered"); > 0. Default: the paper's
     in-sample estimate (37%), so "No evidence" means a contamination as large as the paper's would have been found
     (estimate/power.py)."""
+    extended_cluster: str = "period_num"
+    """Cluster variable of the paper's extended tables (II-V): "period_num" (by date, as the paper) or
+    "entity_num". The protocol's Steps 3-5 always cluster by entity."""
     moderator: str = "small"
     """Panel column for the triple interaction of paper Table III (e.g. a 0/1 small-firm indicator)."""
     bootstrap_reps: int = 10_000
@@ -322,6 +325,9 @@ def _check(config: RunConfig) -> RunConfig:
     if config.estimate.bootstrap_resample not in ("obs", "entity"):
         raise ConfigError(f"[estimate] bootstrap_resample = {config.estimate.bootstrap_resample!r}; "
                           "choose 'obs' (the paper's pairs bootstrap) or 'entity'")
+    if config.estimate.extended_cluster not in ("period_num", "entity_num"):
+        raise ConfigError(f"[estimate] extended_cluster = {config.estimate.extended_cluster!r}; choose "
+                          "'period_num' (by date, the paper's) or 'entity_num'")
     if not config.estimate.max_mde_share > 0:
         raise ConfigError(f"[estimate] max_mde_share = {config.estimate.max_mde_share}; it is a share > 0, e.g. 0.37")
     if not 0 < config.minkprob.k <= 1:
