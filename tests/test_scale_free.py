@@ -133,3 +133,10 @@ def test_huge_outcome_is_estimated_in_its_units():
     huge = reghdfe(frame.assign(outcome=frame["outcome"] * 1e300), "outcome", ["mu_hat", "lap"], absorb=ABSORB)
     assert huge.t["lap"] == pytest.approx(small.t["lap"], rel=1e-9)
     assert huge.coef["lap"] == pytest.approx(small.coef["lap"] * 1e300, rel=1e-9)
+
+
+def test_a_regressor_that_is_also_the_absorbed_and_cluster_variable():
+    frame = panel()
+    fit = reghdfe(frame, "outcome", ["mu_hat", "entity_num"], absorb=["entity_num"], vce="cluster",
+                  cluster=["entity_num"])
+    assert fit.omitted_reasons == {"entity_num": "collinear with the fixed effects"} and fit.N_clust == 30

@@ -145,7 +145,7 @@ def _design(df: pd.DataFrame, x: list[str], scales: dict[str, float]) -> tuple[p
     design, names, column_scales = pd.DataFrame(index=df.index), {}, {}
     for term in x:
         factors = term_variables(term)
-        column = "__X__".join(factors)
+        column = "x__" + "__X__".join(factors)  # never the name of y, an absorbed or a cluster variable
         design[column] = np.prod([df[f].to_numpy(np.float64) / scales[f] for f in factors], axis=0)
         names[column] = factors[0] if len(factors) == 1 else "#".join(f"c.{f}" for f in factors)
         column_scales[column] = float(np.prod([scales[f] for f in factors]))
