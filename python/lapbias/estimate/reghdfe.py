@@ -282,7 +282,12 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
     slopes = coef.index.drop("_cons", errors="ignore")
     vcov = pd.DataFrame(np.asarray(fit._vcov) * scale, index=fit.coef().rename(index=names).index,
                         columns=fit.coef().rename(index=names).index).loc[slopes, slopes]
-    f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    try:
+        f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    except np.linalg.LinAlgError:  # reghdfe.mata line 3704: "missing F statistic; ... too few clusters"
+        f_stat = math.nan
+        notes.append(f"missing F statistic: the variance matrix is singular ({n_clusters} clusters for "
+                     f"{len(slopes)} regressors)" if n_clusters else "missing F statistic: singular variance matrix")
     if absorb:
         cons, cons_se = _constant(fit, frame, y, [c for c in kept if names[c] in slopes], vce, cluster,
                                   float(se[slopes[0]]) ** 2 if len(slopes) else math.nan)
