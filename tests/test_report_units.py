@@ -56,3 +56,18 @@ def test_extended_captions_state_date_clustering_and_table_iv_follows_the_paper(
     assert rows[:7] == ["mu\\_hat", "lap", "c.mu\\_hat\\#c.lap", "p\\_first", "c.mu\\_hat\\#c.p\\_first",
                          "confidence", "c.mu\\_hat\\#c.confidence"]
     assert "(1)-(2) in-sample" in (layout.results / "table5.tex").read_text()
+
+
+def test_minimum_detectable_effect_is_shown_beside_beta3(minkprob_report):
+    from scipy import stats
+
+    from lapbias.estimate.power import mde
+
+    layout, text = minkprob_report
+    power = pd.read_csv(layout.results / "power.csv").set_index("quantity")["value"]
+    assert power["mde_beta3"] == pytest.approx(
+        (stats.t.ppf(0.95, power["df_r"]) + stats.t.ppf(0.80, power["df_r"])) * power["se_beta3"])
+    assert mde(1.0, 1e9) == pytest.approx(1.6449 + 0.8416, abs=1e-3)  # z quantiles in the limit
+    section = text[text.index("## 4. Detection"):text.index("## 5. Post-cutoff")]
+    assert "minimum detectable beta_3 at 5% one-sided with 80% power" in section
+    assert f"{power['mde_beta3'] / 1e4:.4g}" in section  # shown per unit of Min-K% LAP x 10^4

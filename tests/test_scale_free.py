@@ -146,3 +146,19 @@ def test_a_regressor_that_is_also_the_absorbed_and_cluster_variable():
     fit = reghdfe(frame, "outcome", ["mu_hat", "entity_num"], absorb=["entity_num"], vce="cluster",
                   cluster=["entity_num"])
     assert fit.omitted_reasons == {"entity_num": "collinear with the fixed effects"} and fit.N_clust == 30
+
+
+def test_reghdfe_command_says_what_is_omitted_and_names_one_cluster(tmp_path):
+    from click.testing import CliRunner
+
+    from lapbias.cli import main
+
+    frame = panel()
+    frame["entity_trait"] = frame["entity_num"] * 2.0
+    frame.to_csv(tmp_path / "p.csv", index=False)
+    result = CliRunner().invoke(main, ["reghdfe", str(tmp_path / "p.csv"), "outcome", "mu_hat", "entity_trait",
+                                       "-a", "entity_num", "-a", "period_num", "-c", "entity_num"])
+    assert result.exit_code == 0 and "note: entity_trait omitted: collinear with the fixed effects" in result.output
+    frame[frame["entity_num"] == 1].to_csv(tmp_path / "one.csv", index=False)
+    result = CliRunner().invoke(main, ["reghdfe", str(tmp_path / "one.csv"), "outcome", "mu_hat", "-c", "entity_num"])
+    assert result.exit_code != 0 and "1 cluster" in result.output and "Traceback" not in result.output
