@@ -9,8 +9,9 @@ from lapbias.config import EstimateConfig
 from lapbias.report.verdict import CONTAMINATION, MIXED, NO_EVIDENCE, UNDERPOWERED, decide
 
 BETA3 = "c.mu_hat#c.lap"
-VARIED_LAP = pd.Series([0.1, 0.5, 0.9, 0.3])       # SD/mean = 0.76
-FLAT_LAP = pd.Series([0.50, 0.51, 0.50, 0.51])    # SD/mean = 0.01
+POWERED = {"mde_beta3": 0.2, "mde_share": 0.20, "b1_standalone": 0.5, "sd_lap_within": 0.3, "within_share_lap": 0.9}
+WEAK = {"mde_beta3": 3.0, "mde_share": 2.5, "b1_standalone": 0.5, "sd_lap_within": 0.01, "within_share_lap": 0.05}
+VARIED_LAP, FLAT_LAP = POWERED, WEAK
 
 
 def row(model, term, coef, t, p):
@@ -40,7 +41,7 @@ def placebo(t, p):
      ["validation"]),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), None, VARIED_LAP, MIXED, ["placebo infeasible"]),
     (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["LAP variation"]),
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["power"]),
     (detection(-0.9, -3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
 ])
 def test_decision_rule(det, val, plc, lap, label, failed):
@@ -59,3 +60,39 @@ def test_contamination_paragraph_recommends_post_cutoff_backtests():
     verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP,
                      EstimateConfig())
     assert "Restrict backtests to data after the model's training cutoff" in verdict.paragraph
+
+
+def test_underpowered_states_the_minimum_detectable_share():
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), WEAK, EstimateConfig())
+    assert verdict.label == UNDERPOWERED and "250% of the standalone LLM effect" in verdict.paragraph
+
+
+def test_threshold_is_the_configured_max_mde_share():
+    lenient = EstimateConfig(max_mde_share=3.0)
+    assert decide(detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), WEAK, lenient).label == NO_EVIDENCE
+
+
+def test_non_positive_standalone_effect_is_underpowered_with_the_reason():
+    power = {**POWERED, "mde_share": float("nan"), "b1_standalone": -0.1}
+    verdict = decide(detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), power, EstimateConfig())
+    assert verdict.label == UNDERPOWERED and "b1 = -0.1 is not positive" in verdict.paragraph
+
+
+def test_omitted_beta3_is_underpowered_not_mixed():
+    omitted = pd.DataFrame([row("pre", "mu_hat", 0.1, 1.0, 0.3),
+                            {"model": "pre", "term": BETA3, "coef": float("nan"), "t": float("nan"),
+                             "p": float("nan"), "p_one_sided": float("nan")}])
+    notes = pd.DataFrame([{"model": "detection:pre", "kind": "omitted",
+                           "detail": "c.mu_hat#c.lap omitted: collinear with the fixed effects"}])
+    verdict = decide(omitted, None, None, None, EstimateConfig(), notes)
+    assert verdict.label == UNDERPOWERED and "collinear with the fixed effects" in verdict.paragraph
+
+
+def test_collapsed_post_cutoff_lap_passes_the_placebo_and_is_not_called_missing():
+    collapsed = pd.DataFrame([{"model": "post", "term": t, "coef": float("nan"), "p_one_sided": float("nan")}
+                              for t in ("lap", BETA3)])
+    notes = pd.DataFrame([{"model": "placebo:post", "kind": "omitted",
+                           "detail": "lap omitted: collinear with the fixed effects"}])
+    verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), collapsed, POWERED, EstimateConfig(), notes)
+    assert verdict.label == CONTAMINATION and "collapsed" in verdict.paragraph
+    assert "no post-cutoff" not in verdict.paragraph

@@ -354,7 +354,17 @@ def _estimate(config, layout: Layout, engine: str) -> None:
             results = protocol.run(config, staged)
             extra = extended.run(config, staged)
             _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
-            boot = bootstrap.run(config, staged)
+            try:
+                boot = bootstrap.run(config, staged)
+            except Exception as err:  # noqa: BLE001 — a supplementary figure: a degenerate post-cutoff sample must
+                # not stop the report (issue 11 item 2); the reason is kept in estimation_notes.csv and the log.
+                boot = None
+                for output in bootstrap.OUTPUTS:
+                    (staged.results / output).unlink(missing_ok=True)
+                reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                protocol.append_notes(staged, [{"model": "bootstrap", "kind": "failed",
+                                                "detail": f"the pairs bootstrap could not run: {reason}"}])
+                _log(layout, f"warning: bootstrap skipped: {reason}")
             if boot is not None:
                 _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
                              f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")

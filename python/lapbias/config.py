@@ -220,6 +220,8 @@ class StudyConfig(Section):
 
     @model_validator(mode="after")
     def _release_after_cutoff(self) -> "StudyConfig":
+        if self.release_date and not self.cutoff:
+            raise ConfigError("[study] release_date is set but cutoff is not; set cutoff = YYYY-MM-DD as well")
         if self.release_date and self.cutoff and self.release_date <= self.cutoff:
             raise ConfigError(f"[study] release_date = {self.release_date} is not after cutoff = {self.cutoff}; a "
                               "model is released after its training cutoff")
@@ -370,8 +372,14 @@ class EstimateConfig(Section):
     """beta_3 > 0 is significant when its one-sided p is below this (protocol, final report rule)."""
     validation_alpha: float = Field(0.05, gt=0, lt=1)
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
-    min_lap_cv: float = Field(0.10, ge=0)
-    """LAP shows "meaningful variation" when its pre-cutoff SD/mean is at least this (else "underpowered")."""
+    max_mde_share: float = Field(0.37, gt=0, allow_inf_nan=False)
+    """"No evidence of contamination" needs the minimum detectable beta_3 (5% one-sided, 80% power) times SD(lap),
+    as a share of the standalone LLM effect, to be at most this (else "Underpowered"); > 0. Default: the paper's
+    in-sample estimate (37%), so "No evidence" means a contamination as large as the paper's would have been found
+    (estimate/power.py)."""
+    extended_cluster: Literal["period_num", "entity_num"] = "period_num"
+    """Cluster variable of the paper's extended tables (II-V): "period_num" (by date, as the paper) or
+    "entity_num". The protocol's Steps 3-5 always cluster by entity."""
     moderator: str = "small"
     """Panel column for the triple interaction of paper Table III (e.g. a 0/1 small-firm indicator)."""
     bootstrap_reps: int = Field(10_000, ge=0)

@@ -30,8 +30,8 @@ def format_result(result: RegResult, y: str) -> str:
                      f"{result.t[term]:>8.2f} {result.p[term]:>7.3f} {_number(result.ci_low[term], 11)} "
                      f"{_number(result.ci_high[term], 11)}")
     lines.append(rule)
-    for term in result.omitted:
-        lines.append(f"note: {term} omitted because of collinearity")
+    for term in result.omitted:  # reghdfe's two notes: collinear with the FEs, or with the other regressors
+        lines.append(f"note: {term} omitted: {result.omitted_reasons.get(term, 'collinear')}")
     lines.append(f"df_r = {result.df_r}, df_a = {result.df_a}, df_a_nested = {result.df_a_nested}, "
                  f"singletons dropped = {result.num_singletons}, rows with missing values = {result.N_dropped_missing}")
     lines += [f"warning: {w}" for w in result.warnings]
