@@ -73,6 +73,17 @@ def standardize_within(panel: pd.DataFrame, columns: list[str], by: str = "post"
     return out
 
 
+def _standardized(panel: pd.DataFrame, post: int, results: ExtendedResults) -> pd.DataFrame | None:
+    """Table V's sample (pre- or post-cutoff) with outcome, mu_hat and lap standardized within it; None, with a
+    note, when one of them is constant there (a z-score of a constant is 0/0)."""
+    sample = panel[panel["post"] == post].dropna(subset=["outcome", "mu_hat", "lap"])
+    try:
+        return standardize_within(sample, ["outcome", "mu_hat", "lap"])
+    except EstimationError as err:
+        results.notes.append(f"table5:{'(1)-(2)' if post == 0 else '(3)-(4)'} skipped: {err}")
+        return None
+
+
 def _usable(sample: pd.DataFrame, variables: list[str]) -> bool:
     return all(v in sample.columns and sample[v].notna().any() for v in variables)
 
@@ -130,12 +141,12 @@ def estimate_extended(panel: pd.DataFrame, moderator: str = "small", cluster: st
                             "(4)": [*base, *confidence[1:]]},
                       {"(1)": ["p_first"], "(2)": ["p_first", "lap"], "(3)": ["confidence"],
                        "(4)": ["confidence", "lap"]}, results, "table4", cluster)
-    standardized = standardize_within(panel.dropna(subset=["outcome", "mu_hat", "lap"]), ["outcome", "mu_hat", "lap"])
     table5 = pd.concat([t for t in (
-        _columns(standardized[standardized["post"] == 0], {"(1)": ["mu_hat"], "(2)": base},
-                 {"(1)": ["mu_hat"], "(2)": ["mu_hat", "lap"]}, results, "table5", cluster),
-        _columns(standardized[standardized["post"] == 1], {"(3)": ["mu_hat"], "(4)": base},
-                 {"(3)": ["mu_hat"], "(4)": ["mu_hat", "lap"]}, results, "table5", cluster)) if t is not None]
+        _columns(sample, specs, {m: ["mu_hat", "lap"][: len(terms)] for m, terms in specs.items()}, results, "table5",
+                 cluster)
+        for sample, specs in ((_standardized(panel, 0, results), {"(1)": ["mu_hat"], "(2)": base}),
+                              (_standardized(panel, 1, results), {"(3)": ["mu_hat"], "(4)": base}))
+        if sample is not None) if t is not None]
                        or [pd.DataFrame(columns=RESULT_COLUMNS)], ignore_index=True)
     for name, table in (("table3", table3), ("table4", table4), ("table5", table5)):
         if table is not None and len(table):

@@ -160,23 +160,6 @@ def _design(df: pd.DataFrame, x: list[str], scales: dict[str, float]) -> tuple[p
     return design, names, column_scales
 
 
-LARGEST = 1e150
-"""Values beyond this overflow when squared in double precision (sums of squares, R², variances)."""
-
-
-def _check_values(data: pd.DataFrame, y: str, variables: list[str]) -> None:
-    """Numbers the least-squares algebra can hold, and a dependent variable that varies."""
-    for name in [y, *variables]:
-        values = pd.to_numeric(data[name], errors="coerce").astype("float64")
-        huge = values.abs() > LARGEST
-        if huge.any():
-            raise EstimationError(f"{name} has {int(huge.sum())} value(s) beyond ±{LARGEST:g} (e.g. "
-                                  f"{values[huge].iloc[0]:g}), too large to square in double precision; rescale it")
-    if data[y].nunique() == 1:
-        raise EstimationError(f"the dependent variable {y} is constant (= {shown(data[y].iloc[0])}) in all {len(data)} "
-                              "observations: there is nothing to explain")
-
-
 def _check_columns(df: pd.DataFrame, needed: list[str]) -> None:
     missing = [c for c in needed if c not in df.columns]
     if missing:
@@ -209,7 +192,6 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     dropped_missing = n_full - len(data)
     if data.empty:
         raise EstimationError(f"no observations left for {y} on {x}: every row has a missing value")
-    _check_values(data, y, variables)
     check_finite(data, list(dict.fromkeys([y, *variables])))
     scales = {v: power_of_two(data[v].to_numpy(np.float64)) for v in dict.fromkeys([y, *variables])}
     design, names, column_scales = _design(data, x, scales)
@@ -343,8 +325,10 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
 
 
 def _finish(coef: pd.Series, se: pd.Series, df_r: int, **fields) -> RegResult:
-    """t, two-sided p and 95% CI from the t distribution with df_r (reghdfe's convention)."""
-    t = coef / se
+    """t, two-sided p and 95% CI from the t distribution with df_r (reghdfe's convention). A standard error of 0
+    (a degenerate variance, e.g. a regressor constant within every cluster) gives a missing t and p, as Stata's
+    ".", never an infinite t that would read as significant."""
+    t = (coef / se).where((se > 0) & np.isfinite(se))
     p = pd.Series(2 * stats.t.sf(np.abs(t), df_r), index=coef.index)
     q = stats.t.ppf(0.975, df_r)
     return RegResult(coef=coef, se=se, t=t, p=p, ci_low=coef - q * se, ci_high=coef + q * se, df_r=int(df_r),

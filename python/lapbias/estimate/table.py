@@ -18,7 +18,7 @@ def format_result(result: RegResult, y: str) -> str:
         f"Absorbing {len(result.absorb)} HDFE group(s)                     R-squared         = {result.r2:>10.4f}",
         f"Std. errors: {vce:<33}Adj R-squared     = {result.r2_a:>10.4f}",
         f"{'':46}Within R-sq.      = {result.r2_within:>10.4f}",
-        f"{'':46}Root MSE          = {result.rmse:>10.4f}",
+        f"{'':46}Root MSE          = {result.rmse:>10.5g}",
     ]
     if result.N_clust is not None:
         header.append(f"{'':46}Number of clusters = {result.N_clust:>9}")
