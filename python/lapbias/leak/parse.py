@@ -11,8 +11,8 @@ Value replies (`parse_value`), in this order:
 3. No number: `refusal` when the reply declines (REFUSAL words: "I don't know", "cannot", "not available",
    "knowledge cutoff", "unknown", ...), else `unparsed`.
 4. A range ("between 5.1 and 5.4", "5.1-5.4%", "5.1 to 5.4") is not a committed value: `unparsed`.
-5. A sign written in words next to an unsigned number ("a 3.12% loss", "fell 2.1 percent") is `unparsed`:
-   the sign is never inferred.
+5. A negative sign written in words within four words before or two after an unsigned number ("a 3.12% loss",
+   "fell 2.1 percent") is `unparsed`: the sign is never inferred.
 6. `mode="value"` (Variants A, E, controls, transmission) reads the first number; `mode="narrative"` (Variant B)
    the first number that carries a unit or a decimal point (prose also holds counts and ordinals);
    `mode="final"` (Variant D, step-by-step) the last number of the reply (the conclusion of the reasoning).
@@ -45,8 +45,9 @@ RANGE = re.compile(
     r"\d(?:\.\d+)?\s*%?\s*(?:-|–|to)\s*[+\-−]?\d|between\s+[+\-−–]?\d[\d.,]*\s*%?\s+and\s+[+\-−–]?\d",
     re.IGNORECASE,
 )
-SIGN_WORDS = re.compile(r"\b(loss|lost|decline[ds]?|declining|decrease[ds]?|negative|fell|fall|drop(?:ped)?|"
-                        r"down|gain(?:ed)?|rose|rise|up|increase[ds]?|positive)\b", re.IGNORECASE)
+SIGN_WORDS = re.compile(r"(loss|losses|lost|decline[ds]?|declining|decrease[ds]?|negative|fell|fall|drop(?:ped)?|"
+                        r"down)", re.IGNORECASE)
+"""Words that make an unsigned number negative (rule 5); a positive reading is the default and needs none."""
 REFUSAL = re.compile(
     r"\b(i\s+(?:do\s+not|don'?t|cannot|can'?t|am\s+unable|am\s+not\s+able|have\s+no)|unable\s+to|not\s+able\s+to|"
     r"cannot|can'?t|no\s+(?:data|information|record)|not\s+(?:available|sure|certain)|unknown|n/a|"

@@ -149,11 +149,10 @@ def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame) -> pd.D
 def write_dta(panel: pd.DataFrame, path: Path) -> None:
     """The probe panel for Stata: dates as %td, flags numeric, long text cut to Stata's str244."""
     frame = panel.drop(columns=["prompt"]).copy()
-    for column in ("date",):
-        frame[column] = frame[column].dt.date
     for column in frame.columns:
-        if frame[column].dtype == object:
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
             frame[column] = frame[column].astype(str).str.slice(0, 244)
+    frame["date"] = frame["date"].dt.date
     labels = {"variant": "NumLeak probe variant (App. O)", "truth": "published value (C: 0 first date higher)",
               "value": "parsed reply (C: 0 = first date picked)", "status": "parsed / refusal / unparsed",
               "window": "pre = on or before the cutoff, holdout = after", "entropy_bits": "first-token entropy, bits"}
