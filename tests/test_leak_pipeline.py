@@ -61,6 +61,23 @@ def test_outputs_written(audit):
     assert json.loads((leak / "run_config.json").read_text())["leak"]["seed"] == 7
 
 
+def test_report_section_in_the_main_report_and_replaced_in_place(audit):
+    from lapbias.config import RunConfig
+    from lapbias.leak.report import update_report
+    from lapbias.report.markdown import render
+    from lapbias.report.verdict import Verdict
+
+    run, layout, _ = audit
+    tables = {"lap_distribution": pd.DataFrame(columns=["sample", "measure", "mean"]),
+              "recall_checks": pd.DataFrame(columns=["sample"])}
+    text = render(RunConfig(root=str(layout.root)), tables, Verdict("Mixed evidence", [], "x"), "python")
+    assert text.count(HEADING) == 1 and text.index(HEADING) < text.index("## Estimation notes")
+    (layout.results / "REPORT.md").write_text(text)
+    update_report(layout.results)
+    again = (layout.results / "REPORT.md").read_text()
+    assert again.count(HEADING) == 1 and again.index(HEADING) < again.index("## Estimation notes")
+
+
 def test_panel_covers_every_variant_and_window(audit):
     _, _, result = audit
     panel = result.panel
@@ -134,10 +151,9 @@ def test_same_seed_same_dates_and_keys(audit):
 
 def test_draws_reproducible_from_their_seeds(bundled_backend):
     chats = [chat("What was the U.S. unemployment rate in March 1990?"), chat("Name a number.")]
-    first = draws.draw(bundled_backend, chats, [11, 12], 1.0, 6)
-    assert draws.draw(bundled_backend, chats, [11, 12], 1.0, 6) == first
-    assert draws.draw(bundled_backend, chats[:1], [11], 1.0, 6) == first[:1]     # independent of batch-mates
-    assert len(set(draws.draw(bundled_backend, chats[:1] * 4, [1, 2, 3, 4], 1.0, 6))) > 1
+    first = draws.draw(bundled_backend, chats, [11, 12], 1.0, 5)
+    assert draws.draw(bundled_backend, chats[:1], [11], 1.0, 5) == first[:1]     # independent of batch-mates
+    assert len(set(draws.draw(bundled_backend, chats[:1] * 3, [1, 2, 3], 1.0, 5))) > 1
 
 
 def test_cli_bad_config_one_line(tmp_path):

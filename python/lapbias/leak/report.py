@@ -174,10 +174,11 @@ def update_report(results: Path, run=None) -> Path:
     if path.exists():
         current = path.read_text(encoding="utf-8")
         start = current.find(HEADING)
-        if start >= 0:
+        if start >= 0:  # replaced where it stands
             end = current.find("\n## ", start + len(HEADING))
-            current = current[:start] + (current[end + 1:] if end >= 0 else "")
-        updated = current.rstrip("\n") + "\n\n" + text
+            updated = current[:start] + text + ("\n" + current[end + 1:] if end >= 0 else "")
+        else:
+            updated = current.rstrip("\n") + "\n\n" + text
     else:
         updated = "# lapbias report\n\n" + text
     write_text(path, updated.rstrip("\n") + "\n")
