@@ -53,7 +53,8 @@ def test_outputs_written(audit):
     leak = layout.results / "leak"
     for name in ("summary", "selectivity", "ranking", "entropy", "leakshare"):
         assert (leak / f"{name}.csv").stat().st_size > 0
-    assert (layout.figures / "leak_calibration.png").read_bytes()[:4] == b"\x89PNG"
+    for figure in ("leak_calibration.png", "leak_parse_rate.png"):
+        assert (layout.figures / figure).read_bytes()[:4] == b"\x89PNG"
     report = (layout.results / "REPORT.md").read_text()
     assert HEADING in report and "Leak attribution (App. N)" in report and "Fabricated controls" in report
     dta, meta = pyreadstat.read_dta(str(layout.derived / "leak" / "probes.dta"))

@@ -17,7 +17,7 @@ Writes:
   results/leak/entropy.csv           readout entropy by condition × window (App. R)
   results/leak/leakshare.csv         residualization and worst-case ceiling (App. N)
   results/leak/run_config.json       the configuration snapshot
-  results/figures/leak_calibration.png, and the NumLeak section of results/REPORT.md
+  results/figures/leak_calibration.png, leak_parse_rate.png, and the NumLeak section of results/REPORT.md
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 import pyreadstat
 
+from ..errors import InputDataError
 from ..io import Layout, atomic_write, write_csv, write_parquet, write_text
 from ..llm.base import chat
 from ..llm.cache import Query, ResponseCache, canonical_json
@@ -133,6 +134,12 @@ def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame) -> pd.D
     frame = recall[["date", "window", "truth"]].assign(recall=recall["value"].where(recall["status"] == "parsed"))
     if run.leak.signal_path:
         signal = series.read_signal(run.leak.signal_path)
+        if "frequency" in recall and len(recall):  # a signal dated anywhere in the period counts for it
+            signal["date"] = signal["date"].dt.to_period(series.FREQUENCIES[recall["frequency"].iloc[0]]).dt.start_time
+        repeated = signal[signal["date"].duplicated()]
+        if len(repeated):
+            raise InputDataError(f"signal file {run.leak.signal_path}: two signals for the period starting "
+                                 f"{repeated['date'].iloc[0]:%Y-%m-%d} (one signal per period of series {target})")
         source = f"user signal {run.leak.signal_path}"
         frame = frame.merge(signal, on="date", how="left")
     else:
@@ -207,9 +214,10 @@ def derive(leak_run: LeakRun, layout: Layout, table, sampled, items, candidates,
         (results / f"{name}.csv").unlink(missing_ok=True)
     write_text(results / "run_config.json", json.dumps(snapshot(leak_run), indent=2, default=str) + "\n")
     write_text(results / "notes.txt", "\n".join(notes) + ("\n" if notes else ""))
-    from .report import calibration_figure, update_report
+    from .report import calibration_figure, parse_rate_figure, update_report
 
     calibration_figure(panel, layout.figures / "leak_calibration.png")
+    parse_rate_figure(panel, layout.figures / "leak_parse_rate.png")
     update_report(layout.results, leak_run)
     print(f"leak: {len(panel)} probe replies, parse rate {(panel['status'] == 'parsed').mean():.1%}",
           file=sys.stderr)

@@ -60,6 +60,27 @@ def calibration_figure(panel: pd.DataFrame, path) -> None:
     plt.close(figure)
 
 
+def parse_rate_figure(panel: pd.DataFrame, path) -> None:
+    """Share of replies parsed, refused and unparsed by variant (stacked bars; §2's parse rate, App. K)."""
+    order = [v for v in ("A", "B", "C", "D", "E", "fabricated_series", "fabricated_fund", "transmission")
+             if v in set(panel["variant"])]
+    shares = (panel.groupby("variant")["status"].value_counts(normalize=True).unstack(fill_value=0.0)
+              .reindex(index=order, columns=["parsed", "refusal", "unparsed"], fill_value=0.0))
+    counts = panel.groupby("variant").size().reindex(order)
+    figure, axes = plt.subplots(figsize=(1.0 * len(order) + 3, 3.6))
+    bottom = pd.Series(0.0, index=order)
+    for status, color in (("parsed", "tab:green"), ("refusal", "tab:orange"), ("unparsed", "tab:grey")):
+        axes.bar(order, shares[status], bottom=bottom, color=color, label=status)
+        bottom += shares[status]
+    axes.set_xticks(range(len(order)), [f"{v}\n(n = {counts[v]})" for v in order], fontsize=7)
+    axes.set_ylabel("share of replies")
+    axes.set_title("NumLeak parse rate by probe variant", fontsize=10)
+    axes.legend(fontsize=7, loc="upper right")
+    figure.tight_layout()
+    atomic_write(path, lambda tmp: figure.savefig(tmp, format="png", dpi=110))
+    plt.close(figure)
+
+
 def _fmt(share: float, low: float, high: float) -> str:
     if share is None or (isinstance(share, float) and math.isnan(share)):
         return ""
@@ -162,6 +183,7 @@ def section(results: Path) -> list[str]:
     if notes:
         lines += ["Notes: " + notes, ""]
     lines += ["![NumLeak calibration](figures/leak_calibration.png)", "",
+              "![NumLeak parse rate](figures/leak_parse_rate.png)", "",
               "Sources: `results/leak/*.csv` (one row per series × variant × window in `summary.csv`), the probe "
               "panel `data/derived/leak/probes.parquet` and `probes.dta`, the raw replies `data/raw/leak.jsonl`.", ""]
     return lines
