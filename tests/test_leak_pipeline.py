@@ -114,7 +114,8 @@ def test_ranking_and_attribution_tables(audit):
     _, layout, _ = audit
     ranking = pd.read_csv(layout.results / "leak" / "ranking.csv")
     assert ranking.set_index("window")["n_dates"].to_dict() == N_DATES
-    assert ranking["mean_rank_true"].between(1, 4).all()   # one series: no other-series candidate and ranking["top1_accuracy"].between(0, 1).all()
+    assert ranking["top1_accuracy"].between(0, 1).all()
+    assert ranking["mean_rank_true"].between(1, 4).all()   # one series: no other-series candidate
     losses = ranking[[c for c in ranking.columns if c.startswith("loses_to_")]].sum(axis=1)
     assert (losses == ranking["n_dates"] - ranking["top1_accuracy"] * ranking["n_dates"]).all()
     share = pd.read_csv(layout.results / "leak" / "leakshare.csv")
