@@ -77,9 +77,11 @@ def test_bootstrap_and_shuffle_are_seeded():
     assert p > 0.01
 
 
-def test_r_undefined_with_too_few_pairs():
+def test_r_undefined_with_too_few_pairs_or_a_constant():
     r, low, high = metrics.pearson_bootstrap(np.array([1.0, 2.0]), np.array([1.0, 3.0]), 100, 1)
     assert math.isnan(r) and math.isnan(low) and math.isnan(high)
+    # a constant recall (np.std of [0.1] * 3 is 1.4e-17, not 0) has no correlation, not r = -0.00
+    assert math.isnan(metrics.pearson(np.array([0.1, 0.1, 0.1]), np.array([1.0, 2.0, 4.0])))
 
 
 def test_entropy_with_rest_bucket():

@@ -48,7 +48,7 @@ def attribute(frame: pd.DataFrame) -> dict:
     s, m, f = (frame[c].to_numpy(float) for c in ("signal", "recall", "truth"))
     out["rho_signal_truth"], out["rho_recall_truth"], out["rho_signal_recall"] = pearson(s, f), pearson(m, f), \
         pearson(s, m)
-    if np.std(m) == 0 or np.std(s) == 0:
+    if np.ptp(m) == 0 or np.ptp(s) == 0:
         out["note"] = "no variation in the signal or the recall"
         return out
     fit = sm.OLS(s, sm.add_constant(m)).fit()

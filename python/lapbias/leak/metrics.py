@@ -39,7 +39,7 @@ def wilson(successes: int, n: int) -> tuple[float, float, float]:
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:  # ptp: a constant's std can be ~1e-16, not 0
         return math.nan
     return float(np.corrcoef(x, y)[0, 1])
 
