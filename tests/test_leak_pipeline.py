@@ -158,6 +158,15 @@ def test_draws_reproducible_from_their_seeds(bundled_backend):
     assert len(set(draws.draw(bundled_backend, chats[:1] * 3, [1, 2, 3], 1.0, 5))) > 1
 
 
+def test_cli_help_and_a_cached_run_without_loading_the_model(audit):
+    run, layout, _ = audit
+    helped = CliRunner().invoke(main, ["leak", "--help"])
+    assert helped.exit_code == 0 and "Example:" in helped.output and "lapbias leak" in helped.output
+    out = CliRunner().invoke(main, ["leak", str(layout.root / "leak.toml"), "--yes"])
+    assert out.exit_code == 0, out.output
+    assert "loading model" not in out.output and "(0 asked now)" in out.output
+
+
 def test_cli_bad_config_one_line(tmp_path):
     path = tmp_path / "leak.toml"
     path.write_text("[leak]\nn_dates = 0\n")
