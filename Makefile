@@ -8,7 +8,7 @@ VLLM_STAMP := $(VENV)/.lapbias-vllm-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: install install-vllm demo test benchmarks clean-results
+.PHONY: install install-vllm demo demo-leak test benchmarks clean-results
 
 install: $(STAMP)
 
@@ -33,6 +33,10 @@ $(STAMP): setup.py
 demo: install
 	$(BIN)/lapbias demo --yes
 
+# The NumLeak audit on the bundled macrodata series with the bundled model (README, "NumLeak audit").
+demo-leak: install
+	$(BIN)/lapbias leak data/demo/leak.toml --yes
+
 test: install-vllm
 	$(BIN)/python -m pytest -q tests
 
@@ -41,4 +45,4 @@ benchmarks: install-vllm
 
 clean-results:
 	rm -rf data/derived/*.parquet data/derived/*.dta data/derived/*.csv results/*.csv results/*.tex \
-	       results/*.md results/*.json results/figures/*.png
+	       results/*.md results/*.json results/figures/*.png results/leak data/derived/leak

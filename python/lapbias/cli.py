@@ -496,6 +496,29 @@ def rebuild(config_path: str) -> None:
     _panel(config, layout)
 
 
+@main.command()
+@config_argument
+@yes_option
+def leak(config_path: str, yes: bool) -> None:
+    """NumLeak audit: probe the model for a public series' value at a date (results/leak/, REPORT.md section).
+
+    \b
+    Example:
+      lapbias leak data/demo/leak.toml --yes
+    """
+    from .leak import config as leak_config
+    from .leak.pipeline import run as run_leak
+
+    leak_run = leak_config.load(config_path)
+    layout = Layout(Path(leak_run.root))
+    layout.make_dirs()
+    result = run_leak(leak_run, layout, _backend(leak_run), _confirm(yes))
+    parsed = result.summary.loc[result.summary["variant"] == "A"]
+    _log(layout, f"leak: {len(result.panel)} probe replies ({result.n_asked} asked now), Variant A parse rate "
+                 f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
+                 "results/figures/leak_calibration.png, results/REPORT.md")
+
+
 @main.command(name="reghdfe")
 @click.argument("data", type=click.Path(exists=True, dir_okay=False))
 @click.argument("y")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from ..config import RunConfig
@@ -139,6 +141,10 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
                                             if name.startswith("table") else "") for name in extended], "",
             *_quoted(tables, "magnitudes")], approximated)
     lines += _section("6. Verdict", [verdict.paragraph], approximated)
+    if (Path(config.root) / "results" / "leak").is_dir():  # the NumLeak audit's section (leak/report.py)
+        from ..leak.report import section as leak_section
+
+        lines += leak_section(Path(config.root) / "results")
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
                                            "", "Source: `results/estimation_notes.csv`; run configuration: "

@@ -1,0 +1,36 @@
+"""Variant C (App. O, J): which of two dates had the higher value. Pairs are the sampled dates of one series and
+window taken two by two in date order (a pair with equal values is skipped: no right answer). `truth` is 0.0
+when the first date is higher, 1.0 when the second is; the parsed value is the date picked (parse_choice)."""
+
+from __future__ import annotations
+
+from ..parse import parse_choice
+from ..series import human_date
+from .base import Item, Plan, date_words
+
+
+class CompareProbe:
+    name = "C"
+
+    def items(self, plan: Plan) -> list[Item]:
+        items = []
+        for (_, _), part in plan.sampled.groupby(["series", "window"], sort=False):
+            rows = list(part.itertuples())
+            for first, second in zip(rows[0::2], rows[1::2]):
+                if first.value == second.value:
+                    continue
+                when1, when2 = human_date(first.date, first.frequency), human_date(second.date, second.frequency)
+                noun = first.frequency
+                prompt = (f"Between {when1} and {when2}, which {noun} had the higher value of {first.label}? "
+                          f"Answer with only one of those two {noun}s.")
+                other = {"other_date": second.date, "other_period": second.period,
+                         "other_truth": float(second.value), "other_words": date_words(second)}
+                items.append(Item(self.name, first.series, first.label, first.date, first.period, first.window,
+                                  first.frequency, first.unit, 0.0 if first.value > second.value else 1.0, prompt,
+                                  plan.leak.max_new_tokens, date_words(first), other=other))
+        return items
+
+    def parse(self, item: Item, reply: str):
+        first = tuple(w for w in item.date_words if w != str(item.date.year)) or item.date_words
+        second = tuple(w for w in item.other["other_words"] if w != str(item.other["other_date"].year))
+        return parse_choice(reply, first, second or item.other["other_words"])
