@@ -61,7 +61,7 @@ def sequential(grid: list[int], t_stats: list[float], alpha: float) -> Sequentia
     stop = None
     for j, t in enumerate(t_stats):
         tested.append(stop is None)
-        rejected.append(stop is None and t > critical)
+        rejected.append(bool(stop is None and t > critical))
         if stop is None and not t > critical:
             stop = j
     previous = 0 if stop in (None, 0) else grid[stop - 1]
