@@ -8,7 +8,7 @@ VLLM_STAMP := $(VENV)/.lapbias-vllm-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: install install-vllm demo test benchmarks clean-results
+.PHONY: install install-vllm demo demo-ess test benchmarks clean-results
 
 install: $(STAMP)
 
@@ -32,6 +32,10 @@ $(STAMP): setup.py
 
 demo: install
 	$(BIN)/lapbias demo --yes
+
+# The ESS audit (issue 15) on statsmodels' bundled anes96 with persona prompts to the bundled model.
+demo-ess: install
+	$(BIN)/lapbias ess data/demo/ess.toml --yes
 
 test: install-vllm
 	$(BIN)/python -m pytest -q tests

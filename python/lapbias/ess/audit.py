@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+import sklearn
 
 from . import inference, variance
 from .blockcv import BlockStats, block_out_cv, fixed_predictor_cv, permutation
@@ -57,20 +58,25 @@ def metric_interval(loss: Loss, risk: float, se: float, level: float) -> tuple[f
 def curve(X: np.ndarray, y: np.ndarray, llm_pred: np.ndarray, loss: Loss, comparator: Comparator,
           settings: Settings, outcome: str = "y", tick: Callable[[int], None] | None = None) -> pd.DataFrame:
     """The error curve of `comparator` with intervals and the per-n tests (module docstring)."""
-    N = len(y)
-    order = permutation(N, settings.seed)
+    order = permutation(len(y), settings.seed)
     llm_components = loss.components(y, llm_pred)
-    rows = []
-    for n in settings.grid:
-        tuning = np.random.default_rng([settings.seed, n]).choice(N, size=n, replace=False)
-        estimator = comparator.tune(X[tuning], y[tuning])
-        ml = loss.combine(block_out_cv(
-            order, n, lambda train, rows_: fit_predict(estimator, X[train], y[train], X[rows_], comparator.discrete),
-            lambda rows_, pred: loss.components(y[rows_], pred), progress=tick))
-        llm = loss.combine(fixed_predictor_cv(order, n, llm_components))
-        rows.append(_row(ml, llm, loss, comparator, settings, outcome))
+    # Inputs are checked once (data.py); scikit-learn's per-call validation would dominate the K fits per n.
+    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+        rows = [_point(X, y, loss, comparator, settings, outcome, order, llm_components, n, tick)
+                for n in settings.grid]
     frame = pd.DataFrame(rows, columns=CURVE_COLUMNS)
     return _tests(frame, settings)
+
+
+def _point(X, y, loss, comparator, settings, outcome, order, llm_components, n, tick) -> dict:
+    """One n of the curve: tune on n random rows, block-out CV, the LLM on the same blocks."""
+    tuning = np.random.default_rng([settings.seed, n]).choice(len(y), size=n, replace=False)
+    estimator = comparator.tune(X[tuning], y[tuning])
+    ml = loss.combine(block_out_cv(
+        order, n, lambda train, rows: fit_predict(estimator, X[train], y[train], X[rows], comparator.discrete),
+        lambda rows, pred: loss.components(y[rows], pred), progress=tick))
+    llm = loss.combine(fixed_predictor_cv(order, n, llm_components))
+    return _row(ml, llm, loss, comparator, settings, outcome)
 
 
 def _row(ml: BlockStats, llm: BlockStats, loss: Loss, comparator: Comparator, settings: Settings,

@@ -88,5 +88,5 @@ def run(config: EssConfig, layout: Layout, backend, confirm) -> dict[str, pd.Dat
     from .report import figure, markdown
 
     figure(tables, layout.figures / "ess_curve.png")
-    write_text(out / "ESS.md", "\n".join(markdown(out)) + "\n")
+    write_text(out / "ESS.md", "\n".join(markdown(out, "../figures")) + "\n")
     return tables

@@ -18,7 +18,8 @@ def section(ess_dir: Path) -> list[str]:
     return markdown(ess_dir) if (Path(ess_dir) / "ess.csv").exists() else []
 
 
-def markdown(ess_dir: Path) -> list[str]:
+def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
+    """The section's lines; `figures` is the figure folder relative to the Markdown file that includes them."""
     ess_dir = Path(ess_dir)
     ess = pd.read_csv(ess_dir / "ess.csv")
     llm = pd.read_csv(ess_dir / "llm.csv")
@@ -47,7 +48,7 @@ def markdown(ess_dir: Path) -> list[str]:
     lines += ["Error curves (pointwise two-sided bands; `excess_ci_low` is the one-sided lower end for R(n) − R_LLM, "
               "Remark 3.1; `variance_rule`: fixed_n = Theorem 4.2 when K ≥ 20 blocks, fixed_K = Corollary B.1):", "",
               to_markdown(shown, list(shown.columns)), "",
-              "![ESS error curves](figures/ess_curve.png)", "",
+              f"![ESS error curves]({figures}/ess_curve.png)", "",
               "Source: `results/ess/ess.csv`, `results/ess/curve.csv`, `results/ess/llm.csv`; configuration "
               "`results/ess/run_config.json`.", ""]
     return lines

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from ..config import RunConfig
@@ -93,6 +95,9 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
             "sample (Table V), all on the pre-cutoff panel unless the table says otherwise:", "",
             *[f"- `results/{name}.csv`" for name in extended], "", *_quoted(tables, "magnitudes")], approximated)
     lines += _section("6. Verdict", [verdict.paragraph], approximated)
+    from ..ess.report import section as ess_section   # the ESS audit's section, when results/ess/ exists
+
+    lines += ess_section(Path(config.root) / "results" / "ess")
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
                                            "", "Source: `results/estimation_notes.csv`; run configuration: "
