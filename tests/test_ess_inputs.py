@@ -104,3 +104,32 @@ def test_transformed_outcome_by_hand_and_its_risk_identity():
     observed = np.mean((y_star - a) ** 2 - (y_star - b) ** 2)
     assert observed == pytest.approx(np.mean((tau - a) ** 2 - (tau - b) ** 2), abs=0.05)
     assert observed < -1                                   # E(τ − a)² − E τ² = 0.25 − 2: a real difference
+
+
+def test_cate_and_arm_outcomes_with_a_plugged_in_estimator(tmp_path):
+    rng = np.random.default_rng(2)
+    N = 120
+    frame = pd.DataFrame({"x1": rng.normal(size=N), "x2": rng.normal(size=N), "d": rng.binomial(1, 0.5, size=N)})
+    frame["y"] = frame["x1"] + frame["d"] * (1 + frame["x1"]) + rng.normal(size=N)
+    frame["tau_hat"] = 1.0                                    # the "LLM" effect prediction, a fixed rule
+    frame["y1_hat"] = 1.0 + 2 * frame["x1"]
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    knn = {"name": "knn", "class": "sklearn.neighbors.KNeighborsRegressor", "params": {"n_neighbors": 3}}
+    config = ess_config.from_dict({"data": "d.csv", "covariates": ["x1", "x2"], "grid": [5, 10], "outcomes": [
+        {"name": "cate", "column": "y", "llm_column": "tau_hat", "cate": {"treatment": "d", "propensity": 0.5},
+         "comparators": ["lasso", knn]},
+        {"name": "y_treated", "column": "y", "type": "continuous", "llm_column": "y1_hat",
+         "arm": {"treatment": "d", "value": 1}, "comparators": [knn]}]}, str(tmp_path))
+    tables = run(config, Layout(tmp_path), backend=None, confirm=None)
+    llm = tables["llm"].set_index("outcome")
+    y_star = frame["y"] * (frame["d"] - 0.5) / 0.25
+    assert llm.loc["cate", "llm_risk"] == pytest.approx(np.mean((y_star - 1.0) ** 2))      # eq. (3.1) on Y*
+    treated = frame[frame["d"] == 1]
+    assert llm.loc["y_treated", "N"] == len(treated)
+    assert llm.loc["y_treated", "llm_risk"] == pytest.approx(np.mean((treated["y"] - treated["y1_hat"]) ** 2))
+    assert list(tables["ess"]["comparator"]) == ["lasso", "knn", "knn"]
+    curve = tables["curve"]
+    assert (curve.loc[curve["loss"] == "squared", "metric"] == "rmse").all()
+    rmse = curve.iloc[0]
+    assert rmse["metric_value"] == pytest.approx(np.sqrt(rmse["risk"]))
+    assert rmse["metric_ci_high"] - rmse["metric_value"] == pytest.approx(1.959964 * rmse["se"] / (2 * np.sqrt(rmse["risk"])))

@@ -10,11 +10,14 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
+from lapbias.config import from_dict
 from lapbias.ess import config as ess_config
 from lapbias.ess.pipeline import run
 from lapbias.ess.report import section
 from lapbias.io import Layout
 from lapbias.llm.cache import ResponseCache
+from lapbias.report.markdown import render
+from lapbias.report.verdict import Verdict
 from lapbias.signals.batch import always
 
 ROWS, GRID = 16, [4, 8]
@@ -62,6 +65,12 @@ def test_ess_end_to_end_with_bundled_model(tmp_path, bundled_backend):
     assert (layout.figures / "ess_curve.png").stat().st_size > 10_000
     text = "\n".join(section(layout.results / "ess"))
     assert "## Equivalent sample size of the LLM" in text and "l1logit" in text
+    # The REPORT.md hook (report/markdown.py) includes the section when results/ess/ exists.
+    report = render(from_dict({"root": str(tmp_path)}), {
+        "lap_distribution": pd.DataFrame(columns=["measure", "sample", "mean"]),
+        "recall_checks": pd.DataFrame(columns=["sample", "censored_up", "censored_down", "censored_unknown"])},
+        Verdict("inconclusive"), "python")
+    assert "## Equivalent sample size of the LLM" in report and "](figures/ess_curve.png)" in report
     # Rerun: no model call, identical tables.
     again = run(_config(tmp_path), layout, NoModel(), always)
     pd.testing.assert_frame_equal(again["ess"], tables["ess"])

@@ -102,7 +102,8 @@ class Comparator:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             warnings.simplefilter("ignore", UserWarning)     # e.g. F1 ill-defined on a fold without positives
-            search = GridSearchCV(base, grid, cv=cv, scoring=SCORING[self.loss], n_jobs=1, error_score=np.nan)
+            search = GridSearchCV(base, grid, cv=cv, scoring=SCORING[self.loss], n_jobs=1, error_score=np.nan,
+                                  refit=False)
             search.fit(X, y)
         return dict(search.best_params_)
 
