@@ -48,7 +48,8 @@ def test_ess_end_to_end_with_bundled_model(tmp_path, bundled_backend):
     cache = ResponseCache(layout.raw_file("ess"))
     assert len(cache) == ROWS
     first = json.loads(layout.raw_file("ess").read_text().splitlines()[0])
-    assert first["task"] == "ess" and "year-old American voter" in first["prompt"] and "{" not in first["prompt"][40:60]
+    content = json.loads(first["prompt"])[-1]["content"]
+    assert first["task"] == "ess" and "year-old American voter" in content and "{" not in content   # all filled
     predictions = pd.read_parquet(layout.derived / "ess" / "llm_predictions.parquet")
     assert len(predictions) == ROWS and set(predictions["llm_prediction"]) <= {"0", "1", "__unanswered__"}
     curve = pd.read_csv(layout.results / "ess" / "curve.csv")
