@@ -36,8 +36,8 @@ K − 1 = 19 degrees of freedom the one-sided 95% Student quantile (1.73) is wit
 below that the studentized statistic is visibly non-normal and σ̂² can even be negative; and for n ≥ N/20 the
 training component σ₁²/K is the variance of a model trained on ≥ 5% of the sample, which App. B's stability
 argument treats as negligible. Checked by simulation (benchmarks/bench_ess_coverage.py, pointwise 95% coverage of
-R(n), OLS design): fixed-n 0.93-0.96 vs fixed-K 0.67-0.92 at K = 50-100, both ≈ 0.92-0.945 at K = 25, fixed-n
-0.85-0.905 vs fixed-K 0.89-0.945 at K = 6-12 — the crossing lies between K = 12 and 25. A fixed-n estimate σ̂² ≤ 0 (possible in finite samples through σ̂₁₂ < 0) falls back to fixed-K.
+R(n), OLS design, 200 replications): fixed-n 0.93-0.96 vs fixed-K 0.67-0.92 at K = 50-100; 0.92-0.945 vs
+0.825-0.94 at K = 25; 0.845-0.905 vs 0.89-0.945 at K = 6-12 — the crossing lies between K = 12 and 25. A fixed-n estimate σ̂² ≤ 0 (possible in finite samples through σ̂₁₂ < 0) falls back to fixed-K.
 
 The test of H₀: R(n) ≤ R_LLM (§4.3) applies the same estimators to the loss difference d = ℓ_ML − ℓ_LLM
 (eq. 4.6; `BlockStats.__sub__`), or, conservatively, adds the two variances (eq. 4.7, Remark 4.2):
