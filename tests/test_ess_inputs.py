@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from sklearn.metrics import balanced_accuracy_score, f1_score
 
 from lapbias.cli import main
 from lapbias.errors import ConfigError, InputDataError
@@ -133,3 +134,30 @@ def test_cate_and_arm_outcomes_with_a_plugged_in_estimator(tmp_path):
     rmse = curve.iloc[0]
     assert rmse["metric_value"] == pytest.approx(np.sqrt(rmse["risk"]))
     assert rmse["metric_ci_high"] - rmse["metric_value"] == pytest.approx(1.959964 * rmse["se"] / (2 * np.sqrt(rmse["risk"])))
+
+
+@pytest.mark.parametrize("loss", ["balanced_error", "f1_error"])
+def test_discrete_alternative_losses_through_the_pipeline(tmp_path, loss):
+    rng = np.random.default_rng(3)
+    N = 80
+    frame = pd.DataFrame({"x1": rng.normal(size=N), "x2": rng.normal(size=N)})
+    frame["y"] = (frame["x1"] + rng.normal(scale=0.5, size=N) > 0.8).astype(int)        # ≈ 20% positives
+    frame["g"] = (frame["x1"] > 0).astype(int)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    config = ess_config.from_dict({"data": "d.csv", "covariates": ["x1", "x2"], "grid": [4, 10], "outcomes": [
+        {"name": "y", "column": "y", "llm_column": "g", "loss": loss, "comparators": ["l1logit"]}]}, str(tmp_path))
+    tables = run(config, Layout(tmp_path), backend=None, confirm=None)
+    score = balanced_accuracy_score if loss == "balanced_error" else f1_score
+    assert tables["llm"]["metric_value"].iloc[0] == pytest.approx(score(frame["y"], frame["g"]))
+    curve = tables["curve"]
+    assert curve["metric"].iloc[0] == ("balanced_accuracy" if loss == "balanced_error" else "f1")
+    assert np.isfinite(curve["risk"]).all() and (curve["se"] > 0).all()
+
+
+def test_one_class_training_block_predicts_its_class():
+    from sklearn.linear_model import LogisticRegression
+
+    from lapbias.ess.comparators import fit_predict
+
+    X = np.arange(8.0).reshape(4, 2)
+    assert list(fit_predict(LogisticRegression(), X[:2], np.array([1, 1]), X, discrete=True)) == [1, 1, 1, 1]
