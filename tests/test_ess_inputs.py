@@ -161,3 +161,13 @@ def test_one_class_training_block_predicts_its_class():
 
     X = np.arange(8.0).reshape(4, 2)
     assert list(fit_predict(LogisticRegression(), X[:2], np.array([1, 1]), X, discrete=True)) == [1, 1, 1, 1]
+
+
+def test_discrete_predictions_in_other_codes_than_the_outcome(tmp_path):
+    _write(tmp_path, y=[0, 1] * 30)
+    frame = pd.read_csv(tmp_path / "d.csv")
+    frame["g"] = ["no", "yes"] * 30
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    config = _config(tmp_path, outcome={"type": "discrete", "comparators": ["rf"]})
+    with pytest.raises(InputDataError, match=r"llm_column 'g' has value\(s\) \['no', 'yes'\] that column 'y' never takes"):
+        _run(config, tmp_path)

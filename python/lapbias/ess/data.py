@@ -71,6 +71,15 @@ def check_columns(frame: pd.DataFrame, config: EssConfig, outcome: Outcome) -> N
             bad = pd.to_numeric(frame[column], errors="coerce").isna()
             raise InputDataError(f"covariate {column!r} is not numeric ({_example(frame, bad)}: "
                                  f"{frame.loc[bad, column].iloc[0]!r}); list it in [ess] categorical = [\"{column}\"]")
+    if outcome.discrete:
+        observed = set(frame[outcome.column].tolist())
+        codes = set(outcome.labels.values()) if outcome.prompt else set(frame[outcome.llm_column].tolist())
+        foreign = sorted((str(c) for c in codes - observed))
+        if foreign:
+            source = "labels" if outcome.prompt else f"llm_column {outcome.llm_column!r}"
+            raise InputDataError(f"{where} {source} has value(s) {foreign[:5]} that column {outcome.column!r} never "
+                                 f"takes (its values: {sorted(map(str, observed))[:5]}); predictions must use the "
+                                 "outcome's codes, e.g. labels = {Clinton = 0, Dole = 1}")
     if not outcome.discrete:
         for column in [outcome.column] + ([outcome.llm_column] if outcome.llm_column else []):
             if not pd.api.types.is_numeric_dtype(frame[column]) or pd.api.types.is_bool_dtype(frame[column]):
