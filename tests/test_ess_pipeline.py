@@ -59,6 +59,7 @@ def test_ess_end_to_end_with_bundled_model(tmp_path, bundled_backend):
     assert set(curve["variance_rule"]) == {"fixed_K"}                      # K < 20 blocks
     ess = pd.read_csv(layout.results / "ess" / "ess.csv")
     assert list(ess["comparator"]) == ["l1logit", "rf"] and ess["ess_lower"].between(1, 9).all()
+    assert (ess["ess_lower"] == ess["ess_lower_excess_ci"]).all()          # Remark 3.1: the same bound
     llm = pd.read_csv(layout.results / "ess" / "llm.csv")
     vote = sm.datasets.anes96.load_pandas().data["vote"].to_numpy()[predictions["ess_row"]]
     wrong = predictions["llm_prediction"] != pd.Series(vote).astype(int).astype(str)

@@ -128,5 +128,6 @@ def summary(frame: pd.DataFrame, settings: Settings) -> dict:
         "ess_plugin": np.nan if plug is None else plug, "plugin_beyond_grid": plug is None,
         "ess_lower": chosen.lower, "ci": f"[{chosen.lower}, ∞)", "exceeds_grid": chosen.exceeds_grid,
         "ess_lower_difference": difference.lower, "ess_lower_sum": conservative.lower,
+        "ess_lower_excess_ci": inference.lower_from_excess_ci(grid, list(frame["excess_ci_low"])),   # eq. (3.5)
         "test_variance": settings.test_variance, "alpha": settings.alpha, "grid_min": grid[0], "grid_max": grid[-1],
     }

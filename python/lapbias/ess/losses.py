@@ -41,10 +41,6 @@ class Loss:
     weights: tuple = ()
     positive: object = None
 
-    @property
-    def discrete(self) -> bool:
-        return self.name in DISCRETE_LOSSES
-
     def components(self, y: np.ndarray, y_hat: np.ndarray) -> np.ndarray:
         """(C, len(y)) observation-level components of the loss of predictions y_hat."""
         if self.name == "squared":
