@@ -93,10 +93,17 @@ class EssConfig:
     outcomes: tuple = ()
 
 
+def _known(cls) -> list[str]:
+    """Field names of a dataclass, or of a pydantic model (lapbias.config's sections after its rewrite)."""
+    if dataclasses.is_dataclass(cls):
+        return [f.name for f in dataclasses.fields(cls)]
+    return list(cls.model_fields)
+
+
 def _fields(cls, values: dict, where: str) -> dict:
     if not isinstance(values, dict):
         raise ConfigError(f"{where} must be a table, e.g. {where} {{ ... }}")
-    known = [f.name for f in dataclasses.fields(cls)]
+    known = _known(cls)
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise ConfigError(f"{where} has unknown key(s) {unknown}; known keys: {sorted(known)}")
@@ -145,7 +152,10 @@ def from_dict(values: dict, root: str = ".") -> EssConfig:
         raise ConfigError("[ess] needs at least one [[ess.outcomes]] table, e.g. name = \"vote\", column = \"vote\", "
                           "type = \"discrete\", llm_column = \"llm_vote\"")
     model = values.pop("model", {})
-    model = ModelConfig(**_fields(ModelConfig, model, "[ess.model]"))
+    try:
+        model = ModelConfig(**_fields(ModelConfig, model, "[ess.model]"))
+    except (TypeError, ValueError) as err:           # pydantic's ValidationError is a ValueError
+        raise ConfigError(f"[ess.model] is invalid: {str(err).splitlines()[0]}") from None
     for key in ("covariates", "categorical", "grid", "comparators"):
         if key in values:
             if isinstance(values[key], str) or not isinstance(values[key], list):
