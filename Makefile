@@ -8,7 +8,7 @@ VLLM_STAMP := $(VENV)/.lapbias-vllm-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: install install-vllm demo demo-leak test benchmarks clean-results
+.PHONY: install install-vllm demo demo-leak demo-ess test benchmarks clean-results
 
 install: $(STAMP)
 
@@ -36,6 +36,9 @@ demo: install
 # The NumLeak audit on the bundled macrodata series with the bundled model (README, "NumLeak audit").
 demo-leak: install
 	$(BIN)/lapbias leak data/demo/leak.toml --yes
+# The ESS audit (issue 15) on statsmodels' bundled anes96 with persona prompts to the bundled model.
+demo-ess: install
+	$(BIN)/lapbias ess data/demo/ess.toml --yes
 
 test: install-vllm
 	$(BIN)/python -m pytest -q tests

@@ -145,6 +145,9 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
         from ..leak.report import section as leak_section
 
         lines += leak_section(Path(config.root) / "results")
+    from ..ess.report import section as ess_section   # the ESS audit's section, when results/ess/ exists
+
+    lines += ess_section(Path(config.root) / "results" / "ess")
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
                                            "", "Source: `results/estimation_notes.csv`; run configuration: "
