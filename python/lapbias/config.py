@@ -15,6 +15,7 @@ ConfigError naming its key path, e.g. `[estimate] placebo_alpha = 5; it must be 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import os
@@ -566,6 +567,20 @@ def load(path: str | Path) -> RunConfig:
         raise ConfigError(f"root = {config.root!r} is a file; it must be the project folder (data/, results/ and "
                           "logs/ are made under it)")
     return config
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready values of a run description that mixes dataclasses (the audits' own configs) and pydantic
+    sections of this module (e.g. their [model])."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value
 
 
 def snapshot(config: RunConfig) -> dict[str, Any]:

@@ -207,4 +207,6 @@ def load(path: str | Path) -> EssConfig:
 
 
 def snapshot(config: EssConfig) -> dict:
-    return dataclasses.asdict(config)
+    from ..config import plain
+
+    return plain(config)

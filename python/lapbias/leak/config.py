@@ -172,4 +172,4 @@ def load(path: str | Path) -> LeakRun:
 
 
 def snapshot(run: LeakRun) -> dict[str, Any]:
-    return dataclasses.asdict(run)
+    return run_config.plain(run)
