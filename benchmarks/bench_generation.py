@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--smoke", action="store_true", help="4 chats: checks that the benchmark runs")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    n_chats, batch_size = (4, 4) if args.smoke else (64, 32)
+    n_chats, batch_size = (4, 4) if args.smoke else (32, 32)
     out = args.out or ROOT / "benchmarks" / "results" / ("generation.md" if args.device == "cpu" else
                                                         f"generation_{args.device}.md")
     torch.set_num_threads(len(os.sched_getaffinity(0)))
