@@ -446,14 +446,22 @@ def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int, y
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
 @click.option("--seed", type=int, default=SAMPLE_SEED, show_default=True, help="Seed of the subsample.")
 @sampling_option
+@click.option("--dry-run", is_flag=True, help="Only estimate each stage's time and memory (a short timed probe of "
+              "the model, cached per machine); ask nothing else, write nothing under the run's folders.")
 def run(config_path: str, yes: bool, allow_low_parse_rate: bool, sample: int | None, seed: int,
-        yes_sampling: bool) -> None:
+        yes_sampling: bool, dry_run: bool) -> None:
     """All steps from one TOML config: validate, forecast, recall, minkprob, panel, estimate, report.
 
     \b
     Example:
       lapbias run my_study.toml --yes
+      lapbias run my_study.toml --dry-run
     """
+    if dry_run:
+        from .cost import dry_run as estimate_study
+
+        click.echo(estimate_study(config_module.load(config_path)))
+        return
     config, layout = _load(config_path)
     _run_all(_with_overrides(config, allow_low_parse_rate), layout, yes, sample, seed, yes_sampling)
 
