@@ -365,7 +365,11 @@ def _estimate(config, layout: Layout, engine: str) -> None:
                 protocol.append_notes(staged, [{"model": "bootstrap", "kind": "failed",
                                                 "detail": f"the pairs bootstrap could not run: {reason}"}])
                 _log(layout, f"warning: bootstrap skipped: {reason}")
-            if boot is not None:
+            if boot is not None and not boot.identified:
+                protocol.append_notes(staged, [{"model": "bootstrap", "kind": "failed",
+                                                "detail": f"the pairs bootstrap is not identified: {boot.reason}"}])
+                _log(layout, f"warning: bootstrap not identified: {boot.reason}")
+            elif boot is not None:
                 _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
                              f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
             summary = f"estimate (python engine): {results.summary()}"
