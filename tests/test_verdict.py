@@ -96,3 +96,15 @@ def test_collapsed_post_cutoff_lap_passes_the_placebo_and_is_not_called_missing(
     verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), collapsed, POWERED, EstimateConfig(), notes)
     assert verdict.label == CONTAMINATION and "collapsed" in verdict.paragraph
     assert "no post-cutoff" not in verdict.paragraph
+
+
+def test_placebo_beta3_without_a_p_value_is_infeasible_not_failed():
+    """A post-cutoff beta_3 whose standard error is 0 has no p (reghdfe._finish): the placebo could not be run,
+    which is neither a pass nor a "beta_3 > 0 after the cutoff" failure (protocol Step 5)."""
+    no_p = pd.DataFrame([{"model": "post", "term": BETA3, "coef": 0.02, "t": float("nan"), "p": float("nan"),
+                          "p_one_sided": float("nan")}])
+    quiet = decide(detection(0.1, 0.5, 0.62), validation(0.30, 0.6), no_p, POWERED, EstimateConfig())
+    assert quiet.label == NO_EVIDENCE and "placebo is infeasible" in quiet.paragraph, quiet.paragraph
+    loud = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), no_p, POWERED, EstimateConfig())
+    assert loud.label == MIXED and loud.failed == ["placebo infeasible"], loud.paragraph
+    assert "nan" not in loud.paragraph

@@ -6,8 +6,8 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap):
   significant (two-sided p >= validation_alpha);
 - placebo passes: post-cutoff one-sided p for beta_3 > placebo_alpha (0.10) (protocol Step 5); it also passes when
   post-cutoff LAP has collapsed to a constant (protocol Step 5 expects "LAP collapsed toward zero": beta_3 is then
-  not identified there, the strongest form of "indistinguishable from zero"); infeasible without post-cutoff rows
-  or when the placebo regression cannot be estimated (the reason is named);
+  not identified there, the strongest form of "indistinguishable from zero"); infeasible without post-cutoff rows,
+  when the placebo regression cannot be estimated, or when its beta_3 has no p-value (the reason is named);
 - power (estimate/power.py): the minimum detectable beta_3 (5% one-sided, 80% power) as a share of the standalone
   LLM effect, MDE x SD(lap) / b1, at most max_mde_share (0.37, the paper's in-sample magnitude).
 Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
@@ -56,6 +56,9 @@ def _reasons(notes: pd.DataFrame | None, prefix: str, kinds: tuple[str, ...]) ->
 def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
     """(feasible, passes, sentence) of the post-cutoff placebo."""
     post = _term(placebo, "post", BETA3)
+    if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
+        return False, False, (f"the placebo is infeasible (post-cutoff beta_3 = {post['coef']:.4g} has no standard "
+                              "error, hence no p-value; results/estimation_notes.csv)")
     if post is not None and not pd.isna(post["coef"]):
         text = (f"the post-cutoff placebo beta_3 = {post['coef']:.4g} (one-sided p = {post['p_one_sided']:.4f}, "
                 "results/placebo.csv)")
