@@ -108,3 +108,10 @@ def test_placebo_beta3_without_a_p_value_is_infeasible_not_failed():
     loud = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), no_p, POWERED, EstimateConfig())
     assert loud.label == MIXED and loud.failed == ["placebo infeasible"], loud.paragraph
     assert "nan" not in loud.paragraph
+
+
+def test_power_sentence_states_the_configured_test_level():
+    """The MDE is computed at detection_alpha (estimate/power.py); the verdict must not say 5% when it is 10%."""
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), WEAK,
+                     EstimateConfig(detection_alpha=0.10))
+    assert "(10% one-sided, 80% power)" in verdict.paragraph and "5% one-sided" not in verdict.paragraph
