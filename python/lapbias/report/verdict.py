@@ -12,8 +12,10 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap):
   the standalone LLM effect, MDE x SD(lap) / b1, at most max_mde_share (0.37, the paper's in-sample magnitude).
 Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
 a failed placebo -> Mixed/invalid; significant beta_3 with validation and placebo -> Contamination detected;
-significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 -> No evidence of
-contamination when the MDE share is at most max_mde_share, else Underpowered with the number.
+significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 -> Underpowered with the
+number when the MDE share is above max_mde_share; else Mixed/invalid (validation) when the validation pattern is
+absent (protocol Step 3: a null high-LAP theta means "the detection test in Step 4 has little power"; final rule:
+"Mixed/invalid: validation fails"); else No evidence of contamination.
 """
 
 from __future__ import annotations
@@ -137,6 +139,11 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(MIXED, failed, f"{b3} is positive and significant, but {valid} and {place}. "
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
                        "channels.")
+    if share <= thresholds.max_mde_share and not validation_present:
+        return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but {valid}: "
+                       "with a null high-LAP theta there is no evidence that LAP tracks memorization, so the "
+                       "detection test has little power (protocol Step 3) whatever its minimum detectable effect "
+                       f"({power_text}); {place}. Verdict: {MIXED} (validation).")
     if share <= thresholds.max_mde_share:
         return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero, and {power_text}, "
                        f"at most {thresholds.max_mde_share:.0%} (max_mde_share): a contamination of that size would "
