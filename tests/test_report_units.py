@@ -71,3 +71,15 @@ def test_minimum_detectable_effect_is_shown_beside_beta3(minkprob_report):
     section = text[text.index("## 4. Detection"):text.index("## 5. Post-cutoff")]
     assert "minimum detectable beta_3 at 5% one-sided with 80% power" in section
     assert f"{power['mde_beta3'] / 1e4:.4g}" in section  # shown per unit of Min-K% LAP x 10^4
+
+
+def test_table_v_is_standardized_so_min_k_lap_is_not_rescaled(minkprob_report):
+    """Paper Table V: every variable is a z-score within its sample, so its LAP coefficients are per SD of LAP,
+    not per unit of LAP x 10^4: the report must show them as estimated and not claim the x 10^4 units."""
+    layout, _ = minkprob_report
+    raw = pd.read_csv(layout.results / "table5.csv")
+    row = raw[(raw["model"] == "(2)") & (raw["term"] == "c.mu_hat#c.lap")].iloc[0]
+    assert abs(row["coef"]) > 1e-3  # a z-score coefficient, visible at 4 decimals
+    tex = (layout.results / "table5.tex").read_text()
+    assert f"{row['coef']:.4f}" in tex and f"({row['t']:.2f})" in tex
+    assert "x 10^4" not in tex and "standardized" in tex

@@ -40,7 +40,11 @@ def placebo(t, p):
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6, high_coef=-0.5), placebo(0.3, 0.8), VARIED_LAP, MIXED,
      ["validation"]),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), None, VARIED_LAP, MIXED, ["placebo infeasible"]),
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
+    # protocol Step 3: a null high-LAP theta means "the detection test in Step 4 has little power", and the final
+    # rule: "Mixed/invalid: validation fails" -- a quiet beta_3 without the validation pattern is not "No evidence"
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
+    (detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
     (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["power"]),
     (detection(-0.9, -3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
 ])
@@ -69,7 +73,7 @@ def test_underpowered_states_the_minimum_detectable_share():
 
 def test_threshold_is_the_configured_max_mde_share():
     lenient = EstimateConfig(max_mde_share=3.0)
-    assert decide(detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), WEAK, lenient).label == NO_EVIDENCE
+    assert decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), WEAK, lenient).label == NO_EVIDENCE
 
 
 def test_non_positive_standalone_effect_is_underpowered_with_the_reason():
@@ -96,3 +100,22 @@ def test_collapsed_post_cutoff_lap_passes_the_placebo_and_is_not_called_missing(
     verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), collapsed, POWERED, EstimateConfig(), notes)
     assert verdict.label == CONTAMINATION and "collapsed" in verdict.paragraph
     assert "no post-cutoff" not in verdict.paragraph
+
+
+def test_placebo_beta3_without_a_p_value_is_infeasible_not_failed():
+    """A post-cutoff beta_3 whose standard error is 0 has no p (reghdfe._finish): the placebo could not be run,
+    which is neither a pass nor a "beta_3 > 0 after the cutoff" failure (protocol Step 5)."""
+    no_p = pd.DataFrame([{"model": "post", "term": BETA3, "coef": 0.02, "t": float("nan"), "p": float("nan"),
+                          "p_one_sided": float("nan")}])
+    quiet = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), no_p, POWERED, EstimateConfig())
+    assert quiet.label == NO_EVIDENCE and "placebo is infeasible" in quiet.paragraph, quiet.paragraph
+    loud = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), no_p, POWERED, EstimateConfig())
+    assert loud.label == MIXED and loud.failed == ["placebo infeasible"], loud.paragraph
+    assert "nan" not in loud.paragraph
+
+
+def test_power_sentence_states_the_configured_test_level():
+    """The MDE is computed at detection_alpha (estimate/power.py); the verdict must not say 5% when it is 10%."""
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), WEAK,
+                     EstimateConfig(detection_alpha=0.10))
+    assert "(10% one-sided, 80% power)" in verdict.paragraph and "5% one-sided" not in verdict.paragraph

@@ -43,7 +43,7 @@ def _quoted(tables: dict[str, pd.DataFrame], name: str, columns: list[str] | Non
             + (f"; engine: {engine}." if engine else ".")]
 
 
-def power_lines(power: pd.DataFrame | None) -> list[str]:
+def power_lines(power: pd.DataFrame | None, alpha: float = 0.05) -> list[str]:
     """beta_3 beside its minimum detectable effect (estimate/power.py), as a share of the standalone LLM effect."""
     if power is None or power.empty:
         return []
@@ -53,8 +53,8 @@ def power_lines(power: pd.DataFrame | None) -> list[str]:
         return "undefined (b1 ≤ 0 or not estimated)" if pd.isna(values.get(name)) else f"{values[name]:.0%}"
 
     return [f"**Power.** beta_3 = {values.get('beta3', float('nan')):.4g} (share of the standalone LLM effect per SD "
-            f"of LAP: {share('beta3_share')}); minimum detectable beta_3 at 5% one-sided with 80% power = "
-            f"{values.get('mde_beta3', float('nan')):.4g} (share: {share('mde_share')}; the paper's in-sample "
+            f"of LAP: {share('beta3_share')}); minimum detectable beta_3 at {alpha * 100:g}% one-sided with 80% "
+            f"power = {values.get('mde_beta3', float('nan')):.4g} (share: {share('mde_share')}; the paper's in-sample "
             f"estimate is 37%). Within-FE SD of LAP = {values.get('sd_lap_within', float('nan')):.4g} "
             f"({share('within_share_lap')} of its SD {values.get('sd_lap', float('nan')):.4g}); standalone LLM "
             f"effect b1 = {values.get('b1_standalone', float('nan')):.4g}. Source: `results/power.csv`."]
@@ -119,7 +119,7 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     lines += _section("4. Detection regression (Step 4): outcome on mu_hat, LAP, mu_hat × LAP, pre-cutoff", [
         "beta_1 = `mu_hat`, beta_2 = `lap`, beta_3 = `c.mu_hat#c.lap`; `p_one_sided` tests beta_3 > 0 "
         "(p/2 if t > 0, else 1 − p/2).", "", *_quoted(tables, "detection", COEF_COLUMNS, config), "",
-        *power_lines(tables.get("power"))], approximated)
+        *power_lines(tables.get("power"), config.estimate.detection_alpha)], approximated)
     lines += _section("5. Post-cutoff placebo (Step 5)", [
         f"The placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds "
         f"{config.estimate.placebo_alpha:.2f}.", "", *_quoted(tables, "placebo", COEF_COLUMNS, config), "",

@@ -3,7 +3,8 @@
 Min-K% LAP is of order 1e-5..1e-8; the paper reports it as LAP × 10^4 (Table I: "LAP (×10^4)", mean 0.073), and its
 Table II coefficients are per unit of LAP × 10^4. The report shows Min-K% LAP in those units: a coefficient on a term
 with LAP as a factor m times is divided by (10^4)^m (its t statistic unchanged), a LAP statistic multiplied by
-10^4. results/*.csv keep raw units (one schema for both engines); the captions say so.
+10^4. results/*.csv keep raw units (one schema for both engines); the captions say so. Paper Table V standardizes
+every variable within its sample (z-scores), so its coefficients are per SD and are shown as estimated.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from ..estimate.reghdfe import term_variables
 MINK_FACTOR = 1e4
 """Min-K% LAP is shown × 10^4 (paper Table I)."""
 PROTOCOL_TABLES = ("validation", "detection", "placebo", "placebo_validation")
+STANDARDIZED_TABLES = ("table5",)
+"""Tables on z-scores (paper Table V): no display factor, whatever the LAP measure."""
 TERM_ORDER = ["mu_hat", "lap", "c.mu_hat#c.lap", "p_first", "c.mu_hat#c.p_first", "confidence",
               "c.mu_hat#c.confidence"]
 """Row order of paper Table IV: LLM, LAP, LLM × LAP, p(w_{N+1}), LLM × p(w_{N+1}), Confidence, LLM × Confidence."""
@@ -26,8 +29,11 @@ def factors(config: RunConfig) -> dict[str, float]:
     return {"lap_mink": MINK_FACTOR, **({"lap": MINK_FACTOR} if config.estimate.lap_measure == "minkprob" else {})}
 
 
-def coefficients(table: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
-    """A coefficient table with Min-K% LAP in display units (module docstring)."""
+def coefficients(table: pd.DataFrame, config: RunConfig, name: str = "") -> pd.DataFrame:
+    """A coefficient table with Min-K% LAP in display units (module docstring); a standardized table (`name` in
+    STANDARDIZED_TABLES) unchanged."""
+    if name in STANDARDIZED_TABLES:
+        return table.copy()
     scale = factors(config)
     out = table.copy()
     for i, term in out["term"].items():
@@ -60,10 +66,10 @@ def power(table: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     return out
 
 
-def lap_measure(config: RunConfig) -> str:
+def lap_measure(config: RunConfig, standardized: bool = False) -> str:
     if config.estimate.lap_measure == "minkprob":
-        return (f"LAP = Min-K% prob (K = {config.minkprob.k:.0%}) x 10^4, as the paper reports it; results/*.csv "
-                "hold raw units")
+        return (f"LAP = Min-K% prob (K = {config.minkprob.k:.0%})" + ("" if standardized else
+                " x 10^4, as the paper reports it; results/*.csv hold raw units"))
     return "LAP = P(up) + P(down) from the recall prompt (protocol Step 2)"
 
 
@@ -75,6 +81,8 @@ def note(name: str, config: RunConfig) -> str:
     else:
         by = "date (period_num)" if config.estimate.extended_cluster == "period_num" else "entity (entity_num)"
         cluster = f"absorb(entity_num period_num), standard errors clustered by {by}"
-    extra = ("; (1)-(2) in-sample (pre-cutoff), (3)-(4) out-of-sample (post-cutoff), every variable standardized "
-             "within its sample" if name == "table5" else "")
-    return f"{cluster}; {lap_measure(config)}{extra}."
+    if name in STANDARDIZED_TABLES:
+        return (f"{cluster}; {lap_measure(config, standardized=True)}; (1)-(2) in-sample (pre-cutoff), (3)-(4) "
+                "out-of-sample (post-cutoff), every variable standardized within its sample (z-scores: coefficients "
+                "per SD, paper Table V).")
+    return f"{cluster}; {lap_measure(config)}."

@@ -6,14 +6,16 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap):
   significant (two-sided p >= validation_alpha);
 - placebo passes: post-cutoff one-sided p for beta_3 > placebo_alpha (0.10) (protocol Step 5); it also passes when
   post-cutoff LAP has collapsed to a constant (protocol Step 5 expects "LAP collapsed toward zero": beta_3 is then
-  not identified there, the strongest form of "indistinguishable from zero"); infeasible without post-cutoff rows
-  or when the placebo regression cannot be estimated (the reason is named);
-- power (estimate/power.py): the minimum detectable beta_3 (5% one-sided, 80% power) as a share of the standalone
-  LLM effect, MDE x SD(lap) / b1, at most max_mde_share (0.37, the paper's in-sample magnitude).
+  not identified there, the strongest form of "indistinguishable from zero"); infeasible without post-cutoff rows,
+  when the placebo regression cannot be estimated, or when its beta_3 has no p-value (the reason is named);
+- power (estimate/power.py): the minimum detectable beta_3 (one-sided at detection_alpha, 80% power) as a share of
+  the standalone LLM effect, MDE x SD(lap) / b1, at most max_mde_share (0.37, the paper's in-sample magnitude).
 Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
 a failed placebo -> Mixed/invalid; significant beta_3 with validation and placebo -> Contamination detected;
-significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 -> No evidence of
-contamination when the MDE share is at most max_mde_share, else Underpowered with the number.
+significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 -> Underpowered with the
+number when the MDE share is above max_mde_share; else Mixed/invalid (validation) when the validation pattern is
+absent (protocol Step 3: a null high-LAP theta means "the detection test in Step 4 has little power"; final rule:
+"Mixed/invalid: validation fails"); else No evidence of contamination.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ def _reasons(notes: pd.DataFrame | None, prefix: str, kinds: tuple[str, ...]) ->
 def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
     """(feasible, passes, sentence) of the post-cutoff placebo."""
     post = _term(placebo, "post", BETA3)
+    if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
+        return False, False, (f"the placebo is infeasible (post-cutoff beta_3 = {post['coef']:.4g} has no standard "
+                              "error, hence no p-value; results/estimation_notes.csv)")
     if post is not None and not pd.isna(post["coef"]):
         text = (f"the post-cutoff placebo beta_3 = {post['coef']:.4g} (one-sided p = {post['p_one_sided']:.4f}, "
                 "results/placebo.csv)")
@@ -71,11 +76,11 @@ def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: fl
     return False, False, f"the placebo is infeasible ({'; '.join(reasons)})"
 
 
-def _power_text(power: dict[str, float]) -> tuple[float, str]:
+def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
     share = power.get("mde_share", math.nan)
     mde, b1 = power.get("mde_beta3", math.nan), power.get("b1_standalone", math.nan)
     if math.isfinite(share):
-        return share, (f"the minimum detectable beta_3 (5% one-sided, 80% power) is {mde:.4g}, i.e. "
+        return share, (f"the minimum detectable beta_3 ({alpha * 100:g}% one-sided, 80% power) is {mde:.4g}, i.e. "
                        f"{share:.0%} of the standalone LLM effect per SD of LAP (paper's in-sample estimate: 37%; "
                        f"within-FE SD of LAP = {power.get('sd_lap_within', math.nan):.3g}, "
                        f"{power.get('within_share_lap', math.nan):.0%} of its SD; results/power.csv)")
@@ -112,7 +117,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     validation_present = (high is not None and high["coef"] > 0 and high["p"] < thresholds.validation_alpha
                           and low is not None and low["p"] >= thresholds.validation_alpha)
     placebo_feasible, placebo_passes, place = _placebo(placebo, notes, thresholds.placebo_alpha)
-    share, power_text = _power_text(power)
+    share, power_text = _power_text(power, thresholds.detection_alpha)
 
     b3 = (f"The pre-cutoff interaction beta_3 = {beta3['coef']:.4g} (t = {beta3['t']:.2f}, one-sided p = "
           f"{beta3['p_one_sided']:.4f}, results/detection.csv)")
@@ -134,6 +139,11 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(MIXED, failed, f"{b3} is positive and significant, but {valid} and {place}. "
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
                        "channels.")
+    if share <= thresholds.max_mde_share and not validation_present:
+        return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but {valid}: "
+                       "with a null high-LAP theta there is no evidence that LAP tracks memorization, so the "
+                       "detection test has little power (protocol Step 3) whatever its minimum detectable effect "
+                       f"({power_text}); {place}. Verdict: {MIXED} (validation).")
     if share <= thresholds.max_mde_share:
         return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero, and {power_text}, "
                        f"at most {thresholds.max_mde_share:.0%} (max_mde_share): a contamination of that size would "
