@@ -171,3 +171,12 @@ def test_discrete_predictions_in_other_codes_than_the_outcome(tmp_path):
     config = _config(tmp_path, outcome={"type": "discrete", "comparators": ["rf"]})
     with pytest.raises(InputDataError, match=r"llm_column 'g' has value\(s\) \['no', 'yes'\] that column 'y' never takes"):
         _run(config, tmp_path)
+
+
+def test_llm_number_with_thousands_separators_is_read_whole():
+    from lapbias.ess.llm_predict import parse_number
+
+    # A comma followed by three digits groups thousands ("$45,000" is 45000, not 45.0); other commas are decimal.
+    assert parse_number("I earn $45,000 a year") == 45000.0
+    assert parse_number("1,250,000.5") == 1250000.5
+    assert parse_number("about 12,5 dollars") == 12.5 and parse_number("-3.5 visits") == -3.5
