@@ -180,3 +180,18 @@ def test_llm_number_with_thousands_separators_is_read_whole():
     assert parse_number("I earn $45,000 a year") == 45000.0
     assert parse_number("1,250,000.5") == 1250000.5
     assert parse_number("about 12,5 dollars") == 12.5 and parse_number("-3.5 visits") == -3.5
+
+
+def test_l1logit_comparator_is_an_l1_penalised_logit():
+    # App. C's L1 logit: at a strong penalty most coefficients of pure-noise covariates are exactly 0 (an L2 logit,
+    # what LogisticRegression(l1_ratio=1.0) silently is before scikit-learn 1.8, keeps them all non-zero).
+    from sklearn.base import clone
+
+    from lapbias.ess.comparators import Comparator
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 10))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    base = Comparator("l1logit", discrete=True, loss="zero_one").tune(X, y)
+    model = clone(base).set_params(C=0.05).fit(X, y)
+    assert (model.coef_[0, 1:] == 0).sum() >= 5 and model.coef_[0, 0] != 0
