@@ -195,3 +195,19 @@ def test_l1logit_comparator_is_an_l1_penalised_logit():
     base = Comparator("l1logit", discrete=True, loss="zero_one").tune(X, y)
     model = clone(base).set_params(C=0.05).fit(X, y)
     assert (model.coef_[0, 1:] == 0).sum() >= 5 and model.coef_[0, 0] != 0
+
+
+def test_cate_outcome_rejects_one_arm_and_the_treatment_as_covariate():
+    # §6: the transformed outcome Y* = Y (D − e)/(e(1 − e)) needs both arms (within one arm D − e is a constant and
+    # E[Y* | X] is not τ(X)), and the ML model predicts Y* from X alone (with D or e(X) among the covariates it
+    # learns E[Y* | X, D] ≠ τ(X), and E(Y* − f)² = E(τ − f)² + const no longer holds).
+    base = {"data": "d.csv", "grid": [5], "outcomes": [{"name": "t", "column": "y", "llm_column": "g",
+                                                          "cate": {"treatment": "D", "propensity": "e"}}]}
+    with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] cate: covariate 'D' is the treatment"):
+        ess_config.from_dict({**base, "covariates": ["x", "D"]})
+    with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] cate: covariate 'e' is the propensity"):
+        ess_config.from_dict({**base, "covariates": ["x", "e"]})
+    one_arm = [{**base["outcomes"][0], "arm": {"treatment": "D", "value": 1}}]
+    with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] has both cate and arm"):
+        ess_config.from_dict({**base, "covariates": ["x"], "outcomes": one_arm})
+    assert ess_config.from_dict({**base, "covariates": ["x"]}).outcomes[0].cate["treatment"] == "D"
