@@ -211,3 +211,16 @@ def test_cate_outcome_rejects_one_arm_and_the_treatment_as_covariate():
     with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] has both cate and arm"):
         ess_config.from_dict({**base, "covariates": ["x"], "outcomes": one_arm})
     assert ess_config.from_dict({**base, "covariates": ["x"]}).outcomes[0].cate["treatment"] == "D"
+
+
+def test_report_table_gives_the_llm_error_as_rmse_for_squared_loss(tmp_path):
+    # §5.1 / Table 1: for squared error the reported error is the RMSE √R̂_LLM, not the MSE.
+    _write(tmp_path)
+    tables = _run(_config(tmp_path), tmp_path)
+    mse = float(tables["llm"]["llm_risk"].iloc[0])
+    text = (tmp_path / "results" / "ess" / "ESS.md").read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if "LLM error" in line)
+    row = text.splitlines()[text.splitlines().index(header) + 2]
+    cells = [c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]
+    value = float(cells[1][cells[0].index(next(c for c in cells[0] if c.startswith("LLM error")))])
+    assert value == pytest.approx(np.sqrt(mse), rel=1e-3) and "rmse" in header
