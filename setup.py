@@ -27,7 +27,7 @@ setup(
         "tqdm",
         "matplotlib",
         "statsmodels",
-        "scikit-learn",
+        "scikit-learn>=1.8",  # ess: LogisticRegression(l1_ratio=1.0) is the L1 logit only from 1.8 (before: L2, l1_ratio ignored)
         "scipy",
         "pydantic>=2.7,<3",
         "threadpoolctl",

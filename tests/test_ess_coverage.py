@@ -23,3 +23,14 @@ def test_one_sided_ci_covers_the_true_ess_at_nominal_rate():
     # Not vacuous: the false null at n = 3 (R = 2 vs 1.25) is rejected in most replications.
     assert result["median_lower"] >= 4, result
     assert set(pointwise["n"]) == {3, 6, 12}
+
+
+def test_design_refuses_an_n0_that_is_not_the_true_ess():
+    # Below p the comparator (minimum-norm least squares) has finite risk 1 + ‖β‖²(1 − n/p) + n/(p − n − 1)
+    # (β = 1_p): with p = 10, R(7) = 1 + 3 + 7/2 = 7.5 < R(12) = 11, so the ESS of a predictor with risk R(12) is
+    # at most 7, not 12, and coverage of "n0 = 12" would be measured against the wrong truth.
+    import pytest
+
+    assert true_risk(7, 10) == 7.5 and true_risk(10, 10) == np.inf and true_risk(12, 10) == 11.0
+    with pytest.raises(ValueError, match="true ESS"):
+        coverage(1, N=48, grid=(12, 24), p=10, n0=12, alpha=ALPHA)

@@ -112,3 +112,14 @@ def test_balanced_error_and_f1_losses_match_sklearn():
     stats = f1.combine(fixed_predictor_cv(order, 1, f1.components(y, pred)))
     assert stats.risk == pytest.approx(1 - f1_score(y, pred))
     assert stats.obs_loss.mean() == pytest.approx(stats.risk)        # the linearised ψ averages to 1 − F1
+
+
+def test_undefined_point_stops_the_procedure_in_both_forms():
+    # An undefined excess risk or standard error (e.g. 1 − F1 = 0/0 at some n) is no evidence against H₀: Algorithm
+    # 3.1 stops there, and the excess-risk form (3.5) must give the same bound, not skip the point as if rejected.
+    grid = [2, 4, 8]
+    assert np.isnan(inference.t_statistic(0.1, np.nan)) and np.isnan(inference.t_statistic(np.nan, 0.1))
+    t = [inference.t_statistic(d, s) for d, s in zip([0.5, 0.4, 0.3], [0.1, np.nan, 0.1])]
+    lower_ends = [inference.excess_risk_lower(d, s, 0.05) for d, s in zip([0.5, np.nan, 0.3], [0.1, 0.1, 0.1])]
+    assert inference.sequential(grid, t, 0.05).lower == 3
+    assert inference.lower_from_excess_ci(grid, lower_ends) == 3

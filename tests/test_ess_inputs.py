@@ -171,3 +171,56 @@ def test_discrete_predictions_in_other_codes_than_the_outcome(tmp_path):
     config = _config(tmp_path, outcome={"type": "discrete", "comparators": ["rf"]})
     with pytest.raises(InputDataError, match=r"llm_column 'g' has value\(s\) \['no', 'yes'\] that column 'y' never takes"):
         _run(config, tmp_path)
+
+
+def test_llm_number_with_thousands_separators_is_read_whole():
+    from lapbias.ess.llm_predict import parse_number
+
+    # A comma followed by three digits groups thousands ("$45,000" is 45000, not 45.0); other commas are decimal.
+    assert parse_number("I earn $45,000 a year") == 45000.0
+    assert parse_number("1,250,000.5") == 1250000.5
+    assert parse_number("about 12,5 dollars") == 12.5 and parse_number("-3.5 visits") == -3.5
+
+
+def test_l1logit_comparator_is_an_l1_penalised_logit():
+    # App. C's L1 logit: at a strong penalty most coefficients of pure-noise covariates are exactly 0 (an L2 logit,
+    # what LogisticRegression(l1_ratio=1.0) silently is before scikit-learn 1.8, keeps them all non-zero).
+    from sklearn.base import clone
+
+    from lapbias.ess.comparators import Comparator
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 10))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    base = Comparator("l1logit", discrete=True, loss="zero_one").tune(X, y)
+    model = clone(base).set_params(C=0.05).fit(X, y)
+    assert (model.coef_[0, 1:] == 0).sum() >= 5 and model.coef_[0, 0] != 0
+
+
+def test_cate_outcome_rejects_one_arm_and_the_treatment_as_covariate():
+    # §6: the transformed outcome Y* = Y (D − e)/(e(1 − e)) needs both arms (within one arm D − e is a constant and
+    # E[Y* | X] is not τ(X)), and the ML model predicts Y* from X alone (with D or e(X) among the covariates it
+    # learns E[Y* | X, D] ≠ τ(X), and E(Y* − f)² = E(τ − f)² + const no longer holds).
+    base = {"data": "d.csv", "grid": [5], "outcomes": [{"name": "t", "column": "y", "llm_column": "g",
+                                                          "cate": {"treatment": "D", "propensity": "e"}}]}
+    with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] cate: covariate 'D' is the treatment"):
+        ess_config.from_dict({**base, "covariates": ["x", "D"]})
+    with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] cate: covariate 'e' is the propensity"):
+        ess_config.from_dict({**base, "covariates": ["x", "e"]})
+    one_arm = [{**base["outcomes"][0], "arm": {"treatment": "D", "value": 1}}]
+    with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] has both cate and arm"):
+        ess_config.from_dict({**base, "covariates": ["x"], "outcomes": one_arm})
+    assert ess_config.from_dict({**base, "covariates": ["x"]}).outcomes[0].cate["treatment"] == "D"
+
+
+def test_report_table_gives_the_llm_error_as_rmse_for_squared_loss(tmp_path):
+    # §5.1 / Table 1: for squared error the reported error is the RMSE √R̂_LLM, not the MSE.
+    _write(tmp_path)
+    tables = _run(_config(tmp_path), tmp_path)
+    mse = float(tables["llm"]["llm_risk"].iloc[0])
+    text = (tmp_path / "results" / "ess" / "ESS.md").read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if "LLM error" in line)
+    row = text.splitlines()[text.splitlines().index(header) + 2]
+    cells = [c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]
+    value = float(cells[1][cells[0].index(next(c for c in cells[0] if c.startswith("LLM error")))])
+    assert value == pytest.approx(np.sqrt(mse), rel=1e-3) and "rmse" in header

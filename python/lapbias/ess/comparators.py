@@ -14,8 +14,8 @@ then held fixed in the block-out CV loop for that n (App. C fn. 21).
   folds possible → no tuning, the estimator's defaults. The CV score matches the loss (accuracy, balanced
   accuracy or F1).
 - Small-n safeguard (ii): a training block with one class only predicts that class (the majority-class rule).
-- Any other scikit-learn estimator (an object with fit/predict) is pluggable: `Fixed(estimator)` clones it per
-  block, untuned.
+- Any other scikit-learn estimator (an object with fit/predict) is pluggable:
+  `Comparator(name, discrete, estimator=...)` clones it per block, untuned.
 """
 
 from __future__ import annotations

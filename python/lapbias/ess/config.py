@@ -124,6 +124,9 @@ def _outcome(values: dict, index: int, defaults: tuple) -> Outcome:
         if set(values["cate"]) - {"treatment", "propensity"} or "treatment" not in values["cate"]:
             raise ConfigError(f"{where} cate must be {{treatment = \"D\", propensity = 0.5}} (propensity a number in "
                               "(0, 1) or a column name)")
+    if values.get("cate") and values.get("arm"):
+        raise ConfigError(f"{where} has both cate and arm; the CATE-ESS (§6) uses both treatment arms, so drop arm "
+                          "(or drop cate for a treatment-arm ESS)")
     if values.get("arm") and (set(values["arm"]) != {"treatment", "value"}):
         raise ConfigError(f"{where} arm must be {{treatment = \"D\", value = 1}}")
     loss = values.get("loss") or ("zero_one" if kind == "discrete" else "squared")
@@ -180,6 +183,14 @@ def from_dict(values: dict, root: str = ".") -> EssConfig:
     values["value_labels"] = {col: {str(k): str(v) for k, v in _fields_any(m, f"[ess.value_labels.{col}]").items()}
                               for col, m in labels.items()}
     outcome_objs = tuple(_outcome(o, i, values.get("comparators", ())) for i, o in enumerate(outcomes))
+    for index, outcome in enumerate(outcome_objs):
+        # §6: the ML model predicts Y* from X alone; with D or e(X) among the covariates it learns E[Y* | X, D] ≠ τ(X).
+        for role in ("treatment", "propensity"):
+            column = outcome.cate.get(role) if outcome.cate else None
+            if isinstance(column, str) and column in values["covariates"]:
+                raise ConfigError(f"[ess.outcomes.{index}] cate: covariate {column!r} is the {role}; the CATE-ESS "
+                                  f"predicts the transformed outcome from X alone (§6), so remove {column!r} from "
+                                  "[ess] covariates")
     names = [o.name for o in outcome_objs]
     if len(set(names)) != len(names):
         raise ConfigError(f"[ess.outcomes] names must be distinct; got {names}")

@@ -32,7 +32,9 @@ def plug_in(grid: list[int], risk_ml: list[float], risk_llm: float) -> int | Non
 
 
 def t_statistic(excess: float, se: float) -> float:
-    """Eq. (3.3)."""
+    """Eq. (3.3); NaN when Δ̂ or ŝ is undefined (no evidence against H₀: Algorithm 3.1 stops there)."""
+    if np.isnan(excess) or np.isnan(se):
+        return np.nan
     if se > 0:
         return excess / se
     return np.inf if excess > 0 else (-np.inf if excess < 0 else 0.0)
@@ -77,7 +79,7 @@ def excess_risk_lower(excess: float, se: float, alpha: float) -> float:
 def lower_from_excess_ci(grid: list[int], lower_ends: list[float]) -> int:
     """Eq. (3.5) on the grid: n_{j*−1} + 1 for the first j* whose excess-risk CI reaches 0 (same as Algorithm 3.1)."""
     for j, low in enumerate(lower_ends):
-        if low <= 0:
+        if not low > 0:                       # an undefined (NaN) lower end is a non-rejection, as in Algorithm 3.1
             return 1 if j == 0 else int(grid[j - 1]) + 1
     return int(grid[-1]) + 1
 

@@ -27,7 +27,8 @@ from .config import EssConfig, Outcome
 
 TASK = "ess"
 TOP_LOGPROBS = 20
-NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
+NUMBER = re.compile(r"(?P<grouped>-?\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d+)?)|-?\d+(?:[.,]\d+)?")
+"""A number: with thousands groups ("45,000", "1,250,000.5") or a plain decimal with point or comma ("12.5", "12,5")."""
 UNANSWERED = "__unanswered__"
 
 
@@ -73,8 +74,14 @@ def choose_label(top: list, labels: dict) -> object:
 
 
 def parse_number(text: str) -> float:
+    """The first number in the answer; a comma followed by exactly three digits groups thousands, any other comma
+    is a decimal comma."""
     match = NUMBER.search(text)
-    return float(match.group(0).replace(",", ".")) if match else np.nan
+    if not match:
+        return np.nan
+    if match.group("grouped"):
+        return float(match.group(0).replace(",", ""))
+    return float(match.group(0).replace(",", "."))
 
 
 def predict(frame: pd.DataFrame, config: EssConfig, outcome: Outcome, backend: Backend, cache: ResponseCache,

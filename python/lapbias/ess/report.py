@@ -29,7 +29,10 @@ def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
     for r in ess.itertuples():
         plug = f"> {r.grid_max}" if r.plugin_beyond_grid else f"{int(r.ess_plugin)}"
         lower = f"[{r.ess_lower}, ∞)" + (" (all grid nulls rejected)" if r.exceeds_grid else "")
-        rows.append({"outcome": r.outcome, "loss": r.loss, "LLM error": r.llm_error, "algorithm": r.comparator,
+        # §5.1 / Table 1: the error of a squared-loss outcome is reported as the RMSE √R̂_LLM.
+        error = float(np.sqrt(r.llm_error)) if r.loss == "squared" else r.llm_error
+        rows.append({"outcome": r.outcome, "loss": r.loss, "LLM error (rmse for squared loss)": error,
+                     "algorithm": r.comparator,
                      "ESS (plug-in)": plug, f"one-sided {1 - alpha:.0%} CI": lower,
                      "CI with (4.7)": f"[{r.ess_lower_sum}, ∞)", "N": r.N})
     lines = [f"## {TITLE}", "",

@@ -3,11 +3,12 @@
 Data: X ~ N(0, I_p), Y = X'β + ε, ε ~ N(0, σ²). Comparator A: least squares without intercept
 (`LeastSquares`, a scikit-learn estimator plugged in as a comparator). For Gaussian X its risk is known in closed form,
 
-    R(n) = σ² (1 + p / (n − p − 1)),    n ≥ p + 2,
+    R(n) = σ² (1 + p / (n − p − 1)),    n ≥ p + 2   (below: `true_risk`),
 
 (E[x'(X'X)⁻¹x] = p/(n − p − 1) for X'X Wishart). The "LLM" is the fixed predictor g(x) = x'β + δ with
 δ² = σ² p / (n₀ − p − 1), so R(g) = σ² + δ² = R(n₀) and R(n) > R(g) for n < n₀: the true ESS is n₀ (Definition
-2.1), and H₀ at n₀ sits on its boundary R(n₀) = R(g), the least favourable case for the size of the test.
+2.1) provided no n < p reaches R(n₀) with its minimum-norm fit (`coverage` checks it), and H₀ at n₀ sits on its
+boundary R(n₀) = R(g), the least favourable case for the size of the test.
 The one-sided CI [n̂_lower, ∞) covers n₀ when n̂_lower ≤ n₀; Theorem 4.1 says this has probability ≥ 1 − α.
 """
 
@@ -35,7 +36,14 @@ class LeastSquares(RegressorMixin, BaseEstimator):
 
 
 def true_risk(n: int, p: int, sigma: float = 1.0) -> float:
-    return sigma ** 2 * (1 + p / (n - p - 1))
+    """R(n) of least squares (minimum-norm below p, as lstsq) with β = 1_p: σ²(1 + p/(n − p − 1)) for n ≥ p + 2,
+    ∞ for p − 1 ≤ n ≤ p + 1, and σ² + ‖β‖²(1 − n/p) + σ² n/(p − n − 1) for n ≤ p − 2 (Hastie, Montanari, Rosset
+    and Tibshirani 2022, Thm 1; checked by Monte Carlo)."""
+    if n >= p + 2:
+        return sigma ** 2 * (1 + p / (n - p - 1))
+    if n >= p - 1:
+        return np.inf
+    return sigma ** 2 + p * (1 - n / p) + sigma ** 2 * n / (p - n - 1)
 
 
 def draw(N: int, p: int, n0: int, rng: np.random.Generator, sigma: float = 1.0):
@@ -62,6 +70,9 @@ def coverage(reps: int, N: int, grid: tuple, p: int, n0: int, alpha: float, seed
     two-sided 95% coverage of R(n) by the fixed-n, fixed-K and hybrid variances at each n."""
     if n0 not in grid or min(grid) < p + 2:
         raise ValueError(f"grid {grid} must contain n0 = {n0} and start at n ≥ p + 2 = {p + 2}")
+    if min(true_risk(n, p) for n in range(1, n0)) <= true_risk(n0, p):
+        raise ValueError(f"n0 = {n0} is not the true ESS for p = {p}: a minimum-norm fit on fewer than p rows already "
+                         f"reaches R(n0) = {true_risk(n0, p):.3g} (Definition 2.1 takes the smallest n); use a larger n0")
     rows, points = [], []
     for r in range(reps):
         ess, result = replicate(seed + r, N, grid, p, n0, alpha, min_blocks)
