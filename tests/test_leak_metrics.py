@@ -134,6 +134,17 @@ def test_leakshare_perfect_recall():
     assert out["leakshare"] == pytest.approx(1.0) and out["ceiling"] == 1.0
 
 
+def test_leakshare_signal_exactly_linear_in_recall():
+    # S = 0.1 M + 0.05 exactly: the residual is zero (only float rounding), so rho(e, F) = 0 and LeakShare = 1,
+    # not the correlation of rounding noise with F (which gave 1.99 or 0.11 before)
+    m = np.array([0.3, -1.2, 2.1, 0.4, -0.7, 1.6])
+    for recall in (m, np.array([1.0, 2, 3, 4, 5, 6.5])):
+        truth = recall + np.array([0.2, -0.1, 0.3, -0.4, 0.1, 0.05])
+        out = leakshare.attribute(pd.DataFrame({"truth": truth, "recall": recall, "signal": 0.1 * recall + 0.05}))
+        assert out["rho_residual_truth"] == 0.0
+        assert out["leakshare"] == pytest.approx(1.0)
+
+
 def test_leakshare_recall_without_truth_content():
     # M is uncorrelated with F and S = F + M: regressing S on M leaves F (+ constant), so rho(e, F) = 1;
     # rho(S, F) = sd(F)/sd(S) = sqrt(1.25)/1.5; LeakShare = 1 - 1/rho(S, F) < 0; ceiling = rho(M, F)/rho(S, F) = 0

@@ -17,6 +17,8 @@ which saturates at 1 whenever ρ(M, F) ≥ ρ(S, F). Reconstruction from App. N'
 reported beside the number: (i) the recall's variance matches the truth's (a damped recall loosens the bound,
 which stays conservative); (ii) the signal is worst-case aligned with the memorized series; (iii) the residual
 ε carries no further factor-spanning content. An upper bound only: it neither establishes nor excludes a leak.
+When S is an exact linear function of M (the complete leak: the residual is zero up to float rounding), the
+residual's truth-correlation is 0 by definition, not the correlation of rounding noise with F, so LeakShare = 1.
 Both quantities need ρ(S, F) > 0 and at least 4 dates with S, M and F; otherwise they are NaN with the reason.
 """
 
@@ -33,6 +35,8 @@ from .metrics import pearson
 ASSUMPTIONS = ("(i) the recall's variance matches the truth's; (ii) the signal is worst-case aligned with the "
                "recalled series; (iii) the residual carries no further factor-spanning content")
 MIN_DATES = 4
+ZERO_RESIDUAL = 1e-9
+"""A residual whose range is below this share of the signal's range is rounding noise of an exact fit."""
 
 
 def attribute(frame: pd.DataFrame) -> dict:
@@ -53,7 +57,8 @@ def attribute(frame: pd.DataFrame) -> dict:
         return out
     fit = sm.OLS(s, sm.add_constant(m)).fit()
     out["slope_signal_on_recall"] = float(fit.params[1])
-    out["rho_residual_truth"] = pearson(fit.resid, f)
+    exact = np.ptp(fit.resid) <= ZERO_RESIDUAL * np.ptp(s)
+    out["rho_residual_truth"] = 0.0 if exact else pearson(fit.resid, f)
     rho_sf, rho_mf = out["rho_signal_truth"], out["rho_recall_truth"]
     if math.isnan(rho_sf) or rho_sf <= 0:
         out["note"] = "rho(S, F) is not positive: there is no truth-correlation to attribute"
