@@ -11,11 +11,13 @@ The paper's formula did not survive text extraction; this is our reconstruction 
 residual's truth-correlation from … to …, giving LeakShare ≈ …").
 
 Worst-case ceiling (Eq. 3): with S = βM + ε (Eq. 1), the alpha of S is proportional to Cov(S, F) = β Cov(M, F) +
-Cov(ε, F) (Eq. 2), and the leak part is β Cov(M, F). With S fully aligned with M (|ρ(S, M)| = 1, so β = ρ(S, M) σ_S/σ_M)
+Cov(ε, F) (Eq. 2), and the leak part is β Cov(M, F). With S fully aligned with M (|ρ(S, M)| = 1, so
+β = ρ(S, M) σ_S/σ_M)
     LeakShare ≤ min(1, |ρ(M, F)| / ρ(S, F)),
 which saturates at 1 whenever |ρ(M, F)| ≥ ρ(S, F). (The leak share is ρ(S, M) ρ(M, F) / ρ(S, F); its worst case
 over ρ(S, M) ∈ [−1, 1] takes the sign of ρ(M, F), so a recall anti-correlated with the truth transmits it
-through S = −M just as well: without |·| the "ceiling" would fall below an actual leak share of 1.) Reconstruction from App. N's text; its stated assumptions,
+through S = −M just as well: without |·| the "ceiling" would fall below an actual leak share of 1.)
+Reconstruction from App. N's text; its stated assumptions,
 reported beside the number: (i) the recall's variance matches the truth's (a damped recall loosens the bound,
 which stays conservative); (ii) the signal is worst-case aligned with the memorized series; (iii) the residual
 ε carries no further factor-spanning content. An upper bound only: it neither establishes nor excludes a leak.
