@@ -126,3 +126,12 @@ def test_variant_c_order_is_not_always_chronological():
             series.human_date(item.other["other_date"], "quarter"))
     again = REGISTRY["C"].items(Plan(series.sample_dates(table, leak, dt.date(2024, 6, 30)), table, leak))
     assert [i.prompt for i in again] == [i.prompt for i in items]
+
+
+def test_snapshot_writes_the_model_section_as_a_table():
+    # run_config.json's [model] was one str(ModelConfig) string, so the report's model.get(...) crashed
+    import json
+
+    snap = json.loads(json.dumps(leak_config.snapshot(leak_config.load("data/demo/leak.toml")), default=str))
+    assert snap["model"]["model_id"] == "bundled:SmolLM2-135M-Instruct" and snap["model"]["backend"] == "transformers"
+    assert snap["leak"]["n_dates"] == 6 and snap["root"] == "."

@@ -172,4 +172,6 @@ def load(path: str | Path) -> LeakRun:
 
 
 def snapshot(run: LeakRun) -> dict[str, Any]:
-    return dataclasses.asdict(run)
+    """The run as plain JSON-ready values: [leak] a dataclass, [model] lapbias.config's pydantic ModelConfig
+    (dataclasses.asdict leaves a pydantic model whole, and json's default=str then wrote it as one string)."""
+    return {"leak": dataclasses.asdict(run.leak), "model": run.model.model_dump(mode="json"), "root": run.root}
