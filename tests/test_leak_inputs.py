@@ -135,3 +135,10 @@ def test_snapshot_writes_the_model_section_as_a_table():
     snap = json.loads(json.dumps(leak_config.snapshot(leak_config.load("data/demo/leak.toml")), default=str))
     assert snap["model"]["model_id"] == "bundled:SmolLM2-135M-Instruct" and snap["model"]["backend"] == "transformers"
     assert snap["leak"]["n_dates"] == 6 and snap["root"] == "."
+
+
+def test_fixed_dates_in_the_same_period_are_refused():
+    # 1975-04-01 and 1975-05-15 are both 1975Q2: the probe was asked and scored twice, silently
+    leak = leak_config.LeakConfig(series=("unemp",), dates=("1975-04-01", "1975-05-15"))
+    with pytest.raises(InputDataError, match=r"dates\[1\] = 1975-05-15 is in the same quarter 1975Q2 .*dates\[0\]"):
+        series.sample_dates(series.load(leak), leak, dt.date(2024, 6, 30))
