@@ -1,7 +1,9 @@
 """Bad series files and bad [leak] configs: one clear line per problem, naming the line or key (issue 14, item 9)."""
 
 import datetime as dt
+import io
 
+import pandas as pd
 import pytest
 
 from lapbias.errors import ConfigError, InputDataError
@@ -104,3 +106,39 @@ def test_demo_config_loads():
     run = leak_config.load("data/demo/leak.toml")
     assert run.leak.series == ("unemp", "infl") and run.model.model_id == "bundled:SmolLM2-135M-Instruct"
     assert run.leak.band["percent"] == 0.10
+
+
+def test_variant_c_order_is_not_always_chronological():
+    # a strictly rising series: with the earlier date always named first, every pair's truth was 1.0 (second
+    # higher), so a model that always names the second date scored 100% instead of the 0.5 chance of App. J
+    from lapbias.leak.probes import REGISTRY, Plan
+
+    rows = "".join(f"rise,{1990 + q // 4}-{3 * (q % 4) + 1:02d}-01,{q / 10:.1f},rising,percent\n" for q in range(40))
+    table = series.validate(pd.read_csv(io.StringIO(HEADER + rows), dtype=str), "percent")
+    leak = leak_config.LeakConfig(n_dates=20, seed=7)
+    sampled = series.sample_dates(table, leak, dt.date(2024, 6, 30))
+    items = REGISTRY["C"].items(Plan(sampled, table, leak))
+    assert len(items) == 10 and sorted(i.truth for i in items) == [0.0] * 5 + [1.0] * 5
+    value = dict(zip(table["period"], table["value"]))
+    for item in items:  # truth: 0.0 when the date the prompt names first is higher
+        assert item.truth == (0.0 if value[item.period] > value[item.other["other_period"]] else 1.0)
+        assert item.prompt.index(series.human_date(item.date, "quarter")) < item.prompt.index(
+            series.human_date(item.other["other_date"], "quarter"))
+    again = REGISTRY["C"].items(Plan(series.sample_dates(table, leak, dt.date(2024, 6, 30)), table, leak))
+    assert [i.prompt for i in again] == [i.prompt for i in items]
+
+
+def test_snapshot_writes_the_model_section_as_a_table():
+    # run_config.json's [model] was one str(ModelConfig) string, so the report's model.get(...) crashed
+    import json
+
+    snap = json.loads(json.dumps(leak_config.snapshot(leak_config.load("data/demo/leak.toml")), default=str))
+    assert snap["model"]["model_id"] == "bundled:SmolLM2-135M-Instruct" and snap["model"]["backend"] == "transformers"
+    assert snap["leak"]["n_dates"] == 6 and snap["root"] == "."
+
+
+def test_fixed_dates_in_the_same_period_are_refused():
+    # 1975-04-01 and 1975-05-15 are both 1975Q2: the probe was asked and scored twice, silently
+    leak = leak_config.LeakConfig(series=("unemp",), dates=("1975-04-01", "1975-05-15"))
+    with pytest.raises(InputDataError, match=r"dates\[1\] = 1975-05-15 is in the same quarter 1975Q2 .*dates\[0\]"):
+        series.sample_dates(series.load(leak), leak, dt.date(2024, 6, 30))

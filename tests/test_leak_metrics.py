@@ -134,6 +134,30 @@ def test_leakshare_perfect_recall():
     assert out["leakshare"] == pytest.approx(1.0) and out["ceiling"] == 1.0
 
 
+def test_leakshare_signal_exactly_linear_in_recall():
+    # S = 0.1 M + 0.05 exactly: the residual is zero (only float rounding), so rho(e, F) = 0 and LeakShare = 1,
+    # not the correlation of rounding noise with F (which gave 1.99 or 0.11 before)
+    m = np.array([0.3, -1.2, 2.1, 0.4, -0.7, 1.6])
+    for recall in (m, np.array([1.0, 2, 3, 4, 5, 6.5])):
+        truth = recall + np.array([0.2, -0.1, 0.3, -0.4, 0.1, 0.05])
+        out = leakshare.attribute(pd.DataFrame({"truth": truth, "recall": recall, "signal": 0.1 * recall + 0.05}))
+        assert out["rho_residual_truth"] == 0.0
+        assert out["leakshare"] == pytest.approx(1.0)
+
+
+def test_leakshare_ceiling_bounds_a_sign_flipped_recall():
+    # M recalls F with the sign flipped and S = -M: all of S's truth-correlation runs through M (LeakShare = 1),
+    # so the worst-case ceiling must be 1 (|rho(M, F)| / rho(S, F) = 1), not rho(M, F) / rho(S, F) = -1
+    truth = np.array([1.0, -0.5, 2.0, 0.3, -1.1])
+    recall = -truth + np.array([0.1, -0.2, 0.05, 0.3, -0.1])
+    out = leakshare.attribute(pd.DataFrame({"truth": truth, "recall": recall, "signal": -recall}))
+    assert out["rho_recall_truth"] < 0 and out["leakshare"] == pytest.approx(1.0)
+    assert out["ceiling"] == 1.0 and out["ceiling"] >= out["leakshare"] - 1e-12
+    half = leakshare.attribute(pd.DataFrame({"truth": truth, "recall": -truth + np.array([2.0, -1, 0, 1, -2.0]),
+                                             "signal": truth}))
+    assert half["ceiling"] == pytest.approx(abs(half["rho_recall_truth"]))    # rho(S, F) = 1
+
+
 def test_leakshare_recall_without_truth_content():
     # M is uncorrelated with F and S = F + M: regressing S on M leaves F (+ constant), so rho(e, F) = 1;
     # rho(S, F) = sd(F)/sd(S) = sqrt(1.25)/1.5; LeakShare = 1 - 1/rho(S, F) < 0; ceiling = rho(M, F)/rho(S, F) = 0

@@ -172,4 +172,5 @@ def load(path: str | Path) -> LeakRun:
 
 
 def snapshot(run: LeakRun) -> dict[str, Any]:
+    """The run as plain JSON-ready values ([model] is lapbias.config's pydantic ModelConfig)."""
     return run_config.plain(run)

@@ -175,7 +175,7 @@ def section(results: Path) -> list[str]:
                    "rho_recall_truth", "ceiling", "note"]
         lines += ["### Leak attribution (App. N)", "",
                   "LeakShare = (ρ(S,F) − ρ(e,F)) / ρ(S,F), e = residual of the signal S on the model's own "
-                  "recall M (Eq. 4); worst-case ceiling = min(1, ρ(M,F) / ρ(S,F)) (Eq. 3), an upper bound only, "
+                  "recall M (Eq. 4); worst-case ceiling = min(1, |ρ(M,F)| / ρ(S,F)) (Eq. 3), an upper bound only, "
                   f"under the assumptions {share['ceiling_assumptions'].iloc[0]}. Both are our reconstructions of the "
                   "paper's formulas (lost in its text).", "", to_markdown(share.fillna({"note": ""}), columns), ""]
     notes_path = results / "leak" / "notes.txt"

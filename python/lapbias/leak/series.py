@@ -179,8 +179,16 @@ def sample_dates(table: pd.DataFrame, leak: LeakConfig, cutoff: dt.date) -> pd.D
         rows = []
         for name, part in table.groupby("series", sort=False):
             periods = pd.Series(part["date"].dt.to_period(FREQUENCIES[part["frequency"].iloc[0]]).to_numpy())
+            seen: dict = {}
             for index, when in enumerate(wanted):
-                match = part[(periods == when.to_period(FREQUENCIES[part["frequency"].iloc[0]])).to_numpy()]
+                period = when.to_period(FREQUENCIES[part["frequency"].iloc[0]])
+                if period in seen:  # the same period asked twice would count twice in every metric
+                    raise InputDataError(
+                        f"[leak] dates[{index}] = {leak.dates[index]} is in the same {part['frequency'].iloc[0]} "
+                        f"{period} of series {name} as dates[{seen[period]}] = {leak.dates[seen[period]]}; list "
+                        "each period once (e.g. dates = [\"1975-04-01\", \"1975-07-01\"])")
+                seen[period] = index
+                match = part[(periods == period).to_numpy()]
                 if match.empty:
                     raise InputDataError(
                         f"[leak] dates[{index}] = {leak.dates[index]} is outside series {name}, which has "

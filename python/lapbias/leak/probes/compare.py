@@ -1,12 +1,18 @@
 """Variant C (App. O, J): which of two dates had the higher value. Pairs are the sampled dates of one series and
-window taken two by two in date order (a pair with equal values is skipped: no right answer). `truth` is 0.0
-when the first date is higher, 1.0 when the second is; the parsed value is the date picked (parse_choice)."""
+window taken two by two in date order (a pair with equal values is skipped: no right answer). Which date the
+prompt names first is drawn per pair (half the pairs of a series and window swapped, seeded by the run seed,
+the series and the window): with the earlier date always first, a model that always names the later (or the
+second) date would score the series' trend, not the 0.5 chance level App. J tests rank accuracy against.
+`truth` is 0.0 when the date named first is higher, 1.0 when the second is; the parsed value is the date
+picked (parse_choice)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..parse import parse_choice
 from ..series import human_date
-from .base import Item, Plan, date_words
+from .base import Item, Plan, date_words, draw_seed
 
 
 class CompareProbe:
@@ -14,11 +20,14 @@ class CompareProbe:
 
     def items(self, plan: Plan) -> list[Item]:
         items = []
-        for (_, _), part in plan.sampled.groupby(["series", "window"], sort=False):
+        for (name, window), part in plan.sampled.groupby(["series", "window"], sort=False):
             rows = list(part.itertuples())
-            for first, second in zip(rows[0::2], rows[1::2]):
-                if first.value == second.value:
-                    continue
+            pairs = [(a, b) for a, b in zip(rows[0::2], rows[1::2]) if a.value != b.value]
+            generator = np.random.default_rng(draw_seed(plan.leak.seed, f"C|{name}|{window}"))
+            swapped = generator.permutation(len(pairs)) < len(pairs) // 2
+            for (first, second), swap in zip(pairs, swapped):
+                if swap:
+                    first, second = second, first
                 when1, when2 = human_date(first.date, first.frequency), human_date(second.date, second.frequency)
                 noun = first.frequency
                 prompt = (f"Between {when1} and {when2}, which {noun} had the higher value of {first.label}? "
