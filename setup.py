@@ -30,6 +30,7 @@ setup(
         "scikit-learn>=1.8",  # ess: LogisticRegression(l1_ratio=1.0) is the L1 logit only from 1.8 (before: L2, l1_ratio ignored)
         "scipy",
         "pydantic>=2.7,<3",
+        "numba>=0.60",  # estimate/bootstrap_kernel.py (also a dependency of pyfixest)
         "threadpoolctl",
         "requests>=2.32",
         "urllib3>=2.8",
