@@ -102,6 +102,23 @@ def test_config_errors_name_the_key(tmp_path, toml, message):
         leak_config.load(path)
 
 
+@pytest.mark.parametrize("load", ["leak", "ess"])
+def test_audit_config_files_get_the_run_configs_file_checks(tmp_path, load):
+    """A non-UTF-8 byte, a folder or a data file given as the config of `lapbias leak` / `lapbias ess` is one
+    ConfigError naming the problem, as for the run configuration (lapbias.config.read_toml)."""
+    from lapbias.ess import config as ess_config
+
+    loader = {"leak": leak_config.load, "ess": ess_config.load}[load]
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"[leak]\nn_dates = 3 # caf\xe9\n")
+    with pytest.raises(ConfigError, match="is not UTF-8 text"):
+        loader(bad)
+    with pytest.raises(ConfigError, match="is not a file"):
+        loader(tmp_path)
+    with pytest.raises(ConfigError, match="is a data file, not a run configuration"):
+        loader(tmp_path / "series.csv")
+
+
 def test_demo_config_loads():
     run = leak_config.load("data/demo/leak.toml")
     assert run.leak.series == ("unemp", "infl") and run.model.model_id == "bundled:SmolLM2-135M-Instruct"

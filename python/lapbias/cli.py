@@ -529,6 +529,8 @@ def leak(config_path: str, yes: bool) -> None:
     _log(layout, f"leak: {len(result.panel)} probe replies ({result.n_asked} asked now), Variant A parse rate "
                  f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
                  "results/figures/leak_calibration.png, results/REPORT.md")
+
+
 @main.command(name="ess")
 @config_argument
 @yes_option
@@ -541,13 +543,11 @@ def ess_command(config_path: str, yes: bool) -> None:
     """
     from .ess import config as ess_config
     from .ess.pipeline import results_dir, run as run_ess
-    from .llm import LazyBackend
 
     config = ess_config.load(config_path)
     layout = Layout(Path(config.root))
     layout.make_dirs()
-    tables = run_ess(config, layout, LazyBackend(config.model, on_load=lambda m: click.echo(
-        f"loading model {m.model_id} ({m.backend}) ...", err=True)), _confirm(yes))
+    tables = run_ess(config, layout, _backend(config), _confirm(yes))
     for row in tables["ess"].itertuples():
         plug = f"> {row.grid_max}" if row.plugin_beyond_grid else int(row.ess_plugin)
         _log(layout, f"ess: {row.outcome} vs {row.comparator}: LLM error {row.llm_error:.4g}, plug-in ESS {plug}, "

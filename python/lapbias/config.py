@@ -540,9 +540,9 @@ def _expand_home(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def load(path: str | Path) -> RunConfig:
-    """Read a TOML run configuration; a data file in its place, a missing file or a TOML syntax error is a
-    one-line ConfigError."""
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The parsed TOML file of a configuration (this one's, or an audit's: leak/, ess/); a data file in its place,
+    a missing file or folder, a non-UTF-8 byte or a TOML syntax error is a one-line ConfigError."""
     path = Path(path)
     if path.suffix.lower() in DATA_SUFFIXES:
         raise ConfigError(not_a_config(path))
@@ -561,7 +561,13 @@ def load(path: str | Path) -> RunConfig:
             hint = ("; a backslash in \"...\" starts an escape: write Windows paths in single quotes, e.g. "
                     "path = 'C:\\data\\panel.csv', or with forward slashes")
         raise ConfigError(f"config file {path} is not valid TOML: {err}{hint}") from None
-    config = from_dict(_expand_home(values))
+    return values
+
+
+def load(path: str | Path) -> RunConfig:
+    """Read a TOML run configuration (read_toml), validated by the schema."""
+    path = Path(path)
+    config = from_dict(_expand_home(read_toml(path)))
     root = Path(config.root)
     if root.exists() and not root.is_dir():
         raise ConfigError(f"root = {config.root!r} is a file; it must be the project folder (data/, results/ and "

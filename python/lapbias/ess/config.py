@@ -28,12 +28,11 @@ naming its path (e.g. `[ess.outcomes.0] unknown key 'los'`), never a silent defa
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import ModelConfig
+from ..config import ModelConfig, read_toml
 from ..errors import ConfigError
 from .losses import DISCRETE_LOSSES, LOSSES
 
@@ -206,12 +205,7 @@ def _fields_any(values: Any, where: str) -> dict:
 def load(path: str | Path) -> EssConfig:
     """Read `root` and `[ess]` from a TOML file; other sections are left to their own loaders."""
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"config file {path} does not exist")
-    try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"config file {path} is not valid TOML: {err}") from None
+    values = read_toml(path)
     if "ess" not in values:
         raise ConfigError(f"config file {path} has no [ess] section; see data/demo/ess.toml for an example")
     return from_dict(values["ess"], values.get("root", "."))

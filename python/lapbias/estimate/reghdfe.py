@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..data.derived import shown
 from ..errors import EstimationError
 from .scaling import RMCOLL_TOLERANCE, check_finite, collinear_terms, fe_tolerance, partial_out, power_of_two
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,15 +159,9 @@ def from_dict(values: dict[str, Any]) -> LeakRun:
 
 
 def load(path: str | Path) -> LeakRun:
-    """Read a leak config; a missing file or a TOML syntax error is a one-line ConfigError."""
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"config file {path} does not exist")
-    try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"config file {path} is not valid TOML: {err}") from None
-    return from_dict(values)
+    """Read a leak config; a data file, a missing or unreadable file or a TOML syntax error is a one-line
+    ConfigError (lapbias.config.read_toml)."""
+    return from_dict(run_config.read_toml(path))
 
 
 def snapshot(run: LeakRun) -> dict[str, Any]:
