@@ -59,14 +59,17 @@ def _cache_file() -> Path:
     return Path(os.environ.get("LAPBIAS_CACHE_DIR", Path.home() / ".cache" / "lapbias")) / "probe_rates.json"
 
 
-def machine() -> str:
-    cpu = "unknown CPU"
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo ("unknown CPU" elsewhere)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            cpu = next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
+            return next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
     except (OSError, StopIteration):
-        pass
-    return f"{platform.node()} ({os.cpu_count()} cores, {cpu})"
+        return "unknown CPU"
+
+
+def machine() -> str:
+    return f"{platform.node()} ({os.cpu_count()} cores, {cpu_model()})"
 
 
 def _peak_gb() -> float:
