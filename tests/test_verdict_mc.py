@@ -6,10 +6,14 @@ scenarios exactly."""
 
 from __future__ import annotations
 
+import math
+
 from scipy import stats
 
+from lapbias.estimate.power import detection_power
+from lapbias.estimate.protocol import DETECTION_TERMS, ProtocolResults, _estimated
 from lapbias.estimate.simulate import DEMO, PAPER_SHARE, simulate, verdict
-from lapbias.report.verdict import CONTAMINATION, NO_EVIDENCE, UNDERPOWERED
+from lapbias.report.verdict import CONTAMINATION, MIXED, NO_EVIDENCE, UNDERPOWERED
 
 REPS = 10
 
@@ -33,3 +37,38 @@ def test_paper_sized_interaction_is_detected():
 def test_lap_without_variation_and_weak_signal_are_underpowered():
     assert labels(PAPER_SHARE, 2, flat_lap=True, first_seed=300) == [UNDERPOWERED] * 2
     assert labels(0.0, 2, noise_factor=5.0, first_seed=400) == [UNDERPOWERED] * 2
+
+
+def test_model_that_almost_always_answers_unknown_is_never_no_evidence():
+    """The issue's own example (item 5): recall almost always "unknown", LAP = P(up) + P(down) between 0.001 and 0.02,
+    ud = P(up) - P(down) unrelated to the outcome. The MDE share is scale-free (next test), so the rule does not call
+    this underpowered by the MDE; the null high-LAP theta (protocol Step 3: "no evidence of memorization and the
+    detection test in Step 4 has little power") makes it Mixed/invalid (validation); "No evidence" needs a spurious
+    high-LAP theta (two-sided 5%, half of it positive)."""
+    found = []
+    for seed in (500, 501, 502, 503):
+        pre, post = simulate(seed, DEMO, 0.0, unknown=True)
+        assert 0.001 <= pre["lap"].min() and pre["lap"].max() <= 0.02
+        assert (pre["ud"].abs() <= pre["lap"]).all()
+        found.append(verdict(pre, post))
+    labels = [v.label for v in found]
+    assert stats.binom.sf(labels.count(NO_EVIDENCE) - 1, len(labels), 0.05) > 0.01, labels
+    assert labels.count(MIXED) >= 3, labels
+    assert all(v.failed == ["validation"] for v in found if v.label == MIXED), [v.paragraph for v in found]
+
+
+def test_a_narrow_lap_range_is_as_powerful_per_sd_as_a_wide_one():
+    """LAP mapped affinely from [0, 1] onto [0.001, 0.02] (same outcome): beta_3's t, the high/low-LAP split, the MDE
+    share and so the label are unchanged -- a narrow range of LAP is not by itself a lack of power."""
+    for seed in (600, 601):
+        pre, post = simulate(seed, DEMO, 0.0)
+        narrow = [frame.assign(lap=0.001 + 0.019 * frame["lap"]) for frame in (pre, post)]
+        wide_power, narrow_power = (detection_power(p, _detection(p)).set_index("quantity")["value"]
+                                    for p in (pre, narrow[0]))
+        for quantity in ("mde_share", "beta3_share"):
+            assert math.isclose(wide_power[quantity], narrow_power[quantity], rel_tol=1e-6), quantity
+        assert verdict(pre, post).label == verdict(*narrow).label
+
+
+def _detection(pre):
+    return _estimated(ProtocolResults(), "detection", "pre", pre, DETECTION_TERMS, -1)
