@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from scipy import stats
 
 from lapbias.estimate.power import detection_power
@@ -72,3 +74,16 @@ def test_a_narrow_lap_range_is_as_powerful_per_sd_as_a_wide_one():
 
 def _detection(pre):
     return _estimated(ProtocolResults(), "detection", "pre", pre, DETECTION_TERMS, -1)
+
+
+def test_lap_varying_only_between_entities_keeps_the_interactions_power():
+    """The entity effects absorb LAP's between variation but not that of mu_hat x LAP (mu_hat varies within
+    entities), so a LAP that varies across entities and barely within them has the MDE share of an iid LAP:
+    the within-FE SD of LAP (reported) is no measure of the interaction's power (estimate/power.py)."""
+    pre, _ = simulate(610, DEMO, 0.0)
+    rng = np.random.default_rng(610)
+    level = rng.uniform(0.001, 0.02, size=pre["entity_num"].max() + 1)[pre["entity_num"]]
+    between = pre.assign(lap=level + 0.0005 * pre["lap"])
+    iid, entity = (detection_power(p, _detection(p)).set_index("quantity")["value"] for p in (pre, between))
+    assert entity["within_share_lap"] < 0.05 < iid["within_share_lap"]
+    assert 0.67 < entity["mde_share"] / iid["mde_share"] < 1.5, (entity["mde_share"], iid["mde_share"])
