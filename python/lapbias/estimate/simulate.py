@@ -16,8 +16,9 @@ variance of mu_hat x lap net of mu_hat and lap for lap ~ U(0, 1) (Var(mu_hat) Va
 ignores the degrees of freedom the entity and period effects absorb (the within variance is about (N − G − T + 1)/N
 of it) and reghdfe's cluster small-sample factor, so the realized t is a little below 4.86 (demo shape: mean 4.25 ±
 0.19 over seeds 0-29, 4.66 ± 0.21 over seeds 900-939; paper-like: 4.75 ± 0.29 over seeds 900-915), a slightly
-harder test than the paper's; the power of the one-sided 5% test is above 0.99 either way. The null keeps the validation pattern, the
-hardest case for the rule (only the size of the beta_3 test stands between it and "Contamination detected").
+harder test than the paper's; the power of the one-sided 5% test is above 0.99 either way. The null keeps the
+validation pattern, the hardest case for the rule (only the size of the beta_3 test, the low-LAP validation test
+and the placebo stand between it and "Contamination detected").
 `noise_factor` multiplies sigma (a weaker signal than the paper's: the power rule's "Underpowered" path).
 
 The model that almost always answers "unknown" (issue 11 item 5's example, `unknown=True`): lap = 0.001 +
