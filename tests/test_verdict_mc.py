@@ -14,7 +14,7 @@ from scipy import stats
 
 from lapbias.estimate.power import detection_power
 from lapbias.estimate.protocol import DETECTION_TERMS, ProtocolResults, _estimated
-from lapbias.estimate.simulate import DEMO, PAPER_SHARE, simulate, verdict
+from lapbias.estimate.simulate import DEMO, PAPER_SHARE, Shape, simulate, verdict
 from lapbias.report.verdict import CONTAMINATION, MIXED, NO_EVIDENCE, UNDERPOWERED
 
 REPS = 10
@@ -87,3 +87,39 @@ def test_lap_varying_only_between_entities_keeps_the_interactions_power():
     iid, entity = (detection_power(p, _detection(p)).set_index("quantity")["value"] for p in (pre, between))
     assert entity["within_share_lap"] < 0.05 < iid["within_share_lap"]
     assert 0.67 < entity["mde_share"] / iid["mde_share"] < 1.5, (entity["mde_share"], iid["mde_share"])
+
+
+def test_simulated_verdict_is_the_one_lapbias_estimate_and_report_give(tmp_path):
+    """simulate.verdict() is the pipeline's verdict: a simulated 25 x 9 panel (seed 20: Mixed/invalid) written as
+    panel.parquet goes through `lapbias estimate` and `lapbias report`; REPORT.md ends in the same verdict sentence."""
+    from click.testing import CliRunner
+
+    from lapbias.cli import main
+    from lapbias.config import from_dict
+    from lapbias.io import Layout, read_parquet, write_parquet
+    from lapbias.panel import build, high_lap_flags
+    from test_panel import synthetic_stage_files
+
+    layout = Layout(tmp_path)
+    layout.make_dirs()
+    dates = [f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(3)] + [f"2024-{m}-1{d}" for m in (10, 11, 12)
+                                                                        for d in range(3)]
+    synthetic_stage_files(layout, n_entities=25, dates=dates)
+    build(from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}}), layout)
+    panel = read_parquet(layout.derived_file("panel.parquet")).sort_values(["post", "entity_num", "period_num"])
+    pre, post = simulate(20, Shape("panel", 25, 9), PAPER_SHARE)
+    for column in ("outcome", "mu_hat", "lap", "ud"):
+        panel[column] = np.concatenate([pre[column].to_numpy(), post[column].to_numpy()])
+    panel["lap_recall"] = panel["lap"]
+    for _, sample in panel.groupby("post"):
+        panel.loc[sample.index, "high_lap"] = high_lap_flags(sample, "pooled")
+    write_parquet(panel.reset_index(drop=True), layout.derived_file("panel.parquet"))
+    config = tmp_path / "study.toml"
+    config.write_text(f'root = "{tmp_path}"\n[study]\ncutoff = "2024-06-30"\n[estimate]\nbootstrap_reps = 0\n')
+    for command in ("estimate", "report"):
+        result = CliRunner().invoke(main, [command, str(config)])
+        assert result.exit_code == 0, result.output
+    simulated = verdict(*(panel[panel["post"] == flag].astype({"high_lap": int}) for flag in (0, 1)))
+    report = (layout.results / "REPORT.md").read_text()
+    sentence = simulated.paragraph[simulated.paragraph.index("Verdict: "):].split(".")[0]
+    assert simulated.label == MIXED and sentence in report[report.index("## 6. Verdict"):], sentence
