@@ -11,9 +11,11 @@ the standalone LLM effect"):
     MDE share = MDE × SD(lap) / b1,
 with SD(lap) the pre-cutoff SD of LAP on the detection sample and b1 the coefficient of the standalone regression
 outcome ~ mu_hat with the same fixed effects and clustering (Table II column 1). The share is scale-free (LAP's
-units cancel). The within-FE SD of LAP (LAP partialled on the entity and period effects) is reported beside it: the
-FE absorb LAP's between variation, and se(beta_3) grows as the within share shrinks, so a LAP that varies across
-entities but barely within them gives a large MDE share.
+units cancel). The within-FE SD of LAP (LAP partialled on the entity and period effects) is reported beside it as a
+description of LAP: the FE absorb LAP's own between variation, but not that of mu_hat x LAP when mu_hat varies within
+entities and periods, so a LAP that varies across entities and barely within them still identifies beta_3 and its
+MDE share is that of an iid LAP (tests/test_verdict_mc.py); se(beta_3) x SD(lap) depends on the noise, N and
+SD(mu_hat), not on how LAP is spread (estimate/simulate.py).
 """
 
 from __future__ import annotations

@@ -12,9 +12,20 @@ The interaction is set by its paper magnitude: b3 = share x B / SD(lap) with B =
 (b1 = B − b3 mean(lap), so the standalone regression recovers B); share = 0.37 is the paper's in-sample estimate
 ("paper-sized", Table II text), share = 0 no contamination. sigma is set so that the expected t statistic of a
 paper-sized b3 is the paper's, 4.86 (Table II column 2): sigma = b3_paper sqrt(N / 18) / 4.86, 1/18 being the
-variance of mu_hat x lap net of mu_hat and lap for lap ~ U(0, 1). The null keeps the validation pattern, the
-hardest case for the rule (only the size of the beta_3 test stands between it and "Contamination detected").
+variance of mu_hat x lap net of mu_hat and lap for lap ~ U(0, 1) (Var(mu_hat) Var(lap) = 2/3 x 1/12). The formula
+ignores the degrees of freedom the entity and period effects absorb (the within variance is about (N − G − T + 1)/N
+of it) and reghdfe's cluster small-sample factor, so the realized t is a little below 4.86 (demo shape: mean 4.25 ±
+0.19 over seeds 0-29, 4.66 ± 0.21 over seeds 900-939; paper-like: 4.75 ± 0.29 over seeds 900-915), a slightly
+harder test than the paper's; the power of the one-sided 5% test is above 0.99 either way. The null keeps the
+validation pattern, the hardest case for the rule (only the size of the beta_3 test, the low-LAP validation test
+and the placebo stand between it and "Contamination detected").
 `noise_factor` multiplies sigma (a weaker signal than the paper's: the power rule's "Underpowered" path).
+
+The model that almost always answers "unknown" (issue 11 item 5's example, `unknown=True`): lap = 0.001 +
+0.019 U(0, 1) (LAP between 0.001 and 0.02) and ud = lap (2 U(0, 1) − 1) = P(up) − P(down), unrelated to the outcome
+(no recall), in both samples. Its beta_3 test is as powerful per SD of LAP as the U(0, 1) one (below), so the rule
+calls it Mixed/invalid (validation: the high-LAP theta is null, protocol Step 3), not "Underpowered" and never "No
+evidence of contamination".
 
 Why "barely varying" is not simply a small SD: with mu_hat independent of LAP, the residual variance of
 mu_hat x lap given mu_hat and lap is Var(mu_hat) Var(lap), so se(beta_3) x SD(lap) — and the minimum detectable
@@ -55,7 +66,7 @@ PAPER_LIKE = Shape("paper-like (300 entities x 40 dates, 40% of cells)", 300, 40
 
 
 def _sample(rng: np.random.Generator, shape: Shape, share: float, flat_lap: bool, memorized: bool,
-            sigma: float) -> pd.DataFrame:
+            sigma: float, unknown: bool = False) -> pd.DataFrame:
     """One sample of the module docstring's process."""
     entity = np.repeat(np.arange(1, shape.n_entities + 1), shape.n_periods)
     period = np.tile(np.arange(1, shape.n_periods + 1), shape.n_entities)
@@ -64,6 +75,8 @@ def _sample(rng: np.random.Generator, shape: Shape, share: float, flat_lap: bool
     n = entity.size
     if flat_lap:
         lap = 0.3 + 1e-9 * rng.uniform(size=n)
+    elif unknown:
+        lap = 0.001 + 0.019 * rng.uniform(size=n)
     else:
         lap = rng.uniform(size=n)
     mu_hat = rng.choice([-1.0, 0.0, 1.0], size=n)
@@ -73,7 +86,10 @@ def _sample(rng: np.random.Generator, shape: Shape, share: float, flat_lap: bool
     outcome = (0.5 * rng.normal(size=shape.n_entities)[entity - 1] + 0.5 * rng.normal(size=shape.n_periods)[period - 1]
                + b1 * mu_hat + 0.1 * lap + b3 * mu_hat * lap + sigma * shock)
     high = (lap > np.median(lap)).astype(int)
-    ud = (KAPPA * high * shock if memorized else 0.0) + 0.5 * rng.normal(size=n)
+    if unknown:  # ud = P(up) - P(down) with P(up) + P(down) = lap, unrelated to the outcome: no recall
+        ud = lap * (2 * rng.uniform(size=n) - 1)
+    else:
+        ud = (KAPPA * high * shock if memorized else 0.0) + 0.5 * rng.normal(size=n)
     return pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": mu_hat, "lap": lap, "ud": ud,
                          "outcome": outcome, "high_lap": high})
 
@@ -85,11 +101,13 @@ def noise(shape: Shape) -> float:
 
 
 def simulate(seed: int, shape: Shape, share: float, flat_lap: bool = False,
-             noise_factor: float = 1.0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(pre, post) panels of the module docstring's process."""
+             noise_factor: float = 1.0, unknown: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(pre, post) panels of the module docstring's process (`unknown`: the model that almost always answers
+    "unknown", module docstring)."""
     rng = np.random.default_rng(seed)
     sigma = noise(shape) * noise_factor
-    return (_sample(rng, shape, share, flat_lap, True, sigma), _sample(rng, shape, 0.0, flat_lap, False, sigma))
+    return (_sample(rng, shape, share, flat_lap, True, sigma, unknown),
+            _sample(rng, shape, 0.0, flat_lap, False, sigma, unknown))
 
 
 def verdict(pre: pd.DataFrame, post: pd.DataFrame, thresholds: EstimateConfig | None = None) -> Verdict:
@@ -111,7 +129,8 @@ def verdict(pre: pd.DataFrame, post: pd.DataFrame, thresholds: EstimateConfig | 
 
 
 def rates(shape: Shape, share: float, reps: int, flat_lap: bool = False, noise_factor: float = 1.0,
-          first_seed: int = 0) -> pd.Series:
+          first_seed: int = 0, unknown: bool = False) -> pd.Series:
     """Share of `reps` simulated panels given each verdict label."""
-    labels = [verdict(*simulate(first_seed + r, shape, share, flat_lap, noise_factor)).label for r in range(reps)]
+    labels = [verdict(*simulate(first_seed + r, shape, share, flat_lap, noise_factor, unknown)).label
+              for r in range(reps)]
     return pd.Series(labels).value_counts(normalize=True)
