@@ -41,11 +41,19 @@ def placebo(t, p):
      ["validation"]),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), None, VARIED_LAP, MIXED, ["placebo infeasible"]),
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
-    # protocol Step 3: a null high-LAP theta means "the detection test in Step 4 has little power", and the final
-    # rule: "Mixed/invalid: validation fails" -- a quiet beta_3 without the validation pattern is not "No evidence"
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
+    # protocol Step 3: a null high-LAP theta means "there is no evidence of memorization and the detection test in
+    # Step 4 has little power" -- a quiet beta_3 then is Underpowered, never "No evidence" (issue 11: a model that
+    # almost always answers "unknown")
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, UNDERPOWERED, ["validation"]),
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED,
+     ["validation", "power"]),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["power"]),
+    # the final rule's "Mixed/invalid: validation fails": the pattern is contradicted (a significant low-LAP theta,
+    # or a significantly negative high-LAP theta), or the validation regressions could not be run
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.01), placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6, high_coef=-0.5), placebo(0.3, 0.8), VARIED_LAP, MIXED,
+     ["validation"]),
     (detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["power"]),
     (detection(-0.9, -3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
 ])
 def test_decision_rule(det, val, plc, lap, label, failed):
@@ -78,7 +86,7 @@ def test_threshold_is_the_configured_max_mde_share():
 
 def test_non_positive_standalone_effect_is_underpowered_with_the_reason():
     power = {**POWERED, "mde_share": float("nan"), "b1_standalone": -0.1}
-    verdict = decide(detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), power, EstimateConfig())
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), power, EstimateConfig())
     assert verdict.label == UNDERPOWERED and "b1 = -0.1 is not positive" in verdict.paragraph
 
 

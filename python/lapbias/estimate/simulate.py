@@ -23,9 +23,9 @@ and the placebo stand between it and "Contamination detected").
 
 The model that almost always answers "unknown" (issue 11 item 5's example, `unknown=True`): lap = 0.001 +
 0.019 U(0, 1) (LAP between 0.001 and 0.02) and ud = lap (2 U(0, 1) − 1) = P(up) − P(down), unrelated to the outcome
-(no recall), in both samples. Its beta_3 test is as powerful per SD of LAP as the U(0, 1) one (below), so the rule
-calls it Mixed/invalid (validation: the high-LAP theta is null, protocol Step 3), not "Underpowered" and never "No
-evidence of contamination".
+(no recall), in both samples. Its beta_3 test is as powerful per SD of LAP as the U(0, 1) one (below), so the MDE
+does not flag it; the null high-LAP theta does: the rule calls it Underpowered (validation, protocol Step 3: "no
+evidence of memorization and the detection test in Step 4 has little power"), never "No evidence of contamination".
 
 Why "barely varying" is not simply a small SD: with mu_hat independent of LAP, the residual variance of
 mu_hat x lap given mu_hat and lap is Var(mu_hat) Var(lap), so se(beta_3) x SD(lap) — and the minimum detectable

@@ -12,10 +12,14 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap):
   the standalone LLM effect, MDE x SD(lap) / b1, at most max_mde_share (0.37, the paper's in-sample magnitude).
 Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
 a failed placebo -> Mixed/invalid; significant beta_3 with validation and placebo -> Contamination detected;
-significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 -> Underpowered with the
-number when the MDE share is above max_mde_share; else Mixed/invalid (validation) when the validation pattern is
-absent (protocol Step 3: a null high-LAP theta means "the detection test in Step 4 has little power"; final rule:
-"Mixed/invalid: validation fails"); else No evidence of contamination.
+significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 with the validation
+pattern contradicted (a significant low-LAP theta or a significantly negative high-LAP theta) or not estimable ->
+Mixed/invalid (final rule: "validation fails"); non-significant beta_3 with a null high-LAP theta -> Underpowered
+(protocol Step 3: "there is no evidence of memorization and the detection test in Step 4 has little power"; the
+issue-11 case of a model that almost always answers "unknown"); non-significant beta_3 with the MDE share above
+max_mde_share -> Underpowered with the number; else No evidence of contamination. Choice where the protocol is
+ambiguous: a null high-LAP theta is read as Step 3's "little power", not as the final rule's "validation fails",
+which is kept for a validation that contradicts the memorization pattern.
 """
 
 from __future__ import annotations
@@ -139,16 +143,27 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(MIXED, failed, f"{b3} is positive and significant, but {valid} and {place}. "
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
                        "channels.")
-    if share <= thresholds.max_mde_share and not validation_present:
-        return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but {valid}: "
-                       "with a null high-LAP theta there is no evidence that LAP tracks memorization, so the "
-                       "detection test has little power (protocol Step 3) whatever its minimum detectable effect "
-                       f"({power_text}); {place}. Verdict: {MIXED} (validation).")
+    validation_null = (high is not None and low is not None and low["p"] >= thresholds.validation_alpha
+                       and not (high["p"] < thresholds.validation_alpha))
+    if not validation_present and not validation_null:
+        why = ("the validation regressions could not be estimated (results/estimation_notes.csv)"
+               if high is None or low is None else
+               "the validation pattern is contradicted (a significant low-LAP theta, or a significantly negative "
+               "high-LAP theta; results/validation.csv)")
+        return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but {why}, so "
+                       f"LAP cannot be read as a measure of memorization; {place}. Verdict: {MIXED} (validation).")
+    above = "" if math.isinf(share) else f", above {thresholds.max_mde_share:.0%} (max_mde_share)"
+    if validation_null:
+        failed = ["validation"] + (["power"] if share > thresholds.max_mde_share else [])
+        return Verdict(UNDERPOWERED, failed, f"{b3}: beta_3 is not significantly greater than zero, but the "
+                       "high-LAP theta is null (results/validation.csv): there is no evidence that the model "
+                       "recalls these outcomes, so LAP does not separate memorized from unmemorized rows and the "
+                       f"detection test has little power (protocol Step 3), whatever its minimum detectable effect "
+                       f"({power_text}); {place}. Verdict: {UNDERPOWERED} (validation: high-LAP theta null).")
     if share <= thresholds.max_mde_share:
         return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero, and {power_text}, "
                        f"at most {thresholds.max_mde_share:.0%} (max_mde_share): a contamination of that size would "
                        f"have been found; {valid}; {place}. Verdict: {NO_EVIDENCE}.")
-    above = "" if math.isinf(share) else f", above {thresholds.max_mde_share:.0%} (max_mde_share)"
     return Verdict(UNDERPOWERED, ["power"], f"{b3}: beta_3 is not significantly greater than zero, but "
                    f"{power_text}{above}: the test could miss a "
                    f"contamination of consequence; {valid}; {place}. Verdict: {UNDERPOWERED} (minimum detectable "
