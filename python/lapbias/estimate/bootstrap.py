@@ -57,7 +57,8 @@ COLLINEAR_TOLERANCE = 1e-10
 whose scaled cross-product matrix has a smallest eigenvalue below it, leaves beta_3 unidentified in that draw."""
 CG_MAX_ITER = 100
 """Conjugate-gradient steps per draw before the kernel solves that draw directly (dense, n_d^3 / 3): the
-full-sample preconditioner needs about 10 on a paper-sized panel (benchmarks/RESULTS.md)."""
+full-sample preconditioner needs 3-4 on the random paper-sized panel of benchmarks/bench_bootstrap.py and about 12
+where each entity is seen on a short window of dates (tests/test_bootstrap.py)."""
 OUTPUTS = ("bootstrap.csv", "bootstrap_draws.csv", "figures/bootstrap.png")
 
 
