@@ -22,8 +22,8 @@ Definitions used here (the paper states no formula):
 Speed: a draw with replacement is the original rows with integer frequency weights, so every draw's beta_3 is an
 exact weighted fit on the original rows, computed by the compiled kernel in estimate/bootstrap_kernel.py (weighted
 FWL, conjugate gradients on the smaller FE's Schur complement preconditioned by the full sample's, threads over
-blocks of draws). It equals pyfixest on the
-materialised draw to ~1e-12 (tests/test_bootstrap.py; benchmarks/results/bootstrap.md).
+blocks of draws). It equals pyfixest on the materialised draw to ~1e-12 (tests/test_bootstrap.py;
+benchmarks/results/bootstrap.md).
 
 Units never matter: the columns are standardized inside the kernel (beta_3 scaled back), so rescaling a regressor by
 any factor rescales every draw by the same factor. A sample in which beta_3 cannot be identified at all (a regressor
