@@ -14,6 +14,7 @@ import pytest
 
 from lapbias.config import RunConfig
 from lapbias.estimate import bootstrap
+from lapbias.estimate import bootstrap_kernel as kernel
 from lapbias.estimate.bootstrap import BootstrapResult, draw_weights, drop_weighted_singletons, pairs_bootstrap
 from lapbias.io import Layout, write_parquet
 
@@ -169,3 +170,61 @@ def test_run_records_a_constant_lap_instead_of_aborting(tmp_path):
     summary = pd.read_csv(layout.results / "bootstrap.csv").iloc[0]
     assert summary["identified"] == 0 and "lap has no variation" in summary["note"]
     assert not (layout.results / "bootstrap_draws.csv").exists()
+
+
+def ragged_panel(seed: int = 8) -> pd.DataFrame:
+    """Unbalanced: 30 entities with 1 to 9 rows on random dates of 12, plus two entities on dates 13-14 of their own
+    (a second mobility group) and one row alone on date 15 (a singleton date)."""
+    rng = np.random.default_rng(seed)
+    entity = np.concatenate([np.repeat(np.arange(1, 31), rng.integers(1, 10, 30)), [31, 31, 31, 32, 32, 32, 33]])
+    period = np.concatenate([rng.integers(1, 13, entity.size - 7), [13, 14, 14, 13, 14, 13, 15]])
+    frame = pd.DataFrame({"entity_num": entity, "period_num": period,
+                          "mu_hat": rng.normal(0, 1, entity.size), "lap": rng.uniform(0, 1, entity.size)})
+    frame["outcome"] = 0.3 * frame["mu_hat"] * frame["lap"] + rng.normal(0, 1, entity.size) + 0.1 * entity
+    return frame
+
+
+def components(weights: np.ndarray, entity: np.ndarray, period: np.ndarray) -> int:
+    """Connected components of the entity-date graph of the rows with positive weight."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    keep = weights > 0
+    n = entity.max() + 1
+    graph = coo_matrix((np.ones(keep.sum()), (entity[keep], n + period[keep])), shape=(n + period.max() + 1,) * 2)
+    used = np.unique(np.concatenate([entity[keep], n + period[keep]]))
+    labels = connected_components(graph, directed=False)[1]
+    return np.unique(labels[used]).size
+
+
+@pytest.mark.parametrize("resample", ["obs", "entity"])
+@pytest.mark.parametrize("solver", ["conjugate_gradients", "dense"])
+def test_ragged_panel_draws_equal_the_naive_fit(monkeypatch, resample, solver):
+    """Issue 17: the full-sample-preconditioned solve is exact on draws with singletons, dates of zero weight and
+    more than one mobility group."""
+    if solver == "dense":
+        monkeypatch.setattr(bootstrap, "CG_MAX_ITER", 0)
+    frame, B = ragged_panel(), 12
+    entity, period = pd.factorize(frame["entity_num"])[0], pd.factorize(frame["period_num"])[0]
+    weights = draw_weights(len(frame), entity, B, 5, resample)
+    kept = [drop_weighted_singletons(weights[:, b], [entity, period]) for b in range(B)]
+    assert any(((weights[:, b] > 0) & (kept[b] == 0)).any() for b in range(B))  # singletons dropped in a draw
+    assert any((np.bincount(period, kept[b], period.max() + 1) == 0).any() for b in range(B))  # a date of weight 0
+    assert any(components(kept[b], entity, period) > 1 for b in range(B))  # a disconnected draw
+    fast = pairs_bootstrap(frame, 0.0, B=B, seed=5, resample=resample, progress=False)
+    np.testing.assert_allclose(fast.draws, naive_draws(frame, B, 5, resample), rtol=0, atol=1e-8)
+
+
+def test_full_sample_preconditioner_needs_few_iterations():
+    """Issue 17: conjugate gradients preconditioned by the full sample's Schur complement converge in a few steps per
+    draw on a panel where each entity is seen on a window of 8 of 100 dates (a path-like graph), where Jacobi (the
+    same kernel with the identity in place of the full-sample inverse) needs more than twice as many."""
+    rng = np.random.default_rng(0)
+    a = np.repeat(np.arange(300), 12)
+    d = rng.integers(0, 92, 300)[a] + rng.integers(0, 8, a.size)
+    z = rng.normal(size=(a.size, 4))
+    start = np.searchsorted(a, np.arange(a[-1] + 2)).astype(np.int64)
+    steps = {name: kernel.bootstrap_cross_products(z, a, d, start, 100, np.arange(a.size), a.size, 3, 0, 10, inverse,
+                                                   1_000)[2]
+             for name, inverse in [("full sample", kernel.preconditioner(a, d, start, 100)), ("jacobi", np.eye(100))]}
+    assert steps["full sample"].max() <= 14 and steps["jacobi"].min() > 2 * steps["full sample"].max()

@@ -21,8 +21,9 @@ Definitions used here (the paper states no formula):
 
 Speed: a draw with replacement is the original rows with integer frequency weights, so every draw's beta_3 is an
 exact weighted fit on the original rows, computed by the compiled kernel in estimate/bootstrap_kernel.py (weighted
-FWL, conjugate gradients on the smaller FE's Schur complement, parallel over draws). It equals pyfixest on the
-materialised draw to ~1e-12 (tests/test_bootstrap.py; benchmarks/results/bootstrap.md).
+FWL, conjugate gradients on the smaller FE's Schur complement preconditioned by the full sample's, threads over
+blocks of draws). It equals pyfixest on the materialised draw to ~1e-12 (tests/test_bootstrap.py;
+benchmarks/results/bootstrap.md).
 
 Units never matter: the columns are standardized inside the kernel (beta_3 scaled back), so rescaling a regressor by
 any factor rescales every draw by the same factor. A sample in which beta_3 cannot be identified at all (a regressor
@@ -54,8 +55,10 @@ BETA3 = "c.mu_hat#c.lap"
 COLLINEAR_TOLERANCE = 1e-10
 """A regressor whose FE-residual weighted sum of squares is below this share of its raw (centred) one, or a design
 whose scaled cross-product matrix has a smallest eigenvalue below it, leaves beta_3 unidentified in that draw."""
-CG_MAX_ITER = 1_000
-"""Conjugate-gradient steps per draw before the kernel solves that draw directly (dense, n_d^3)."""
+CG_MAX_ITER = 100
+"""Conjugate-gradient steps per draw before the kernel solves that draw directly (dense, n_d^3 / 3): the
+full-sample preconditioner needs 3-4 on the random paper-sized panel of benchmarks/bench_bootstrap.py and about 12
+where each entity is seen on a short window of dates (tests/test_bootstrap.py)."""
 OUTPUTS = ("bootstrap.csv", "bootstrap_draws.csv", "figures/bootstrap.png")
 
 
@@ -185,8 +188,9 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     z, a, d, unit = np.ascontiguousarray(z[order]), a[order].astype(np.int64), d[order].astype(np.int64), unit[order]
     start = np.searchsorted(a, np.arange(a[-1] + 2)).astype(np.int64)
     n_d = int(d.max()) + 1
+    inverse = kernel.preconditioner(a, d, start, n_d)
     M, raw = np.zeros((1, 4, 4)), np.zeros((1, 4))
-    kernel.weighted_cross_products(z, np.ones(len(z)), a, d, start, n_d, CG_MAX_ITER, M[0], raw[0])
+    kernel.weighted_cross_products(z, np.ones(len(z)), a, d, start, n_d, inverse, CG_MAX_ITER, M[0], raw[0])
     if not result.reason and np.isnan(beta3_of(M, raw)[0]):
         result.reason = "beta_3 is not identified in the bootstrap sample itself (after dropping singletons, " \
                         "mu_hat x lap is collinear with the fixed effects and the other regressors)"
@@ -196,8 +200,8 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     blocks = [(first, min(block, B - first)) for first in range(0, B, block)]
 
     def compute(first: int, count: int) -> int:
-        M, raw = kernel.bootstrap_cross_products(z, a, d, start, n_d, unit, n_units, seed, first, count,
-                                                 CG_MAX_ITER)
+        M, raw, _ = kernel.bootstrap_cross_products(z, a, d, start, n_d, unit, n_units, seed, first, count,
+                                                    inverse, CG_MAX_ITER)
         result.draws[first:first + count] = beta3_of(M, raw)
         return count
 
