@@ -359,6 +359,45 @@ def demo(yes: bool, config_path: str) -> None:
 
 @main.command()
 @config_argument
+@yes_option
+def calibrate(config_path: str, yes: bool) -> None:
+    """Self-validation: plant memorization with LoRA, run the protocol on base and planted model, compare.
+
+    \b
+    Example:
+      lapbias calibrate data/demo/calibrate.toml --yes
+    """
+    import time
+
+    from . import calibrate as calibration
+    from .calibrate.report import figure
+
+    run_config, settings = calibration.load(config_path)
+    layout = Layout(Path(run_config.root))
+    layout.make_dirs()
+    clock = time.monotonic()
+    plan = calibration.plant(run_config, settings, _confirm(yes), lambda line: _log(layout, line))
+    seconds = {"plant": time.monotonic() - clock}
+    for name in calibration.MODELS:
+        clock = time.monotonic()
+        model_layout = Layout(Path(plan.configs[name].root))
+        model_layout.make_dirs()
+        _log(layout, f"calibrate: the ordinary protocol on the {name} model ({plan.config_files[name]})")
+        _run_all(plan.configs[name], model_layout, yes, None, SAMPLE_SEED)
+        seconds[f"protocol_{name}"] = time.monotonic() - clock
+    tables = calibration.measure(plan, seconds)
+    figure(tables["lap_by_arm"], tables["beta3_by_arm"], layout.figures / "calibration.png")
+    section = calibration.section(run_config.root)
+    write_text(plan.results / "REPORT.md", "# Self-validation report\n\n" + "\n".join(section[2:]) + "\n")
+    if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
+        _report(run_config, layout)  # the main REPORT.md picks the section up (report/markdown.py)
+    verdicts = tables["verdicts"].set_index("model")["verdict"].to_dict()
+    _log(layout, f"calibrate: verdict base = {verdicts['base']}, planted = {verdicts['planted']}; "
+                 f"{plan.results}/*.csv, {layout.figures / 'calibration.png'}, {plan.results / 'REPORT.md'}")
+
+
+@main.command()
+@config_argument
 def rebuild(config_path: str) -> None:
     """Regenerate every derived file from the input and the raw JSONL cache alone (no model call).
 

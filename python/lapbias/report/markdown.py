@@ -93,6 +93,9 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
             "sample (Table V), all on the pre-cutoff panel unless the table says otherwise:", "",
             *[f"- `results/{name}.csv`" for name in extended], "", *_quoted(tables, "magnitudes")], approximated)
     lines += _section("6. Verdict", [verdict.paragraph], approximated)
+    from ..calibrate.report import section as self_validation  # `lapbias calibrate` results, if any
+
+    lines += self_validation(config.root)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
                                            "", "Source: `results/estimation_notes.csv`; run configuration: "

@@ -1,0 +1,137 @@
+"""LoRA fine-tuning (peft) of the configured model on the planting corpus; the merged model saved as a local
+model directory that any run configuration can name (`[model] model_id = "<dir>"`).
+
+Causal-LM training as in pretraining: the documents (each ending in EOS) form one token stream cut into blocks
+of `block_size` tokens; loss = mean next-token cross-entropy over the block (padding of the last block masked).
+Linear warm-up then a constant learning rate, AdamW, `epochs` passes with a seeded block order (NumLeak App. T).
+The adapter is saved beside the merged model and hashed (sha256 of adapter_model.safetensors).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import ModelError
+from ..llm import bundled
+from .settings import CalibrateSettings
+
+ADAPTER_DIR = "adapter"
+ADAPTER_FILE = "adapter_model.safetensors"
+
+
+@dataclass
+class TrainingResult:
+    model_dir: Path
+    adapter_sha256: str
+    loss: pd.DataFrame
+    """One row per optimizer step: step, epoch, loss, learning_rate, tokens_seen."""
+    seconds: float
+    n_tokens: int
+
+
+def load_base(model_id: str, device: str = "cpu"):
+    """Tokenizer and fp32 model of `model_id` (bundled: ids resolve to the local safetensors copy)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    location = bundled.resolve(model_id)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(location)
+        model = AutoModelForCausalLM.from_pretrained(location)
+    except OSError as err:
+        raise ModelError(f"cannot load model {model_id!r} from {location!r} for fine-tuning: "
+                         f"{str(err).splitlines()[0]}") from None
+    return tokenizer, model.to(device)
+
+
+def encoder(tokenizer):
+    """text -> token ids of one training document: the text without special tokens, then EOS."""
+    def encode(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False).input_ids + [tokenizer.eos_token_id]
+    return encode
+
+
+def _blocks(documents: list[list[int]], block_size: int, pad_id: int):
+    import torch
+
+    stream = [t for doc in documents for t in doc]
+    n = -(-len(stream) // block_size)
+    ids = torch.full((n, block_size), pad_id, dtype=torch.long)
+    labels = torch.full((n, block_size), -100, dtype=torch.long)
+    flat = torch.tensor(stream, dtype=torch.long)
+    ids.view(-1)[:len(stream)] = flat
+    labels.view(-1)[:len(stream)] = flat
+    mask = (labels != -100).long()
+    return ids, labels, mask, len(stream)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def train(model_id: str, documents: list[list[int]], settings: CalibrateSettings, out_dir: Path, tokenizer, model,
+          device: str = "cpu", progress: bool = True) -> TrainingResult:
+    """Fine-tune LoRA adapters on `documents`, merge them into the weights and save to `out_dir` (atomically:
+    a temp directory renamed at the end)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from tqdm import tqdm
+    from transformers import get_constant_schedule_with_warmup
+
+    if settings.threads:
+        torch.set_num_threads(settings.threads)
+    torch.manual_seed(settings.training_seed)
+    lora = LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha, lora_dropout=settings.lora_dropout,
+                      target_modules=list(settings.target_modules), task_type="CAUSAL_LM")
+    peft_model = get_peft_model(model, lora)
+    peft_model.train()
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    ids, labels, mask, n_tokens = _blocks(documents, settings.block_size, pad)
+    optimizer = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=settings.learning_rate)
+    scheduler = get_constant_schedule_with_warmup(optimizer, settings.warmup_steps)
+    generator = torch.Generator().manual_seed(settings.training_seed)
+    steps_per_epoch = -(-len(ids) // settings.batch_size)
+    rows, seen, start = [], 0, time.monotonic()
+    bar = tqdm(total=steps_per_epoch * settings.epochs, desc="calibrate: LoRA training", unit="step",
+               disable=not progress)
+    for epoch in range(settings.epochs):
+        order = torch.randperm(len(ids), generator=generator)
+        for b in range(steps_per_epoch):
+            batch = order[b * settings.batch_size:(b + 1) * settings.batch_size]
+            out = peft_model(input_ids=ids[batch].to(device), attention_mask=mask[batch].to(device),
+                             labels=labels[batch].to(device))
+            out.loss.backward()
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            seen += int(mask[batch].sum())
+            rows.append({"step": len(rows) + 1, "epoch": epoch + 1, "loss": float(out.loss.detach()),
+                         "learning_rate": scheduler.get_last_lr()[0], "tokens_seen": seen})
+            bar.set_postfix(loss=f"{rows[-1]['loss']:.3f}")
+            bar.update()
+    bar.close()
+    seconds = time.monotonic() - start
+
+    out_dir = Path(out_dir)
+    tmp = out_dir.with_name(f"{out_dir.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    peft_model.save_pretrained(tmp / ADAPTER_DIR)
+    adapter_hash = sha256_file(tmp / ADAPTER_DIR / ADAPTER_FILE)
+    merged = peft_model.merge_and_unload()
+    merged.eval()
+    merged.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tmp, out_dir)
+    return TrainingResult(out_dir, adapter_hash, pd.DataFrame(rows), seconds, n_tokens)
