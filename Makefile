@@ -8,7 +8,7 @@ VLLM_STAMP := $(VENV)/.lapbias-vllm-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: install install-vllm demo test benchmarks clean-results
+.PHONY: install install-vllm demo demo-calibrate test benchmarks clean-results
 
 install: $(STAMP)
 
@@ -32,6 +32,10 @@ $(STAMP): setup.py
 
 demo: install
 	$(BIN)/lapbias demo --yes
+
+# Self-validation (issue 16): plant memorization with LoRA, run the protocol on base and planted model.
+demo-calibrate: install
+	$(BIN)/lapbias calibrate data/demo/calibrate.toml --yes
 
 test: install-vllm
 	$(BIN)/python -m pytest -q tests

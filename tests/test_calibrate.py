@@ -19,13 +19,13 @@ from lapbias.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = {"exposures": [0, 8], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 2e-3,
-        "warmup_steps": 2, "epochs": 2, "block_size": 48, "batch_size": 4}
+        "warmup_steps": 2, "epochs": 2, "block_size": 64, "batch_size": 4}
 
 
 def tiny_config(root: Path, **calibrate) -> Path:
-    """The demo calibration with 8 firms x 4 dates (2 before, 2 after the cutoff) and TINY training."""
+    """The demo calibration with 6 firms x 4 dates (2 before, 2 after the cutoff) and TINY training."""
     panel = pd.read_csv(REPO / "data/demo/demo_panel.csv")
-    keep = panel["ticker"].isin(panel["ticker"].drop_duplicates().head(8)) & panel["target_date"].isin(
+    keep = panel["ticker"].isin(panel["ticker"].drop_duplicates().head(6)) & panel["target_date"].isin(
         ["2024-01-23", "2024-04-23", "2024-09-17", "2024-11-19"])
     panel[keep].to_csv(root / "panel.csv", index=False)
     values = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text())

@@ -23,6 +23,7 @@ from ..data.validate import validate_file
 from ..io import read_parquet, write_csv, write_text
 from ..signals.recall import recall_pairs
 from . import corpus
+from .report import RESULTS
 from .settings import CalibrateSettings
 
 MODELS = ("base", "planted")
@@ -41,7 +42,7 @@ class Plan:
 
     @property
     def results(self) -> Path:
-        return Path(self.run.root) / self.settings.results_dir
+        return Path(self.run.root) / RESULTS
 
 
 def pairs_with_outcomes(run: RunConfig) -> pd.DataFrame:

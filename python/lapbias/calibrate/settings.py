@@ -46,8 +46,8 @@ class CalibrateSettings:
     threads: int = 0
     """torch threads for training on CPU; 0 = torch's default."""
     work_dir: str = "data/derived/calibration"
-    """Planted model directory and the per-model run roots (base/, planted/) live here."""
-    results_dir: str = "results/calibration"
+    """Planted model directory and the per-model run roots (base/, planted/) live here; the tables go to
+    results/calibration/ of the run's root, where the report looks for them."""
 
     def fingerprint(self, run: config_module.RunConfig) -> str:
         """sha256 (12 hex) of everything that determines the planted weights: these settings, the base model id
