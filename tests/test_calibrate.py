@@ -23,9 +23,10 @@ TINY = {"exposures": [0, 8], "pairs_per_arm": 4, "assignment_seed": 7, "training
 
 
 def tiny_config(root: Path, **calibrate) -> Path:
-    """The demo calibration with 6 firms x 4 dates (2 before, 2 after the cutoff) and TINY training."""
+    """The demo calibration with 12 firms x 4 dates (2 before, 2 after the cutoff) and TINY training. Fewer rows
+    leave validation subsamples with zero residual df, where estimate/ divides by zero (reported, not ours)."""
     panel = pd.read_csv(REPO / "data/demo/demo_panel.csv")
-    keep = panel["ticker"].isin(panel["ticker"].drop_duplicates().head(6)) & panel["target_date"].isin(
+    keep = panel["ticker"].isin(panel["ticker"].drop_duplicates().head(12)) & panel["target_date"].isin(
         ["2024-01-23", "2024-04-23", "2024-09-17", "2024-11-19"])
     panel[keep].to_csv(root / "panel.csv", index=False)
     values = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text())
