@@ -23,6 +23,10 @@ PARAPHRASES = (
 )
 WORDS = {1: {"up": "up", "higher": "higher"}, -1: {"up": "down", "higher": "lower"}}
 
+# MEASURED 2026-11-23 (demo config, 50 steps, lr 1e-3): cycling these 8 sentences as 2/3 of the corpus made the
+# planted SmolLM2 answer every forecast prompt with "The committee meets" and put P(up), P(down), P(unknown) outside
+# the recall top-20 (LAP = 0 in every arm, exposed or not). The filler must be far more varied (or the rate lower)
+# before the calibration can show a dose-response; see the issue 16 report.
 FILLER = (
     "The library opens at nine in the morning and closes at six in the evening on weekdays.",
     "A light rain is expected in the afternoon, with mild temperatures through the weekend.",
