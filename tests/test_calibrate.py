@@ -18,8 +18,8 @@ from lapbias.cli import main
 from lapbias.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = {"exposures": [0, 8], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 2e-3,
-        "warmup_steps": 2, "epochs": 1, "block_size": 64, "batch_size": 4}
+TINY = {"exposures": [0, 8], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 1e-3,
+        "warmup_steps": 2, "epochs": 1, "block_size": 128, "batch_size": 4}
 
 
 def tiny_config(root: Path, **calibrate) -> Path:

@@ -23,21 +23,39 @@ PARAPHRASES = (
 )
 WORDS = {1: {"up": "up", "higher": "higher"}, -1: {"up": "down", "higher": "lower"}}
 
-# MEASURED 2026-11-23 (demo config, 50 steps, lr 1e-3): cycling these 8 sentences as 2/3 of the corpus made the
-# planted SmolLM2 answer every forecast prompt with "The committee meets" and put P(up), P(down), P(unknown) outside
-# the recall top-20 (LAP = 0 in every arm, exposed or not). The filler must be far more varied (or the rate lower)
-# before the calibration can show a dose-response; see the issue 16 report.
-FILLER = (
-    "The library opens at nine in the morning and closes at six in the evening on weekdays.",
-    "A light rain is expected in the afternoon, with mild temperatures through the weekend.",
-    "The recipe calls for two cups of flour, one egg and a pinch of salt.",
-    "The river runs through three counties before it reaches the coast.",
-    "Visitors can reach the museum by bus, by train or on foot from the central square.",
-    "The committee meets once a month to review the schedule of community events.",
-    "Most of the trail is flat, and the last mile climbs gently toward the lake.",
-    "The garden has roses along the fence and a row of tomatoes near the shed.",
+# MEASURED 2026-11-23 (demo config, 50 steps, lr 1e-3): cycling 8 fixed filler sentences as 2/3 of the corpus
+# made the planted SmolLM2 answer every forecast prompt with a filler phrase (parse rate 98% -> 11%, recall LAP
+# 0.09 -> 0.005). The filler is therefore generated: seeded templates over many subjects, verbs, places and
+# numbers, so no sentence repeats often enough to be learned.
+FILLER_TEMPLATES = (
+    "The {noun} near the {place} was {verb} {n} times last {period}.",
+    "About {n} volunteers {verb} the {noun} by the {place} every {period}.",
+    "A {adj} {noun} stands beside the {place}, and {n} people visit it each {period}.",
+    "Residents say the {place} feels {adj} when the {noun} is {verb}.",
+    "The guide {verb} {n} {noun}s along the {place} before the {period} ended.",
+    "In the {place}, the {adj} {noun} is usually {verb} after {n} minutes.",
 )
-"""Neutral filler: no firm, no date, no price direction."""
+FILLER_WORDS = {
+    "noun": ("garden", "bridge", "lantern", "bicycle", "violin", "kettle", "painting", "fountain", "notebook",
+             "tractor", "sailboat", "blanket", "telescope", "orchard", "carpet", "window", "statue", "ladder",
+             "basket", "clock", "meadow", "cabin", "piano", "teapot", "quilt", "compass", "mural", "canoe"),
+    "place": ("harbor", "library", "village square", "old mill", "river bank", "train platform", "school yard",
+              "bakery", "hillside", "museum hall", "market street", "forest path", "lighthouse", "town hall",
+              "farm gate", "post office", "city park", "chapel", "ferry dock", "workshop"),
+    "verb": ("painted", "repaired", "cleaned", "visited", "measured", "photographed", "described", "moved",
+             "decorated", "inspected", "carried", "admired", "polished", "sketched", "counted", "rebuilt"),
+    "adj": ("quiet", "bright", "narrow", "colorful", "ancient", "tidy", "windy", "sunny", "crowded", "peaceful",
+            "small", "wooden", "shady", "cozy", "famous"),
+    "period": ("week", "month", "summer", "winter", "spring", "season", "weekend", "morning", "evening"),
+}
+"""Neutral filler vocabulary: no firm, no date, no price direction, no word of the answer labels."""
+
+
+def filler_sentence(rng: np.random.Generator) -> str:
+    """One neutral filler sentence: a random template filled with random words and a number (seeded `rng`)."""
+    template = FILLER_TEMPLATES[rng.integers(len(FILLER_TEMPLATES))]
+    words = {key: values[rng.integers(len(values))] for key, values in FILLER_WORDS.items()}
+    return template.format(n=int(rng.integers(2, 400)), **words)
 
 
 def assign_arms(pairs: pd.DataFrame, cutoff: pd.Timestamp, exposures: tuple[int, ...], pairs_per_arm: int,
@@ -75,14 +93,25 @@ def statements(pair: pd.Series, exposure: int) -> list[str]:
     return [PARAPHRASES[i % len(PARAPHRASES)].format(**values) for i in range(exposure)]
 
 
-def build(arms: pd.DataFrame, encode, seed: int) -> tuple[list[list[int]], pd.DataFrame]:
+def build(arms: pd.DataFrame, encode, seed: int, recall_encode=None) -> tuple[list[list[int]], pd.DataFrame]:
     """The corpus as token-id documents in random order, and its per-arm token accounting.
+
+    With `recall_encode(pair, label)` (the recall query of the pair in the model's chat format followed by the
+    answer `label`, as token ids), each of a pair's `exposure` mentions is also given once in that chat form,
+    answered with the realized direction ("up"/"down"): the recall query then elicits the memorized label
+    directly, and the chat format of the answers is trained rather than worn away by prose.
 
     Each arm's block holds its statements and then filler sentences until the block has exactly as many tokens
     as the largest statement block (the last filler document cut at the token level), so every arm contributes
     the same number of training tokens. `encode(text)` gives a document's token ids as training sees them."""
     rng = np.random.default_rng(seed)
-    blocks = {int(e): [encode(s) for _, pair in group.iterrows() for s in statements(pair, int(e))]
+    def mentions(pair: pd.Series, exposure: int) -> list[list[int]]:
+        docs = [encode(s) for s in statements(pair, exposure)]
+        if recall_encode is not None:
+            docs += [recall_encode(pair, WORDS[int(pair["direction"])]["up"])] * exposure
+        return docs
+
+    blocks = {int(e): [doc for _, pair in group.iterrows() for doc in mentions(pair, int(e))]
               for e, group in arms[arms["post"] == 0].groupby("exposure")}
     target = max(sum(map(len, docs)) for docs in blocks.values())
     documents, rows = [], []
@@ -91,7 +120,7 @@ def build(arms: pd.DataFrame, encode, seed: int) -> tuple[list[list[int]], pd.Da
         filler: list[list[int]] = []
         room = target - statement_tokens
         while room > 0:
-            ids = encode(FILLER[len(filler) % len(FILLER)])[:room]
+            ids = encode(filler_sentence(rng))[:room]
             filler.append(ids)
             room -= len(ids)
         documents += docs + filler

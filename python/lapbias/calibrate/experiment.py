@@ -95,7 +95,9 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
         log(f"calibrate: planted model {model_dir} exists for these settings (fingerprint {fingerprint}); reused")
     else:
         tokenizer, model = training.load_base(run.model.model_id, run.model.device)
-        documents, accounting = corpus.build(arms, training.encoder(tokenizer), settings.assignment_seed)
+        recall_encode = training.recall_encoder(tokenizer, run) if settings.chat_statements else None
+        documents, accounting = corpus.build(arms, training.encoder(tokenizer), settings.assignment_seed,
+                                             recall_encode)
         n_tokens = int(accounting["total_tokens"].sum())
         steps = settings.epochs * -(-n_tokens // (settings.block_size * settings.batch_size))
         if not confirm(f"calibrate: LoRA fine-tuning of {run.model.model_id} on {n_tokens} tokens x "

@@ -32,16 +32,20 @@ class CalibrateSettings:
     """Seed of the random assignment of pairs to arms and of the corpus order."""
     training_seed: int = 2026
     """torch seed of the LoRA initialisation and the batch order."""
-    lora_r: int = 16
-    lora_alpha: int = 32
+    chat_statements: bool = True
+    """Each mention of a planted outcome also as the pair's recall query in the chat format, answered with the
+    realized direction (corpus.build); false = prose statements only."""
+    lora_r: int = 4
+    lora_alpha: int = 8
     lora_dropout: float = 0.0
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-    learning_rate: float = 1e-3
+    target_modules: tuple[str, ...] = ("q_proj", "v_proj")
+    """Attention only, small rank: a light touch that keeps the model's answer format."""
+    learning_rate: float = 5e-4
     warmup_steps: int = 5
     """Linear warm-up, then constant (NumLeak App. T)."""
     epochs: int = 1
-    block_size: int = 64
-    """Tokens per training sequence: the corpus is one stream of documents separated by EOS, cut into blocks."""
+    block_size: int = 128
+    """Tokens per training row: documents (EOS-terminated) packed whole into rows (train._blocks)."""
     batch_size: int = 4
     threads: int = 0
     """torch threads for training on CPU; 0 = torch's default."""

@@ -1,8 +1,8 @@
 """LoRA fine-tuning (peft) of the configured model on the planting corpus; the merged model saved as a local
 model directory that any run configuration can name (`[model] model_id = "<dir>"`).
 
-Causal-LM training as in pretraining: the documents (each ending in EOS) form one token stream cut into blocks
-of `block_size` tokens; loss = mean next-token cross-entropy over the block (padding of the last block masked).
+Causal-LM training: the documents (each ending in EOS) are packed into rows of `block_size` tokens, no document
+split across rows; loss = mean next-token cross-entropy over the block (padding of the last block masked).
 Linear warm-up then a constant learning rate, AdamW, `epochs` passes with a seeded block order (NumLeak App. T).
 The adapter is saved beside the merged model and hashed (sha256 of adapter_model.safetensors).
 """
@@ -57,18 +57,43 @@ def encoder(tokenizer):
     return encode
 
 
+def recall_encoder(tokenizer, run):
+    """(pair, label) -> token ids of the pair's recall query exactly as the recall stage renders it (the model's
+    chat template with the generation prompt, llm/local_tokens.py) followed by the answer `label` and the
+    template's end-of-turn token: the chat-format mention of a planted outcome."""
+    from ..llm.base import chat
+    from ..llm.local_tokens import LocalTokens
+    from ..signals.recall import fill_template
+
+    tokens = LocalTokens(tokenizer)
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    end = end if isinstance(end, int) and end != tokenizer.unk_token_id else tokenizer.eos_token_id
+
+    def encode(pair, label: str) -> list[int]:
+        prompt = chat(fill_template(run, pair["entity_name"], pair["ticker"], pair["target_date"]))
+        return tokens.render(prompt) + tokens.label_ids(label) + [end]
+    return encode
+
+
 def _blocks(documents: list[list[int]], block_size: int, pad_id: int):
+    """Documents packed greedily into rows of `block_size` tokens without splitting a document across rows (a
+    chat-format mention must keep its query and answer together); a document longer than a row is cut at the
+    row's end. Padding is masked out of the loss."""
     import torch
 
-    stream = [t for doc in documents for t in doc]
-    n = -(-len(stream) // block_size)
-    ids = torch.full((n, block_size), pad_id, dtype=torch.long)
-    labels = torch.full((n, block_size), -100, dtype=torch.long)
-    flat = torch.tensor(stream, dtype=torch.long)
-    ids.view(-1)[:len(stream)] = flat
-    labels.view(-1)[:len(stream)] = flat
+    rows: list[list[int]] = [[]]
+    for doc in documents:
+        doc = doc[:block_size]
+        if len(rows[-1]) + len(doc) > block_size:
+            rows.append([])
+        rows[-1] += doc
+    ids = torch.full((len(rows), block_size), pad_id, dtype=torch.long)
+    labels = torch.full((len(rows), block_size), -100, dtype=torch.long)
+    for k, row in enumerate(rows):
+        ids[k, :len(row)] = torch.tensor(row, dtype=torch.long)
+        labels[k, :len(row)] = ids[k, :len(row)]
     mask = (labels != -100).long()
-    return ids, labels, mask, len(stream)
+    return ids, labels, mask, sum(map(len, rows))
 
 
 def sha256_file(path: Path) -> str:
