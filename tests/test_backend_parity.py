@@ -73,10 +73,13 @@ def vllm_answers() -> dict:
     from lapbias.llm.vllm_backend import VLLMBackend
 
     backend = VLLMBackend(MODEL)
+    label_ids = sorted({i for label in LABELS for i in backend.label_variants(label)})
     return {
         "top": [[t.to_json() for t in top] for top in backend.next_token_logprobs(CHATS, 20)],
-        "generate": [{"text": g.text, "first_token": g.first_token.to_json()}
+        "generate": [{"text": g.text, "first_token": g.first_token.to_json(), "tokens": [t.to_json() for t in g.tokens]}
                      for g in backend.generate(CHATS, MAX_NEW_TOKENS, 20)],
+        "exact": {"ids": label_ids, "requested": [[t.to_json() for t in answer.requested]
+                                                  for answer in backend.answer_logprobs(CHATS[:3], 20, label_ids)]},
         "prompt": [[t.to_json() for t in tokens] for tokens in backend.prompt_logprobs(TEXTS)],
         "labels": {label: backend.label_token_ids(label) for label in LABELS},
         "samples": backend.sample(CHATS[:3], 25, 7),
@@ -204,6 +207,20 @@ def test_greedy_answers_parity(bundled_backend, offline, http):
         for first in (vllm_first, http_gen.first_token):
             assert first.token_id == expected.first_token.token_id
             assert abs(first.logprob - expected.first_token.logprob) <= TOL
+
+
+def test_exact_label_logprobs_and_every_generated_token_agree_offline(bundled_backend, offline):
+    """Issue 11, items 4 and 8: the log-prob of every token decoding to a label, and of every generated token."""
+    ids = offline["exact"]["ids"]
+    assert ids == sorted({i for label in LABELS for i in bundled_backend.label_variants(label)}) and len(ids) >= 12
+    for expected, got in zip(bundled_backend.answer_logprobs(CHATS[:3], 20, ids), offline["exact"]["requested"]):
+        got = [TokenLogprob.from_json(t) for t in got]
+        assert [t.token_id for t in got] == [t.token_id for t in expected.requested] == ids
+        assert max(abs(g.logprob - e.logprob) for g, e in zip(got, expected.requested)) <= TOL
+    for expected, got in zip(bundled_backend.generate(CHATS, MAX_NEW_TOKENS, 20), offline["generate"]):
+        got = [TokenLogprob.from_json(t) for t in got["tokens"]]
+        assert [t.token_id for t in got] == [t.token_id for t in expected.tokens]
+        assert max(abs(g.logprob - e.logprob) for g, e in zip(got, expected.tokens)) <= TOL
 
 
 def test_recall_lap_and_minkprob_agree_across_backends(bundled_backend, offline, http):

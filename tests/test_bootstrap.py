@@ -1,6 +1,7 @@
 """The pairs bootstrap (paper Figure III): beta_3 per draw equals a naive pyfixest fit on the materialised
 resampled data (both solvers, connected and disconnected designs); the one-sided bootstrap p and the 95th
-percentile by hand; entity resampling; reproducibility; the run on a panel file."""
+percentile by hand; entity resampling; reproducibility; units never matter; samples where beta_3 is not
+identified (constant LAP, a single entity) give a reasoned result, not an error; the run on a panel file."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def panel(seed: int = 3, n_entities: int = 40, n_periods: int = 8, disconnected:
 def naive_draws(frame: pd.DataFrame, n_draws: int, seed: int, resample: str) -> np.ndarray:
     """Materialise each draw (rows repeated count times) and fit it with pyfixest, singletons dropped."""
     entity = pd.factorize(frame["entity_num"])[0]
-    weights = draw_weights(len(frame), entity, n_draws, np.random.default_rng(seed), resample)
+    weights = draw_weights(len(frame), entity, n_draws, seed, resample)
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -47,10 +48,10 @@ def naive_draws(frame: pd.DataFrame, n_draws: int, seed: int, resample: str) -> 
 
 @pytest.mark.parametrize("resample", ["obs", "entity"])
 @pytest.mark.parametrize("disconnected", [False, True])
-@pytest.mark.parametrize("solver", ["batched", "per_draw"])
+@pytest.mark.parametrize("solver", ["conjugate_gradients", "dense"])
 def test_each_draw_equals_the_naive_pyfixest_fit(monkeypatch, resample, disconnected, solver):
-    if solver == "per_draw":
-        monkeypatch.setattr(bootstrap, "BATCHED_FLOPS", 0)
+    if solver == "dense":  # no CG step allowed: every draw takes the direct solve
+        monkeypatch.setattr(bootstrap, "CG_MAX_ITER", 0)
     frame = panel(disconnected=disconnected)
     fast = pairs_bootstrap(frame, 0.0, B=4, seed=11, resample=resample, progress=False)
     np.testing.assert_allclose(fast.draws, naive_draws(frame, 4, 11, resample), rtol=0, atol=1e-8)
@@ -68,7 +69,7 @@ def test_weighted_singletons_follow_the_materialised_data():
 
 def test_entity_resampling_keeps_whole_entities():
     entity = np.repeat(np.arange(6), 4)
-    weights = draw_weights(entity.size, entity, 20, np.random.default_rng(0), "entity")
+    weights = draw_weights(entity.size, entity, 20, 0, "entity")
     for b in range(20):
         per_entity = pd.Series(weights[:, b]).groupby(entity).nunique()
         assert (per_entity == 1).all()  # every row of an entity has its entity's draw count
@@ -122,3 +123,49 @@ def test_run_standardizes_each_sample_and_writes_the_files(tmp_path):
     assert (layout.figures / "bootstrap.png").stat().st_size > 0
     assert bootstrap.run(config.replace(estimate={"bootstrap_reps": 0}), layout) is None
     assert not (layout.results / "bootstrap.csv").exists()  # no stale summary left for the report to quote
+
+
+@pytest.mark.parametrize("factors", [(1e-12, 1e12, 1.0), (1e12, 1e-12, 1e6), (1e-12, 1e-12, 1e-12)])
+def test_draws_do_not_depend_on_units(factors):
+    # issue 11: rescaling mu_hat, lap and the outcome rescales beta_3 by outcome / (mu_hat x lap), every draw.
+    frame = panel(seed=4)
+    scaled = frame.assign(mu_hat=frame["mu_hat"] * factors[0], lap=frame["lap"] * factors[1],
+                          outcome=frame["outcome"] * factors[2])
+    base = pairs_bootstrap(frame, 0.0, B=20, seed=2, progress=False)
+    moved = pairs_bootstrap(scaled, 0.0, B=20, seed=2, progress=False)
+    assert np.isfinite(base.draws).all()
+    np.testing.assert_allclose(moved.draws * factors[0] * factors[1] / factors[2], base.draws, rtol=1e-8)
+
+
+def test_constant_lap_is_not_identified_with_a_reason():
+    frame = panel(seed=6).assign(lap=0.7)
+    result = pairs_bootstrap(frame, 0.1, B=5, seed=1, progress=False)
+    assert not result.identified and "lap has no variation" in result.reason
+    assert np.isnan(result.draws).all() and np.isnan(result.p_boot)
+    summary = result.summary().iloc[0]
+    assert summary["identified"] == 0 and summary["note"] == result.reason
+
+
+def test_single_entity_panels():
+    # One row per period: every row is a singleton of the period FE, nothing is identified.
+    frame = panel(seed=7, n_entities=1, n_periods=30)
+    result = pairs_bootstrap(frame, 0.0, B=3, seed=1, progress=False)
+    assert not result.identified and "singleton" in result.reason
+    # Several rows per period: the entity FE is a constant and beta_3 is identified, as pyfixest finds.
+    several = panel(seed=7, n_entities=1, n_periods=24)
+    several["period_num"] = (several["period_num"] - 1) // 4  # six periods of four rows each
+    result = pairs_bootstrap(several, 0.0, B=4, seed=1, progress=False)
+    assert result.identified and result.reason == ""
+    np.testing.assert_allclose(result.draws, naive_draws(several, 4, 1, "obs"), rtol=0, atol=1e-8)
+
+
+def test_run_records_a_constant_lap_instead_of_aborting(tmp_path):
+    pre, post = panel(seed=1), panel(seed=2).assign(lap=0.5)
+    layout = Layout(tmp_path)
+    write_parquet(pd.concat([pre.assign(post=0), post.assign(post=1)], ignore_index=True),
+                  layout.derived_file("panel.parquet"))
+    result = bootstrap.run(RunConfig().replace(estimate={"bootstrap_reps": 10}), layout, progress=False)
+    assert not result.identified and np.isfinite(result.b3_in_sample)
+    summary = pd.read_csv(layout.results / "bootstrap.csv").iloc[0]
+    assert summary["identified"] == 0 and "lap has no variation" in summary["note"]
+    assert not (layout.results / "bootstrap_draws.csv").exists()

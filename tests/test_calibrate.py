@@ -18,8 +18,8 @@ from lapbias.cli import main
 from lapbias.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = {"exposures": [0, 8], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 1e-3,
-        "warmup_steps": 2, "epochs": 1, "block_size": 128, "batch_size": 4}
+TINY = {"exposures": [0, 4], "pairs_per_arm": 2, "assignment_seed": 7, "training_seed": 7, "learning_rate": 2e-3,
+        "warmup_steps": 1, "epochs": 2, "block_size": 128, "batch_size": 2, "top_layers": 8, "threads": 1}
 
 
 def tiny_config(root: Path, **calibrate) -> Path:
@@ -72,7 +72,7 @@ def test_planted_model_loads_through_the_normal_config(calibrated):
 def test_recall_lap_of_exposed_pairs_rises_above_base(calibrated):
     root, output = calibrated
     lap = pd.read_csv(root / "results/calibration/lap_by_arm.csv").set_index(["model", "arm"])
-    assert lap.loc[("planted", "8"), "lap_mean"] > lap.loc[("base", "8"), "lap_mean"]
+    assert lap.loc[("planted", "4"), "lap_mean"] > lap.loc[("base", "4"), "lap_mean"]
     verdicts = pd.read_csv(root / "results/calibration/verdicts.csv")
     assert set(verdicts["model"]) == {"base", "planted"}
     assert (root / "results/figures/calibration.png").stat().st_size > 10_000
@@ -95,7 +95,11 @@ def test_arms_pre_cutoff_only_and_random():
 
 def test_bad_calibrate_key_is_one_line_error(tmp_path):
     path = tiny_config(tmp_path, exposures=[1, 4])
-    with pytest.raises(ConfigError, match=r"exposures = \[1, 4\].*including the control 0"):
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] exposures = \[1, 4\]; .*including the control 0"):
         load(path)
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['epoch'\]"):
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] has unknown key 'epoch'; known keys: .*'epochs'"):
         load(tiny_config(tmp_path, epoch=2))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] lora_r = '4'; it must be a whole number"):
+        load(tiny_config(tmp_path, lora_r="4"))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] learning_rate = 0; it must be > 0"):
+        load(tiny_config(tmp_path, learning_rate=0))

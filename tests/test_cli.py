@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 from lapbias.cli import main
 
-SUBCOMMANDS = ["validate", "forecast", "recall", "minkprob", "panel", "estimate", "report", "run", "demo", "rebuild",
-               "reghdfe"]
+SUBCOMMANDS = ["init", "validate", "forecast", "recall", "minkprob", "panel", "estimate", "report", "run", "demo",
+               "rebuild", "reghdfe", "stata-install"]
 
 
 @pytest.mark.parametrize("name", SUBCOMMANDS)

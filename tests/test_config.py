@@ -22,7 +22,7 @@ def test_defaults_follow_the_protocol():
     ({"study": {"frequency": "hourly"}}, r"frequency = 'hourly'"),
     ({"study": {"cutoff": "June 2024"}}, r"cutoff = 'June 2024' is not a date in YYYY-MM-DD"),
     ({"estimate": {"lap_measure": "loss"}}, r"lap_measure = 'loss'"),
-    ({"minkprob": {"k": 20}}, r"k = 20; it is a share"),
+    ({"minkprob": {"k": 20}}, r"k = 20; it must be <= 1"),
     ({"recall": {"labels": ["up", "down"]}}, r"three labels"),
     ({"data": {"columns": {"returns": "ret"}}}, r"unknown protocol column\(s\) \['returns'\]"),
 ])

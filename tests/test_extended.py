@@ -60,7 +60,28 @@ def test_tables_have_the_papers_terms():
     assert {"(1)", "(2)"} == set(table4["model"])  # no confidence column: (3) and (4) skipped with a note
     assert "c.mu_hat#c.p_first" in set(table4["term"])
     assert any("table4:(3) skipped" in note for note in results.notes)
-    assert set(results.tables["table5"]["model"]) == {"pre", "post"}
+
+
+def test_table5_is_the_papers_four_columns():
+    """Paper Table V: (1)-(2) in-sample, (3)-(4) out-of-sample; (1)/(3) mu_hat alone, (2)/(4) with LAP."""
+    frame = simulated()
+    table5 = estimate_extended(frame).tables["table5"]
+    terms = table5.groupby("model")["term"].apply(set)
+    assert list(terms.index) == ["(1)", "(2)", "(3)", "(4)"]
+    assert terms["(1)"] == terms["(3)"] == {"_cons", "mu_hat"}
+    assert terms["(2)"] == terms["(4)"] == {"_cons", "mu_hat", "lap", "c.mu_hat#c.lap"}
+    n = table5.drop_duplicates("model").set_index("model")["N"]
+    assert n["(1)"] == n["(2)"] == (frame["post"] == 0).sum() and n["(3)"] == (frame["post"] == 1).sum()
+
+
+def test_extended_tables_cluster_by_date_unless_configured():
+    frame = simulated()
+    by_date = estimate_extended(frame).tables["table2"]
+    by_entity = estimate_extended(frame, cluster="entity_num").tables["table2"]
+    assert set(by_date["N_clust"]) == {6} and set(by_entity["N_clust"]) == {40}
+    direct = reghdfe(frame[frame["post"] == 0], "outcome", ["mu_hat"], absorb=["entity_num", "period_num"],
+                     vce="cluster", cluster=["period_num"])
+    assert by_date.set_index(["model", "term"]).loc[("(1)", "mu_hat"), "se"] == pytest.approx(direct.se["mu_hat"])
 
 
 def test_triple_interaction_equals_hand_built_product():
@@ -72,13 +93,15 @@ def test_triple_interaction_equals_hand_built_product():
 
 
 def test_horse_race_with_confidence_has_all_four_columns():
+    """Paper Table IV: Confidence replaces p(w_{N+1}) in (3)-(4); it is not added to it."""
     frame = simulated()
     frame["confidence"] = np.random.default_rng(7).uniform(0.5, 1, len(frame))
     table4 = estimate_extended(frame).tables["table4"]
     terms = table4.groupby("model")["term"].apply(set)  # reghdfe reports _cons too
-    assert terms["(3)"] == {"_cons", "mu_hat", "p_first", "c.mu_hat#c.p_first", "confidence", "c.mu_hat#c.confidence"}
+    assert terms["(1)"] == {"_cons", "mu_hat", "p_first", "c.mu_hat#c.p_first"}
+    assert terms["(2)"] == terms["(1)"] | {"lap", "c.mu_hat#c.lap"}
+    assert terms["(3)"] == {"_cons", "mu_hat", "confidence", "c.mu_hat#c.confidence"}
     assert terms["(4)"] == terms["(3)"] | {"lap", "c.mu_hat#c.lap"}
-    assert terms["(2)"] == {"_cons", "mu_hat", "p_first", "c.mu_hat#c.p_first", "lap", "c.mu_hat#c.lap"}
 
 
 def test_triple_interaction_has_every_two_way_term():

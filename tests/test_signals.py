@@ -38,6 +38,10 @@ class CountingBackend:
         self.asked += len(chats)
         return self.backend.next_token_logprobs(chats, top_logprobs)
 
+    def answer_logprobs(self, chats, top_logprobs, token_ids):
+        self.asked += len(chats)
+        return self.backend.answer_logprobs(chats, top_logprobs, token_ids)
+
     def prompt_logprobs(self, texts):
         self.asked += len(texts)
         return self.backend.prompt_logprobs(texts)
@@ -131,8 +135,9 @@ def test_recall_one_query_per_entity_date_and_probabilities(study, bundled_backe
         assert len(top) == 20
         by_label = {label: sum(math.exp(lp) for _, token, lp in top if token.strip().lower() == label)
                     for label in ("up", "down", "unknown")}
-        assert row.p_up == pytest.approx(by_label["up"], abs=1e-12)
-        assert row.p_down == pytest.approx(by_label["down"], abs=1e-12)
+        assert row.p_up_topk == pytest.approx(by_label["up"], abs=1e-12)  # protocol: top-20 sums, kept beside
+        assert row.p_down_topk == pytest.approx(by_label["down"], abs=1e-12)  # the exact p_up, p_down (item 8)
+        assert row.p_up >= row.p_up_topk and row.p_down >= row.p_down_topk
         assert row.lap == pytest.approx(row.p_up + row.p_down)
         assert row.ud == pytest.approx(row.p_up - row.p_down)
         assert row.residual_mass == pytest.approx(1 - row.p_up - row.p_down - row.p_unknown)

@@ -1,10 +1,13 @@
-"""The Stata driver against a labelled stand-in executable (tests/stata_standin/stata-mp: Stata cannot exist on
-these machines). The stand-in writes esttab exports holding the Python engine's numbers, so reading them back must
-reproduce the Python engine's tables; a failing do-file (r(198);) must raise with the log excerpt."""
+"""The Stata driver against a labelled stand-in executable (tests/stata_standin/stata-mp, a test double: Stata cannot
+exist on these machines). The stand-in writes what the do-files write -- esttab exports holding the Python engine's
+numbers, notes, lapboot's draws and summary -- so the driver's side is tested for real: finding Stata, the batch
+command, reading the exports back, a failing bootstrap keeping Steps 3-5, no stale result surviving an engine switch,
+and the Stata bootstrap draws becoming results/bootstrap.csv."""
 
 from __future__ import annotations
 
-import shutil
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -12,81 +15,342 @@ import numpy as np
 import pandas as pd
 import pyreadstat
 import pytest
+from click.testing import CliRunner
 
+from lapbias import cli
 from lapbias.config import from_dict
 from lapbias.errors import LapbiasError
 from lapbias.estimate import stata
+from lapbias.estimate.bootstrap import ABSORB, VARIABLES, in_sample_beta3, pairs_bootstrap
+from lapbias.estimate.extended import standardize_within
 from lapbias.estimate.protocol import estimate_panel
 from lapbias.io import Layout
 from lapbias.panel import build
 from test_panel import synthetic_stage_files
 
 ROOT = Path(__file__).resolve().parents[1]
+REPS = 40
 
 
-@pytest.fixture()
-def project(tmp_path, monkeypatch):
-    layout = Layout(tmp_path)
+def _standin(directory: Path, name: str = "stata-mp") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    wrapper = directory / name
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests/stata_standin/stata-mp'} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.fixture(scope="module")
+def panel_files(tmp_path_factory):
+    """One synthetic panel (pre and post cutoff) for every test of this module, and what the stand-in reports for
+    it: the Python engine's tables and a pairs bootstrap (REPS draws, seed 7, by entity, 3 draws unidentified)."""
+    root = tmp_path_factory.mktemp("panel")
+    layout = Layout(root)
     layout.make_dirs()
-    shutil.copytree(ROOT / "do", tmp_path / "do")
-    config = from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}})
+    config = from_dict({"root": str(root), "study": {"cutoff": "2024-06-30"}})
     dates = [f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(5)] + [f"2024-{m}-1{d}" for m in (10, 11) for d in range(5)]
     synthetic_stage_files(layout, n_entities=25, dates=dates)
     build(config, layout)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    wrapper = bin_dir / "stata-mp"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests/stata_standin/stata-mp'} \"$@\"\n")
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
-    monkeypatch.delenv("STATA_PATH", raising=False)
+    tables = root / "standin"
+    boot = tables / f"boot-{REPS}-7-entity"
+    boot.mkdir(parents=True)
+    pre = pyreadstat.read_dta(str(layout.derived_file("panel_pre.dta")))[0]
+    post = pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
+    expected = estimate_panel(pre, post).tables
+    for name, table in expected.items():
+        table.to_csv(tables / f"{name}.csv", index=False)
+    pre, post = (standardize_within(frame.dropna(subset=VARIABLES + ABSORB).assign(post=0), VARIABLES)
+                 for frame in (pre, post))
+    result = pairs_bootstrap(post, in_sample_beta3(pre), B=REPS, seed=7, resample="entity", progress=False)
+    draws = result.draws.copy()
+    draws[:3] = np.nan  # as lapboot posts a draw whose interaction is omitted
+    pyreadstat.write_dta(pd.DataFrame({"draw": np.arange(1, REPS + 1, dtype=np.int32), "beta3": draws}),
+                         str(boot / "stata_bootstrap_draws.dta"))
+    kept = draws[~np.isnan(draws)]
+    pd.DataFrame([{"b3_in_sample": result.b3_in_sample, "p_boot": np.mean(kept >= result.b3_in_sample),
+                   "p95": np.percentile(kept, 95, method="averaged_inverted_cdf"), "B": REPS, "seed": 7,
+                   "resampling": "entity", "N": result.N, "n_unidentified": 3}]).to_csv(boot / "stata_bootstrap.csv",
+                                                                                       index=False)
+    return root, expected
+
+
+@pytest.fixture()
+def project(tmp_path, monkeypatch, panel_files):
+    import shutil
+
+    source, _ = panel_files
+    shutil.copytree(source / "data", tmp_path / "data")
+    layout = Layout(tmp_path)
+    layout.make_dirs()
+    config = from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"},
+                        "estimate": {"bootstrap_reps": REPS, "bootstrap_seed": 7, "bootstrap_resample": "entity"}})
+    bin_dir = _standin(tmp_path / "bin").parent
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("STANDIN_RECORD", str(tmp_path / "standin_args.txt"))
+    monkeypatch.setenv("STANDIN_TABLES", str(source / "standin"))
+    for name in ("STATA_PATH", "STANDIN_FAIL", "STANDIN_FAIL_BOOTSTRAP", "STANDIN_INESTIMABLE"):
+        monkeypatch.delenv(name, raising=False)
     return config, layout
 
 
-def test_auto_finds_the_executable_and_results_round_trip(project):
+def test_auto_finds_the_executable_and_results_round_trip(project, panel_files):
     config, layout = project
     engine, install, message = stata.select_engine(config, "auto")
     assert engine == "stata" and install.kind == "batch" and "stata-mp" in message
-    tables = stata.run_stata(config, layout, install)
-    assert (layout.root / "standin_args.txt").read_text() == "-b do do/master.do"
-    assert (layout.logs / "stata_master.log").exists()
-    pre = pyreadstat.read_dta(layout.derived_file("panel_pre.dta"))[0]
-    post = pyreadstat.read_dta(layout.derived_file("panel_post.dta"))[0]
-    expected = estimate_panel(pre, post).tables
+    run = stata.run_stata(config, layout, install)
+    ado, do = stata.stata_files()
+    calls = (layout.root / "standin_args.txt").read_text().splitlines()
+    d, r, lg = (str(p.resolve()) for p in (layout.derived, layout.results, layout.logs))
+    # paths and the config's bootstrap settings reach the do-files as arguments (items 11, 16)
+    assert calls == [f'-b do "{do}/master.do" "{d}" "{r}" "{lg}" "{ado}" "{do}" "-1"',
+                     f'-b do "{do}/04_bootstrap.do" "{d}" "{r}" "{lg}" "{ado}" "{REPS}" "7" "entity"']
+    # batch logs and the do-files' own logs are distinct files (item 15)
+    for log in ("stata_batch_master.log", "stata_batch_04_bootstrap.log", "stata_steps.log", "stata_bootstrap.log"):
+        assert (layout.logs / log).exists(), log
+    expected = panel_files[1]
     for name in ("validation", "detection", "placebo", "placebo_validation"):
         got = pd.read_csv(layout.results / f"{name}.csv")
         assert set(got["engine"]) == {"stata"}
         want = expected[name]
         assert list(got["term"]) == list(want["term"]) and list(got["model"]) == list(want["model"])
         for column in ("coef", "se", "t", "p", "p_one_sided", "ci_low", "ci_high", "N", "N_clust", "df_r", "r2"):
-            # results/*.csv keep 10 significant digits (io.write_csv), and the stand-in demeans iteratively in its
-            # own process (~2e-10 apart): equal up to both
-            np.testing.assert_allclose(got[column], want[column], rtol=5e-9, err_msg=f"{name}.{column}")
-    assert set(tables) == {"validation", "detection", "placebo", "placebo_validation"}
+            # results/*.csv keep 10 significant digits (io.write_csv)
+            np.testing.assert_allclose(got[column], want[column], rtol=1e-9, err_msg=f"{name}.{column}")
+    assert set(run.tables) == {"validation", "detection", "placebo", "placebo_validation"} and run.failed == []
 
 
 def test_batch_error_line_fails_with_the_log_excerpt(project, monkeypatch):
     config, layout = project
     monkeypatch.setenv("STANDIN_FAIL", "1")
     _, install, _ = stata.select_engine(config, "stata")
-    with pytest.raises(stata.StataError, match=r"(?s)error r\(198\).*invalid syntax"):
+    with pytest.raises(stata.StataError, match=r"(?s)no detection table.*error r\(198\).*invalid syntax"):
         stata.run_stata(config, layout, install)
 
 
-def test_engine_choice_without_stata(tmp_path, monkeypatch):
+def test_failing_bootstrap_keeps_steps_3_to_5(project, monkeypatch):
+    config, layout = project
+    monkeypatch.setenv("STANDIN_FAIL_BOOTSTRAP", "1")
+    _, install, _ = stata.select_engine(config, "stata")
+    run = stata.run_stata(config, layout, install)
+    assert run.failed == ["bootstrap"]
+    for name in ("validation", "detection", "placebo", "placebo_validation"):
+        assert (layout.results / f"{name}.csv").exists(), name
+    assert not (layout.results / "bootstrap.csv").exists()
+    notes = pd.read_csv(layout.results / "estimation_notes.csv")
+    row = notes[notes["model"] == "bootstrap"].iloc[0]
+    assert row["kind"] == "error" and "04_bootstrap.do failed" in row["detail"] and "r(603)" in row["detail"]
+
+
+def test_an_inestimable_half_is_a_note_and_the_other_models_stay(project, monkeypatch):
+    config, layout = project
+    monkeypatch.setenv("STANDIN_INESTIMABLE", "high_lap")
+    stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
+    assert sorted(set(pd.read_csv(layout.results / "validation.csv")["model"])) == ["low_lap", "pooled"]
+    notes = pd.read_csv(layout.results / "estimation_notes.csv")
+    assert "not estimable in Stata, r(2001)" in notes.set_index("model").loc["validation:high_lap", "detail"]
+
+
+def test_stata_bootstrap_draws_become_results_bootstrap_csv(project):
+    config, layout = project
+    stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
+    draws = pyreadstat.read_dta(str(layout.results / "stata_bootstrap_draws.dta"))[0]["beta3"].to_numpy()
+    summary = pd.read_csv(layout.results / "bootstrap.csv").iloc[0]
+    kept = draws[~np.isnan(draws)]
+    assert (summary["engine"], summary["B"], summary["seed"], summary["resampling"]) == ("stata", REPS, 7, "entity")
+    assert summary["n_unidentified"] == 3 and summary["standardized"] == 1
+    assert summary["p_boot"] == pytest.approx(np.mean(kept >= summary["b3_in_sample"]), rel=1e-9)
+    assert summary["p95"] == pytest.approx(np.percentile(kept, 95, method="averaged_inverted_cdf"), rel=1e-9)
+    written = pd.read_csv(layout.results / "bootstrap_draws.csv")
+    assert list(written["draw"]) == list(range(1, REPS + 1)) and written["beta3"].isna().sum() == 3
+    np.testing.assert_allclose(written["beta3"][3:], draws[3:], rtol=1e-9)
+    assert (layout.figures / "bootstrap.png").stat().st_size > 0
+    notes = pd.read_csv(layout.results / "estimation_notes.csv")
+    assert not (notes["model"] == "bootstrap").any(), "lapboot's own summary agrees with the draws"
+
+
+def test_no_stale_result_survives_an_engine_switch(project):
+    config, layout = project
+    for name in ("stata_detection.csv", "stata_bootstrap_draws.dta", "stata_notes.csv"):  # from an earlier Stata run
+        (layout.results / name).write_text("stale")
+    cli._estimate(config, layout, "python")
+    assert not list(layout.results.glob("stata_*")), "the Python engine removes the Stata engine's files too"
+    for name in ("placebo.csv", "table2.csv", "table5.csv", "bootstrap.csv"):
+        assert (layout.results / name).exists(), name
+    layout.derived_file("panel_post.dta").unlink()  # this Stata run can write no placebo and no bootstrap
+    cli._estimate(config, layout, "stata")
+    for name in ("placebo.csv", "placebo_validation.csv", "table2.csv", "table5.csv", "bootstrap.csv",
+                 "bootstrap_draws.csv", "figures/bootstrap.png", "extended_notes.csv"):
+        assert not (layout.results / name).exists(), f"stale {name} from the Python run survived"
+    for path in layout.results.glob("*.csv"):
+        table = pd.read_csv(path)
+        if "engine" in table.columns:
+            assert set(table["engine"]) == {"stata"}, path.name
+    from lapbias.report import write_report
+
+    report = write_report(config, layout).read_text()
+    assert "Source: `results/detection.csv`, LaTeX `results/detection.tex`; engine: stata." in report
+    assert "engine: python" not in report
+
+
+def test_engine_choice_without_stata_lists_what_was_tried(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("STATA_PATH", raising=False)
     config = from_dict({})
     assert stata.select_engine(config, "auto")[0] == "python"
-    assert "no Stata found" in stata.select_engine(config, "auto")[2]
-    with pytest.raises(LapbiasError, match="--engine stata: no Stata found"):
+    with pytest.raises(LapbiasError, match="--engine stata: no Stata found; tried") as err:
         stata.select_engine(config, "stata")
+    for place in ("stata-mp on PATH", "StataMP-64.exe on PATH", "/usr/local/stata*/stata-mp",
+                  "/Applications/Stata*/StataMP.app/Contents/MacOS/stata-mp", "C:/Program Files/Stata*/StataMP-64.exe"):
+        assert place in str(err.value)
+
+
+def test_stata_path_forms(tmp_path, monkeypatch):
+    """STATA_PATH: Stata 17+ directory -> pystata; Stata 15/16 directory -> batch; a macOS bundle; an executable."""
+    config = from_dict({})
+    modern, old, mac = tmp_path / "stata18", tmp_path / "stata16", tmp_path / "Stata"
+    (modern / "utilities" / "pystata").mkdir(parents=True)
+    _standin(modern, "stata-mp")
+    _standin(old, "stata-se")
+    _standin(mac / "StataMP.app" / "Contents" / "MacOS", "stata-mp")
+    monkeypatch.setenv("STATA_PATH", str(modern))
+    assert stata.find_stata(config) == stata.StataInstall("pystata", str(modern), "mp", str(modern / "stata-mp"))
+    monkeypatch.setenv("STATA_PATH", str(old))
+    assert stata.find_stata(config).kind == "batch" and stata.find_stata(config).location == str(old / "stata-se")
+    monkeypatch.setenv("STATA_PATH", str(mac))
+    assert stata.find_stata(config).location.endswith("StataMP.app/Contents/MacOS/stata-mp")
+    monkeypatch.setenv("STATA_PATH", str(old / "stata-se"))
+    assert stata.find_stata(config).kind == "batch"
+    monkeypatch.setenv("STATA_PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(LapbiasError, match="neither a directory nor an executable"):
+        stata.find_stata(config)
+    do = Path("/x/do/master.do")
+    assert stata.batch_command("C:/Program Files/Stata18/StataMP-64.exe", do, ["a b"])[1:] == ["/e", "do", '"/x/do/master.do"', '"a b"']
+    assert stata.batch_command("/usr/local/stata18/stata-mp", do, [])[1] == "-b"
+
+
+def test_pystata_that_cannot_start_falls_back_to_batch(project, monkeypatch):
+    """Stata 17+ directory whose pystata cannot start (here: stata_setup is not installed) runs in batch mode."""
+    config, layout = project
+    modern = layout.root / "stata18"
+    (modern / "utilities" / "pystata").mkdir(parents=True)
+    _standin(modern, "stata-mp")
+    monkeypatch.setenv("STATA_PATH", str(modern))
+    engine, install, _ = stata.select_engine(config, "stata")
+    assert install.kind == "pystata"
+    run = stata.run_stata(config.replace(estimate={"bootstrap_reps": 0}), layout, install)
+    assert "detection" in run.tables and (layout.logs / "stata_batch_master.log").exists()
 
 
 def test_esttab_excel_quoting_is_read(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text('="",="pre",="",="",="",="",=""\n="",="b",="se",="t",="p",="ci_l",="ci_u"\n'
-                    '="c.mu_hat#c.lap",="0.5",="0.2",="2.5",="0.02",="0.1",="0.9"\n="N",="100",,,,,\n')
-    row = stata.parse_esttab_csv(path).iloc[0]
-    assert (row["model"], row["term"], row["coef"], row["N"]) == ("pre", "c.mu_hat#c.lap", 0.5, 100)
+                    '="c.mu_hat#c.lap",="0.5",="0.2",="2.5",="0.02",="0.1",="0.9"\n="N",="100",,,,,\n'
+                    '="p_one",="0.01",,,,,\n')
+    table = stata.parse_esttab_csv(path)
+    row = table.iloc[0]
+    assert len(table) == 1 and (row["model"], row["term"], row["coef"], row["N"]) == ("pre", "c.mu_hat#c.lap", 0.5, 100)
     assert row["p_one_sided"] == pytest.approx(0.01)
+
+
+def test_stata_install_names_the_installed_files(tmp_path):
+    result = CliRunner().invoke(cli.main, ["stata-install", "--copy-to", str(tmp_path / "st")])
+    assert result.exit_code == 0, result.output
+    ado = (tmp_path / "st" / "ado").resolve()
+    assert f'net install lapbias, from("{ado}") replace' in result.output
+    assert f'do "{tmp_path.resolve() / "st" / "do" / "master.do"}" "data/derived" "results" "logs"' in result.output
+    assert {"lapbias.pkg", "stata.toc", "lapbias.ado", "lapbias.sthlp"} <= {p.name for p in ado.iterdir()}
+
+
+def test_setup_ships_ado_and_do_as_package_data():
+    """`pip install .` puts ado/ and do/ into lapbias/stata_ado and lapbias/stata_do (estimate/stata.py
+    stata_files), so an installed lapbias finds them without a source checkout: every file of ado/ and do/ matches
+    a package_data pattern (a wheel built from this setup.py was checked to hold all 22 files)."""
+    import ast
+    import fnmatch
+
+    call = next(node for node in ast.walk(ast.parse((ROOT / "setup.py").read_text()))
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "setup")
+    kwargs = {k.arg: k.value for k in call.keywords}
+    package_dir, package_data = ast.literal_eval(kwargs["package_dir"]), ast.literal_eval(kwargs["package_data"])
+    assert "lapbias.stata_ado" in ast.unparse(kwargs["packages"]) and "lapbias.stata_do" in ast.unparse(kwargs["packages"])
+    for package, folder in (("lapbias.stata_ado", "ado"), ("lapbias.stata_do", "do")):
+        assert package_dir[package] == folder
+        for path in (ROOT / folder).iterdir():
+            assert any(fnmatch.fnmatch(path.name, pattern) for pattern in package_data[package]), path.name
+
+
+def test_pystata_path_sets_stata_working_directory_and_maps_errors(project, tmp_path, monkeypatch):
+    """Stata 17+ through pystata (a test double of stata_setup/pystata on sys.path, labelled as such: the real ones
+    ship with Stata): Stata's own working directory is set with `cd` before the do-file runs, the do-file gets its
+    arguments, and a Stata error (pystata raises SystemError) becomes a StataError naming the do-file."""
+    config, layout = project
+    fake = tmp_path / "fake_pystata"
+    (fake / "pystata").mkdir(parents=True)
+    (fake / "stata_setup.py").write_text("CALLS = []\ndef config(path, edition, splash=True):\n"
+                                         "    CALLS.append(('config', path, edition, splash))\n")
+    (fake / "pystata" / "__init__.py").write_text("")
+    (fake / "pystata" / "stata.py").write_text(
+        "import os\nCOMMANDS = []\ndef run(cmd, quietly=False, echo=True):\n    COMMANDS.append(cmd)\n"
+        "    if os.environ.get('FAKE_PYSTATA_FAIL') and cmd.startswith('do '):\n"
+        "        raise SystemError('variable outcome not found\\nr(111);')\n")
+    monkeypatch.syspath_prepend(str(fake))
+    monkeypatch.setattr(stata, "_PYSTATA", {})
+    install = stata.StataInstall("pystata", str(tmp_path / "stata18"), "se", "")
+    do_file = Path("/x/do/master.do")
+    try:
+        stata._run(install, layout.logs, do_file, ["a b", "c"])
+        import stata_setup
+        from pystata import stata as fake_stata
+
+        assert stata_setup.CALLS == [("config", str(tmp_path / "stata18"), "se", False)]
+        assert fake_stata.COMMANDS == [f'cd "{layout.logs}"', 'do "/x/do/master.do" "a b" "c"']
+        monkeypatch.setenv("FAKE_PYSTATA_FAIL", "1")
+        with pytest.raises(stata.StataError, match=r"(?s)error in master.do.*r\(111\)"):
+            stata._run(install, layout.logs, do_file, [])
+    finally:
+        for name in ("stata_setup", "pystata", "pystata.stata"):
+            sys.modules.pop(name, None)
+
+
+def test_bootstrap_without_identified_draws_reads_statas_missing_values(tmp_path):
+    """Review: when no draw identifies beta_3, lapboot's r(p_boot) and r(p95) are missing and 04_bootstrap.do writes
+    them as Stata's "." (strofreal of missing); pandas reads "." as text, and comparing it with the draws' NaN raised a
+    TypeError (a traceback, not a note). A 10-digit seed must come back exactly (written %21.0g, not e-notation)."""
+    results = tmp_path / "results"
+    (results / "figures").mkdir(parents=True)
+    pyreadstat.write_dta(pd.DataFrame({"draw": np.arange(1, 6, dtype=np.int32), "beta3": np.full(5, np.nan)}),
+                         str(results / "stata_bootstrap_draws.dta"))
+    (results / "stata_bootstrap.csv").write_text("b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified\n"
+                                                 ".4142135623730951,.,.,5,2147483647,obs,120,5\n")
+    run = stata.StataRun()
+    stata._write_bootstrap(results, run)
+    summary = pd.read_csv(results / "bootstrap.csv").iloc[0]
+    assert np.isnan(summary["p_boot"]) and np.isnan(summary["p95"]) and summary["n_unidentified"] == 5
+    assert summary["seed"] == 2147483647 and summary["b3_in_sample"] == pytest.approx(0.4142135623730951, rel=1e-9)
+    assert run.notes == [], "missing in both summaries is agreement, not a difference"
+    boot = (ROOT / "do" / "04_bootstrap.do").read_text()
+    between = boot.split("\nlapboot outcome", 1)[1].split("file open", 1)[0]  # r() read before any other command
+    assert 'local line `line\',`=strofreal(r(`r\'), "%21.0g")\'' in between, "file write's default shows ~9 digits"
+    fields = re.findall(r"foreach r in ([\w ]+) \{", between)
+    assert fields == ["p_boot p95 reps seed", "N n_unidentified"] and "local line `line',`resample'" in between
+    assert '"b3_in_sample,p_boot,p95,B,seed,resampling,N,n_unidentified" _n `"`line\'"\' _n' in boot
+
+
+def test_windows_batch_mode_passes_one_command_line_with_plain_quotes(tmp_path, monkeypatch):
+    """Review: the batch arguments carry Stata's own double quotes ('"C:/My Project/do/master.do"'). Given as a list
+    on Windows, subprocess (list2cmdline) escapes them as \\" and Stata reads the backslashes as part of the file name;
+    on Windows the command line is therefore handed over as one string, quotes as Stata expects them."""
+    seen = []
+
+    def fake_run(command, cwd, **kwargs):
+        seen.append(command)
+        (Path(cwd) / "master.log").write_text(". do master.do\nend of do-file\n")
+
+    monkeypatch.setattr(stata.subprocess, "run", fake_run)
+    monkeypatch.setattr(stata.sys, "platform", "win32")
+    exe, do_file = "C:/Program Files/Stata18/StataMP-64.exe", Path("C:/My Project/do/master.do")
+    stata._run_batch(exe, tmp_path, do_file, ["C:/My Project/data/derived", "-1"])
+    assert seen == [f'"{exe}" /e do "{do_file}" "C:/My Project/data/derived" "-1"']
+    monkeypatch.setattr(stata.sys, "platform", "linux")
+    stata._run_batch("/usr/local/stata18/stata-mp", tmp_path, do_file, ["a b"])
+    assert seen[1] == ["/usr/local/stata18/stata-mp", "-b", "do", f'"{do_file}"', '"a b"']

@@ -9,8 +9,9 @@ from lapbias.config import EstimateConfig
 from lapbias.report.verdict import CONTAMINATION, MIXED, NO_EVIDENCE, UNDERPOWERED, decide
 
 BETA3 = "c.mu_hat#c.lap"
-VARIED_LAP = pd.Series([0.1, 0.5, 0.9, 0.3])       # SD/mean = 0.76
-FLAT_LAP = pd.Series([0.50, 0.51, 0.50, 0.51])    # SD/mean = 0.01
+POWERED = {"mde_beta3": 0.2, "mde_share": 0.20, "b1_standalone": 0.5, "sd_lap_within": 0.3, "within_share_lap": 0.9}
+WEAK = {"mde_beta3": 3.0, "mde_share": 2.5, "b1_standalone": 0.5, "sd_lap_within": 0.01, "within_share_lap": 0.05}
+VARIED_LAP, FLAT_LAP = POWERED, WEAK
 
 
 def row(model, term, coef, t, p):
@@ -39,8 +40,12 @@ def placebo(t, p):
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6, high_coef=-0.5), placebo(0.3, 0.8), VARIED_LAP, MIXED,
      ["validation"]),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), None, VARIED_LAP, MIXED, ["placebo infeasible"]),
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["LAP variation"]),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
+    # protocol Step 3: a null high-LAP theta means "the detection test in Step 4 has little power", and the final
+    # rule: "Mixed/invalid: validation fails" -- a quiet beta_3 without the validation pattern is not "No evidence"
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
+    (detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["power"]),
     (detection(-0.9, -3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
 ])
 def test_decision_rule(det, val, plc, lap, label, failed):
@@ -59,3 +64,58 @@ def test_contamination_paragraph_recommends_post_cutoff_backtests():
     verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP,
                      EstimateConfig())
     assert "Restrict backtests to data after the model's training cutoff" in verdict.paragraph
+
+
+def test_underpowered_states_the_minimum_detectable_share():
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), WEAK, EstimateConfig())
+    assert verdict.label == UNDERPOWERED and "250% of the standalone LLM effect" in verdict.paragraph
+
+
+def test_threshold_is_the_configured_max_mde_share():
+    lenient = EstimateConfig(max_mde_share=3.0)
+    assert decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), WEAK, lenient).label == NO_EVIDENCE
+
+
+def test_non_positive_standalone_effect_is_underpowered_with_the_reason():
+    power = {**POWERED, "mde_share": float("nan"), "b1_standalone": -0.1}
+    verdict = decide(detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), power, EstimateConfig())
+    assert verdict.label == UNDERPOWERED and "b1 = -0.1 is not positive" in verdict.paragraph
+
+
+def test_omitted_beta3_is_underpowered_not_mixed():
+    omitted = pd.DataFrame([row("pre", "mu_hat", 0.1, 1.0, 0.3),
+                            {"model": "pre", "term": BETA3, "coef": float("nan"), "t": float("nan"),
+                             "p": float("nan"), "p_one_sided": float("nan")}])
+    notes = pd.DataFrame([{"model": "detection:pre", "kind": "omitted",
+                           "detail": "c.mu_hat#c.lap omitted: collinear with the fixed effects"}])
+    verdict = decide(omitted, None, None, None, EstimateConfig(), notes)
+    assert verdict.label == UNDERPOWERED and "collinear with the fixed effects" in verdict.paragraph
+
+
+def test_collapsed_post_cutoff_lap_passes_the_placebo_and_is_not_called_missing():
+    collapsed = pd.DataFrame([{"model": "post", "term": t, "coef": float("nan"), "p_one_sided": float("nan")}
+                              for t in ("lap", BETA3)])
+    notes = pd.DataFrame([{"model": "placebo:post", "kind": "omitted",
+                           "detail": "lap omitted: collinear with the fixed effects"}])
+    verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), collapsed, POWERED, EstimateConfig(), notes)
+    assert verdict.label == CONTAMINATION and "collapsed" in verdict.paragraph
+    assert "no post-cutoff" not in verdict.paragraph
+
+
+def test_placebo_beta3_without_a_p_value_is_infeasible_not_failed():
+    """A post-cutoff beta_3 whose standard error is 0 has no p (reghdfe._finish): the placebo could not be run,
+    which is neither a pass nor a "beta_3 > 0 after the cutoff" failure (protocol Step 5)."""
+    no_p = pd.DataFrame([{"model": "post", "term": BETA3, "coef": 0.02, "t": float("nan"), "p": float("nan"),
+                          "p_one_sided": float("nan")}])
+    quiet = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), no_p, POWERED, EstimateConfig())
+    assert quiet.label == NO_EVIDENCE and "placebo is infeasible" in quiet.paragraph, quiet.paragraph
+    loud = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), no_p, POWERED, EstimateConfig())
+    assert loud.label == MIXED and loud.failed == ["placebo infeasible"], loud.paragraph
+    assert "nan" not in loud.paragraph
+
+
+def test_power_sentence_states_the_configured_test_level():
+    """The MDE is computed at detection_alpha (estimate/power.py); the verdict must not say 5% when it is 10%."""
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), WEAK,
+                     EstimateConfig(detection_alpha=0.10))
+    assert "(10% one-sided, 80% power)" in verdict.paragraph and "5% one-sided" not in verdict.paragraph

@@ -66,7 +66,9 @@ def test_same_signals_as_the_transformers_backend(runs):
     vllm_root, reference_root, _ = runs
     forecast = [derived(r, "forecast", ["row_id"]) for r in (vllm_root, reference_root)]
     assert forecast[0]["response"].tolist() == forecast[1]["response"].tolist()
-    assert np.allclose(forecast[0]["p_first"], forecast[1]["p_first"], atol=TOL)
+    # p_first is missing (NaN) where an answer does not parse (no label token): the same rows on both backends
+    assert np.allclose(forecast[0]["p_first"], forecast[1]["p_first"], atol=TOL, equal_nan=True)
+    assert forecast[0]["p_first"].notna().sum() > 0
     recall = [derived(r, "recall", ["entity_id", "target_date"]) for r in (vllm_root, reference_root)]
     assert len(recall[0]) == len(recall[1]) > 0
     for column in ("lap", "ud", "p_unknown"):

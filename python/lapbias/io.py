@@ -19,6 +19,12 @@ class Layout:
     """Where a run reads and writes, relative to the project root (ARCHITECTURE.md, data flow)."""
 
     root: Path
+    results_dir: Path | None = None
+    """Where this stage writes results/ (a stage's fresh staging folder, lapbias/stage.py); None = root/results."""
+
+    def staged(self, results_dir: Path) -> "Layout":
+        """The same layout with results (and results/figures) in `results_dir`."""
+        return Layout(self.root, Path(results_dir))
 
     @property
     def derived(self) -> Path:
@@ -30,11 +36,11 @@ class Layout:
 
     @property
     def results(self) -> Path:
-        return self.root / "results"
+        return self.results_dir if self.results_dir is not None else self.root / "results"
 
     @property
     def figures(self) -> Path:
-        return self.root / "results" / "figures"
+        return self.results / "figures"
 
     @property
     def logs(self) -> Path:
@@ -87,4 +93,10 @@ def read_parquet(path: Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise LapbiasError(f"{path} does not exist: run the step that writes it first (see `lapbias --help`)")
-    return pd.read_parquet(path)
+    if not path.is_file():
+        raise LapbiasError(f"{path} is not a file (a folder?); move it away and rerun the step that writes it")
+    try:
+        return pd.read_parquet(path)
+    except Exception as err:  # pyarrow.ArrowInvalid, OSError, ...: a truncated or foreign file
+        raise LapbiasError(f"{path} is damaged or not a parquet file ({(str(err).splitlines() or [''])[0][:120]}); "
+                           "rerun the step that writes it (`lapbias rebuild` rewrites every derived file)") from None

@@ -2,8 +2,9 @@
 
 Merge the forecast on row_id and the recall on (entity_id, target_date) — many-to-one — and Min-K% on row_id
 onto the validated input; fail if a merge changes the row count. Encode entity and realization period as integer
-ids (entity_num, period_num), choose `lap`, flag post-cutoff rows, compute high_lap, and export panel.parquet,
-panel_pre.dta and panel_post.dta (pyreadstat, labelled variables, Stata dates).
+ids (entity_num, period_num), choose `lap`, flag post-cutoff rows (leaving out the release-date gap, `split`),
+compute high_lap, and export panel.parquet, panel_pre.dta and panel_post.dta (pyreadstat, labelled variables,
+Stata dates).
 
 high_lap is computed within each sample (pre against the pre-cutoff median, post against the post-cutoff
 median), because the validation regression is a median split of the sample it runs on (Step 3 on pre, Step 5
@@ -22,8 +23,10 @@ import pandas as pd
 import pyreadstat
 
 from .config import RunConfig
+from .data.derived import read_checked
 from .errors import ConfigError, MergeError
-from .io import Layout, atomic_write, read_parquet, write_parquet
+from .io import Layout, atomic_write, write_parquet
+from .stage import StaleResultsError, new_run_id, staged_outputs
 
 LABELS = {
     "row_id": "Row identifier (preserved from the input)",
@@ -49,7 +52,10 @@ LABELS = {
     "entity_num": "Entity id (integer)",
     "period_num": "Realization period id (integer)",
     "period": "Realization period",
-    "post": "Target date after the training cutoff",
+    "post": "Target date after the cutoff (after the release date when set)",
+    "release_gap": "Target date between cutoff and release date (neither sample)",
+    "lap_exact": "Recall label probabilities exact (full distribution)",
+    "censoring_bound": "Largest probability of a token outside the recall top-k",
     "high_lap": "LAP above the sample median",
 }
 DTA_EXCLUDED = ("text", "response", "label", "cache_key")
@@ -64,7 +70,9 @@ class PanelResult:
 
     def summary(self) -> str:
         post = self.panel["post"] == 1
-        return (f"{len(self.panel)} rows ({int((~post).sum())} pre-cutoff, {int(post.sum())} post-cutoff), "
+        gap = int(self.panel["release_gap"].sum())
+        return (f"{len(self.panel)} rows ({int((self.panel['post'] == 0).sum())} pre-cutoff, {int(post.sum())} "
+                f"post-cutoff{f', {gap} in the release-date gap (neither sample)' if gap else ''}), "
                 f"{self.panel['entity_num'].max()} entities, {self.panel['period_num'].max()} periods")
 
 
@@ -117,11 +125,11 @@ def high_lap_flags(sample: pd.DataFrame, rule: str) -> pd.Series:
 
 def _signals(config: RunConfig, layout: Layout) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, list[str]]:
     notes = []
-    forecast = read_parquet(layout.derived_file("forecast.parquet"))
-    recall = read_parquet(layout.derived_file("recall.parquet"))
+    forecast = read_checked(layout.derived_file("forecast.parquet"))
+    recall = read_checked(layout.derived_file("recall.parquet"))
     mink_path = layout.derived_file("minkprob.parquet")
     if mink_path.exists():
-        minkprob = read_parquet(mink_path)
+        minkprob = read_checked(mink_path)
     elif config.estimate.lap_measure == "minkprob":
         raise ConfigError("[estimate] lap_measure = \"minkprob\" but data/derived/minkprob.parquet does not exist: "
                           "run `lapbias minkprob` first")
@@ -140,9 +148,12 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
     panel = merge_checked(inputs, forecast[["row_id", "mu_hat", "label", "parsed", "p_first", "confidence"]],
                           ["row_id"], "forecast")
     recall_columns = ["entity_id", "target_date", "p_up", "p_down", "p_unknown", "ud", "residual_mass", "lap",
-                      "censored_up", "censored_down", "censored_unknown"]
-    recall = recall.assign(lap_approximated=recall.get("approximated", False)).astype({"lap_approximated": bool})
-    recall_columns.append("lap_approximated")
+                      "censored_up", "censored_down", "censored_unknown", "censoring_bound"]
+    # A recall.parquet from before exact label probabilities: top-k sums, censoring bound unknown.
+    recall = recall.assign(lap_approximated=recall.get("approximated", False), lap_exact=recall.get("exact", False),
+                           censoring_bound=recall.get("censoring_bound", np.nan)
+                           ).astype({"lap_approximated": bool, "lap_exact": bool})
+    recall_columns += ["lap_approximated", "lap_exact"]
     panel = merge_checked(panel, recall[recall_columns].rename(columns={"lap": "lap_recall"}),
                           ["entity_id", "target_date"], "recall")
     if minkprob is not None:
@@ -153,11 +164,71 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
     panel["entity_num"] = integer_ids(panel["entity_id"])
     panel["period"], start = period_labels(panel["target_date"], config.study.frequency)
     panel["period_num"] = integer_ids(start)
-    panel["post"] = (panel["target_date"] > pd.Timestamp(config.study.cutoff_date)).astype("int8")
+    panel["release_gap"], panel["post"] = split(panel["target_date"], config)
     panel["high_lap"] = pd.Series(pd.NA, index=panel.index, dtype="Int8")
-    for _, sample in panel.groupby("post"):
+    for _, sample in panel.groupby("post"):  # release-gap rows (post missing) are in no group
         panel.loc[sample.index, "high_lap"] = high_lap_flags(sample, config.panel.high_lap)
     return panel
+
+
+def split(target_date: pd.Series, config: RunConfig) -> tuple[pd.Series, pd.Series]:
+    """(release_gap, post): post = 0 if target_date <= cutoff, 1 if target_date > release_date (> cutoff when no
+    release date is set), missing in the release-date gap cutoff < target_date <= release_date, whose rows
+    belong to neither sample (paper Table A.1); release_gap (int8) flags them."""
+    cutoff = pd.Timestamp(config.study.cutoff_date)
+    release = config.study.release_date_value
+    if release is None:
+        gap = pd.Series(False, index=target_date.index)
+    else:
+        gap = (target_date > cutoff) & (target_date <= pd.Timestamp(release))
+    post = (target_date > cutoff).astype("Int8").mask(gap)
+    return gap.astype("int8"), post
+
+
+def _differs(built: pd.Series, expected: pd.Series) -> pd.Series:
+    """Rows where two columns differ, a missing value equal only to a missing value."""
+    built, expected = built.astype("float64"), expected.astype("float64")
+    return ~(np.isclose(built, expected, rtol=0, atol=1e-12) | (built.isna() & expected.isna()))
+
+
+def check_built_with(panel: pd.DataFrame, config: RunConfig, path) -> None:
+    """The panel was built with the config's cutoff, frequency, LAP measure and high_lap rule (a config edited
+    after `lapbias panel` would otherwise be estimated on the old split and recorded as the new one in
+    results/run_config.json). Each column is recomputed from the panel's own columns, as `assemble` does."""
+    needed = ["target_date", "post", "period", "lap", "lap_recall", "lap_mink", "high_lap", "entity_id"]
+    if any(c not in panel.columns for c in needed):
+        raise StaleResultsError(f"{path} lacks column(s) {[c for c in needed if c not in panel.columns]}; rerun "
+                                "`lapbias panel`")
+    checks = {
+        f"[study] cutoff = {config.study.cutoff}"
+        + (f", release_date = {config.study.release_date}" if config.study.release_date else ""): (
+            "post", panel["post"], split(panel["target_date"], config)[1]),
+        f'[estimate] lap_measure = "{config.estimate.lap_measure}"': (
+            "lap", panel["lap"], panel["lap_recall" if config.estimate.lap_measure == "recall" else "lap_mink"]),
+    }
+    for setting, (column, built, expected) in checks.items():
+        bad = _differs(built, expected)
+        if bad.any():
+            row = panel.loc[bad.idxmax()]
+            raise StaleResultsError(
+                f"{path} was not built with {setting} (e.g. row_id {row.get('row_id', '?')}, target_date "
+                f"{row['target_date']:%Y-%m-%d}: {column} = {built[bad.idxmax()]} in the panel, {expected[bad.idxmax()]} "
+                "by the config); rerun `lapbias panel`, then `lapbias estimate`")
+    period = period_labels(panel["target_date"], config.study.frequency)[0]
+    if not period.equals(panel["period"].astype(str)):
+        first = (period != panel["period"].astype(str)).idxmax()
+        raise StaleResultsError(f"{path} was not built with [study] frequency = \"{config.study.frequency}\" (e.g. "
+                                f"target_date {panel['target_date'][first]:%Y-%m-%d}: period {panel['period'][first]!r} "
+                                f"in the panel, {period[first]!r} by the config); rerun `lapbias panel`, then "
+                                "`lapbias estimate`")
+    expected = pd.Series(np.nan, index=panel.index)
+    for _, sample in panel.groupby("post"):
+        expected[sample.index] = high_lap_flags(sample, config.panel.high_lap).astype("float64")
+    bad = _differs(panel["high_lap"], expected)
+    if bad.any():
+        raise StaleResultsError(f"{path} was not built with [panel] high_lap = \"{config.panel.high_lap}\" ({int(bad.sum())} "
+                                f"row(s) differ, e.g. row_id {panel.get('row_id', panel.index)[bad.idxmax()]}); rerun "
+                                "`lapbias panel`, then `lapbias estimate`")
 
 
 def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -185,21 +256,26 @@ def write_dta(panel: pd.DataFrame, path) -> None:
                                                         variable_format=formats))
 
 
+PANEL_FILES = ("panel.parquet", "panel_pre.dta", "panel_post.dta")
+
+
 def build(config: RunConfig, layout: Layout) -> PanelResult:
-    """Write data/derived/panel.parquet, panel_pre.dta and (if there are post-cutoff rows) panel_post.dta."""
-    inputs = read_parquet(layout.derived_file("input.parquet"))
+    """Write data/derived/panel.parquet, panel_pre.dta and panel_post.dta (each .dta only when its sample has
+    rows), all or nothing: a rerun without pre- (post-) cutoff rows removes the old panel_pre.dta
+    (panel_post.dta), so do/master.do never estimates on a stale file (lapbias/stage.py)."""
+    inputs = read_checked(layout.derived_file("input.parquet"))
     forecast, recall, minkprob, notes = _signals(config, layout)
     panel = assemble(config, inputs, forecast, recall, minkprob)
     result = PanelResult(panel, notes=notes)
-    write_parquet(panel, layout.derived_file("panel.parquet"))
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
-    if pre.empty:
-        result.warnings.append("no pre-cutoff rows: there is no in-sample period to test")
-    else:
-        write_dta(pre, layout.derived_file("panel_pre.dta"))
-    if post.empty:
-        result.warnings.append("no post-cutoff rows: the placebo (Step 5) is infeasible; Steps 1-4 only")
-        layout.derived_file("panel_post.dta").unlink(missing_ok=True)
-    else:
-        write_dta(post, layout.derived_file("panel_post.dta"))
+    with staged_outputs(layout.derived, "panel", new_run_id(), known=PANEL_FILES) as folder:
+        write_parquet(panel, folder / "panel.parquet")
+        if pre.empty:
+            result.warnings.append("no pre-cutoff rows: there is no in-sample period to test")
+        else:
+            write_dta(pre, folder / "panel_pre.dta")
+        if post.empty:
+            result.warnings.append("no post-cutoff rows: the placebo (Step 5) is infeasible; Steps 1-4 only")
+        else:
+            write_dta(post, folder / "panel_post.dta")
     return result

@@ -7,7 +7,6 @@ that differ only in `[model] model_id` and `root`; no stage knows it is part of 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -23,10 +22,11 @@ from ..data.validate import validate_file
 from ..io import read_parquet, write_csv, write_text
 from ..signals.recall import recall_pairs
 from . import corpus
-from .report import RESULTS
 from .settings import CalibrateSettings
 
 MODELS = ("base", "planted")
+MEASURES = (("lap_recall", "lap"), ("lap_mink", "mink"), ("p_memorized", "p_memorized"))
+"""Panel column -> column prefix in lap_by_arm.csv."""
 Z95 = 1.959963984540054
 """Normal 97.5% quantile: LAP intervals are mean ± 1.96 SE (SE = SD / sqrt(n))."""
 
@@ -39,10 +39,7 @@ class Plan:
     configs: dict[str, RunConfig] = field(default_factory=dict)
     config_files: dict[str, Path] = field(default_factory=dict)
     training: dict = field(default_factory=dict)
-
-    @property
-    def results(self) -> Path:
-        return Path(self.run.root) / RESULTS
+    model_dir: Path | None = None
 
 
 def pairs_with_outcomes(run: RunConfig) -> pd.DataFrame:
@@ -78,7 +75,8 @@ def write_config(config: RunConfig, path: Path) -> Path:
 
 def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: bool = True) -> Plan:
     """Assign pairs to arms, build the token-equalized corpus, fine-tune (or reuse the planted model of the same
-    fingerprint), and write the per-model configurations. `confirm(message)` must agree before training."""
+    fingerprint), and write the per-model configurations under the work directory. `confirm(message)` must agree
+    before training. Nothing is written under results/ here (pipeline.run stages the tables at the end)."""
     from . import train as training
 
     pairs = pairs_with_outcomes(run)
@@ -86,12 +84,11 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
                               settings.pairs_per_arm, settings.assignment_seed)
     plan = Plan(settings, run, arms)
     fingerprint = settings.fingerprint(run)
-    model_dir = Path(run.root) / settings.work_dir / f"planted-{fingerprint}"
+    work = Path(run.root) / settings.work_dir
+    model_dir = work / f"planted-{fingerprint}"
     record = model_dir / "calibration.json"
-    plan.results.mkdir(parents=True, exist_ok=True)
-    write_csv(arms.assign(target_date=arms["target_date"].dt.strftime("%Y-%m-%d")), plan.results / "arms.csv")
     if record.exists() and (model_dir / "model.safetensors").exists():
-        plan.training = json.loads(record.read_text())
+        plan.training = json.loads(record.read_text(encoding="utf-8"))
         log(f"calibrate: planted model {model_dir} exists for these settings (fingerprint {fingerprint}); reused")
     else:
         tokenizer, model = training.load_base(run.model.model_id, run.model.device)
@@ -99,33 +96,30 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
         documents, accounting = corpus.build(arms, training.encoder(tokenizer), settings.assignment_seed,
                                              recall_encode)
         n_tokens = int(accounting["total_tokens"].sum())
-        steps = settings.epochs * -(-n_tokens // (settings.block_size * settings.batch_size))
+        steps = settings.epochs * -(-len(training.pack(documents, settings.block_size)) // settings.batch_size)
         if not confirm(f"calibrate: LoRA fine-tuning of {run.model.model_id} on {n_tokens} tokens x "
-                       f"{settings.epochs} epoch(s) = {steps} steps of {settings.batch_size} x {settings.block_size} "
-                       f"tokens"):
+                       f"{settings.epochs} epoch(s) = {steps} steps of {settings.batch_size} rows x "
+                       f"{settings.block_size} tokens"):
             from ..errors import ConfirmationDeclined
 
             raise ConfirmationDeclined("calibrate: fine-tuning not confirmed; nothing was trained")
-        result = training.train(run.model.model_id, documents, settings, model_dir, tokenizer, model,
-                                run.model.device, progress)
+        result = training.train(documents, settings, model_dir, tokenizer, model, run.model.device, progress)
         write_csv(result.loss, model_dir / "training_loss.csv")
         write_csv(accounting, model_dir / "corpus.csv")
         plan.training = {"fingerprint": fingerprint, "base_model": run.model.model_id, "model_dir": str(model_dir),
                          "adapter_sha256": result.adapter_sha256, "training_seconds": round(result.seconds, 1),
-                         "corpus_tokens": result.n_tokens, "steps": len(result.loss),
-                         "loss_first": float(result.loss["loss"].iloc[0]),
+                         "torch_threads": result.threads, "corpus_tokens": result.n_tokens,
+                         "steps": len(result.loss), "loss_first": float(result.loss["loss"].iloc[0]),
                          "loss_last": float(result.loss["loss"].iloc[-1]),
-                         "settings": dataclasses.asdict(settings)}
+                         "settings": settings.model_dump(mode="json")}
         write_text(record, json.dumps(plan.training, indent=2) + "\n")
         log(f"calibrate: trained {len(result.loss)} steps in {result.seconds:.0f} s, loss "
             f"{plan.training['loss_first']:.3f} -> {plan.training['loss_last']:.3f}; adapter sha256 "
             f"{result.adapter_sha256[:12]}; merged model -> {model_dir}")
-    for name in ("training_loss.csv", "corpus.csv"):
-        write_text(plan.results / name, (model_dir / name).read_text())
-    write_text(plan.results / "training.json", json.dumps(plan.training, indent=2) + "\n")
+    plan.model_dir = model_dir
     for name, model_id in (("base", run.model.model_id), ("planted", str(model_dir))):
         plan.configs[name] = model_config(run, settings, name, model_id)
-        plan.config_files[name] = write_config(plan.configs[name], plan.results / f"{name}.toml")
+        plan.config_files[name] = write_config(plan.configs[name], work / f"{name}.toml")
     return plan
 
 
@@ -160,15 +154,17 @@ def model_panel(config: RunConfig, arms: pd.DataFrame) -> pd.DataFrame:
 
 
 def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
-    """Per arm (exposure 0/1/4/16 pre-cutoff, and `post`): mean recall LAP and Min-K% prob with 95% intervals,
-    AUC of each against arm 0, the recalled direction's agreement with the truth (mean ud x direction) and the
+    """Per arm (exposure 0/1/4/16 pre-cutoff, and `post`): mean recall LAP, Min-K% prob and P(memorized label)
+    (the recall query's exact probability of the label of the realized direction: p_up if it went up, else
+    p_down) with 95% intervals, AUC of each against arm 0, the recalled direction's agreement with the truth (mean ud x direction) and the
     forecast's hit rate (sign of mu_hat = realized direction)."""
     rows = []
+    panel = panel.assign(p_memorized=panel["p_up"].where(panel["direction"] > 0, panel["p_down"]))
     pre = panel[panel["post"] == 0]
     for arm, part in panel.groupby(_arm_label(panel), sort=False):
         row = {"model": model, "arm": arm, "exposure": int(part["exposure"].iloc[0]) if arm != "post" else 0,
                "N": len(part)}
-        for column, name in (("lap_recall", "lap"), ("lap_mink", "mink")):
+        for column, name in MEASURES:
             if column in part:
                 row[f"{name}_mean"], row[f"{name}_se"], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = \
                     _mean_ci(part[column])
@@ -179,7 +175,7 @@ def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
         row["forecast_hit_rate"] = float((np.sign(part["mu_hat"]) == part["direction"]).mean())
         rows.append(row)
     exposed = {"model": model, "arm": "exposed_vs_unexposed", "exposure": -1, "N": len(pre)}
-    for column, name in (("lap_recall", "lap"), ("lap_mink", "mink")):
+    for column, name in MEASURES:
         if column in pre:
             exposed[f"{name}_auc_vs_arm0"] = _auc(pre, column)
     rows.append(exposed)
@@ -221,24 +217,29 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
     return pd.DataFrame(rows)
 
 
-def verdict_row(panel: pd.DataFrame, config: RunConfig, model: str) -> dict:
-    """The protocol's verdict of the model's ordinary run (report.verdict.decide on its results/*.csv)."""
+def verdict_row(config: RunConfig, model: str) -> dict:
+    """The protocol's verdict of the model's ordinary run: report.verdict.decide on its results/*.csv, as
+    `lapbias report` decides it (detection, validation, placebo, power, estimation notes)."""
     from ..report.verdict import BETA3, decide
 
     results = Path(config.root) / "results"
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
-              for name in ("detection", "validation", "placebo")}
-    verdict = decide(tables["detection"], tables["validation"], tables["placebo"],
-                     panel.loc[panel["post"] == 0, "lap"].dropna(), config.estimate)
-    get = lambda t, m, term, col: (float(t[(t["model"] == m) & (t["term"] == term)][col].iloc[0])  # noqa: E731
-                                   if t is not None and len(t[(t["model"] == m) & (t["term"] == term)]) else math.nan)
+              for name in ("detection", "validation", "placebo", "power", "estimation_notes")}
+    verdict = decide(tables["detection"], tables["validation"], tables["placebo"], tables["power"],
+                     config.estimate, tables["estimation_notes"])
+
+    def get(table: pd.DataFrame | None, sample: str, term: str, column: str) -> float:
+        rows = None if table is None else table[(table["model"] == sample) & (table["term"] == term)]
+        return float(rows[column].iloc[0]) if rows is not None and len(rows) else math.nan
+
+    placebo_p = get(tables["placebo"], "post", BETA3, "p_one_sided")
     return {"model": model, "model_id": config.model.model_id, "verdict": verdict.label,
             "failed": "; ".join(verdict.failed),
             "beta3": get(tables["detection"], "pre", BETA3, "coef"),
             "beta3_p_one_sided": get(tables["detection"], "pre", BETA3, "p_one_sided"),
             "placebo_beta3": get(tables["placebo"], "post", BETA3, "coef"),
-            "placebo_p_one_sided": get(tables["placebo"], "post", BETA3, "p_one_sided"),
-            "placebo_passes": get(tables["placebo"], "post", BETA3, "p_one_sided") > config.estimate.placebo_alpha,
+            "placebo_p_one_sided": placebo_p,
+            "placebo_passes": bool(placebo_p > config.estimate.placebo_alpha) if math.isfinite(placebo_p) else None,
             "validation_high_theta": get(tables["validation"], "high_lap", "ud", "coef"),
             "validation_high_p": get(tables["validation"], "high_lap", "ud", "p"),
             "validation_low_theta": get(tables["validation"], "low_lap", "ud", "coef"),
@@ -246,18 +247,14 @@ def verdict_row(panel: pd.DataFrame, config: RunConfig, model: str) -> dict:
 
 
 def measure(plan: Plan, seconds: dict[str, float]) -> dict[str, pd.DataFrame]:
-    """Tabulate both models' ordinary outputs; write results/calibration/{lap_by_arm,beta3_by_arm,verdicts,
-    timing}.csv."""
+    """Tabulate both models' ordinary outputs: lap_by_arm, beta3_by_arm, verdicts and timing (no file written)."""
     laps, betas, verdicts = [], [], []
     for name in MODELS:
         config = plan.configs[name]
         panel = model_panel(config, plan.arms)
         laps.append(lap_by_arm(panel, name))
         betas.append(beta3_by_arm(panel, config, name))
-        verdicts.append(verdict_row(panel, config, name))
-    tables = {"lap_by_arm": pd.concat(laps, ignore_index=True), "beta3_by_arm": pd.concat(betas, ignore_index=True),
-              "verdicts": pd.DataFrame(verdicts),
-              "timing": pd.DataFrame([{"phase": k, "seconds": round(v, 1)} for k, v in seconds.items()])}
-    for name, table in tables.items():
-        write_csv(table, plan.results / f"{name}.csv")
-    return tables
+        verdicts.append(verdict_row(config, name))
+    return {"lap_by_arm": pd.concat(laps, ignore_index=True), "beta3_by_arm": pd.concat(betas, ignore_index=True),
+            "verdicts": pd.DataFrame(verdicts),
+            "timing": pd.DataFrame([{"phase": k, "seconds": round(v, 1)} for k, v in seconds.items()])}

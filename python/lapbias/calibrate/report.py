@@ -11,7 +11,8 @@ import pandas as pd
 
 from ..io import atomic_write
 
-RESULTS = Path("results") / "calibration"
+FOLDER = "calibration"
+"""results/calibration/: the calibration's tables and REPORT.md."""
 
 
 def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
@@ -53,18 +54,21 @@ def _fmt(value, digits: int = 3) -> str:
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-def section(root: str | Path) -> list[str]:
-    """The "Self-validation" section of REPORT.md when `lapbias calibrate` has run under `root`, else nothing."""
+def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
+            training: dict | None = None) -> list[str]:
+    """The "Self-validation" section of REPORT.md: from `tables` and `training` when given, else from
+    results/calibration/ when `lapbias calibrate` has run there (else nothing)."""
     from ..report.tables import to_markdown
 
-    folder = Path(root) / RESULTS
-    if not (folder / "verdicts.csv").exists():
-        return []
-    verdicts = pd.read_csv(folder / "verdicts.csv")
-    lap = pd.read_csv(folder / "lap_by_arm.csv")
-    beta3 = pd.read_csv(folder / "beta3_by_arm.csv")
-    training = json.loads((folder / "training.json").read_text()) if (folder / "training.json").exists() else {}
-    corpus = pd.read_csv(folder / "corpus.csv") if (folder / "corpus.csv").exists() else pd.DataFrame()
+    folder = Path(results) / FOLDER
+    if tables is None:
+        if not (folder / "verdicts.csv").exists():
+            return []
+        tables = {name: pd.read_csv(folder / f"{name}.csv") for name in ("verdicts", "lap_by_arm", "beta3_by_arm")}
+    if training is None:
+        path = folder / "training.json"
+        training = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    verdicts, lap, beta3 = tables["verdicts"], tables["lap_by_arm"], tables["beta3_by_arm"]
     settings = training.get("settings", {})
     by = verdicts.set_index("model")
     planted_lap = lap[(lap["model"] == "planted") & (lap["arm"] == "exposed_vs_unexposed")]
@@ -96,12 +100,13 @@ def section(root: str | Path) -> list[str]:
         f"{_fmt(planted_lap['lap_auc_vs_arm0'].iloc[0])} |",
         f"| AUC exposed vs unexposed, Min-K% | {_fmt(base_lap['mink_auc_vs_arm0'].iloc[0])} | "
         f"{_fmt(planted_lap['mink_auc_vs_arm0'].iloc[0])} |", "",
-        "By arm (`lap` = recall LAP, `mink` = Min-K% prob, AUC against arm 0; `ud_agreement` = mean of U − D × the "
-        "true direction: recall of the planted direction; `forecast_hit_rate` = share of forecasts whose sign is the "
+        "By arm (`lap` = recall LAP, `mink` = Min-K% prob, `p_memorized` = the recall query's probability of the "
+        "label of the realized direction, AUC against arm 0; `ud_agreement` = mean of U − D × the true direction; `forecast_hit_rate` = share of forecasts whose sign is the "
         "true direction: does the memorized outcome reach the forecast prompt?):", "",
         to_markdown(lap[lap["arm"] != "exposed_vs_unexposed"],
                     ["model", "arm", "N", "lap_mean", "lap_ci_low", "lap_ci_high", "lap_auc_vs_arm0", "mink_mean",
-                     "mink_auc_vs_arm0", "ud_agreement", "forecast_hit_rate"]), "",
+                     "mink_auc_vs_arm0", "p_memorized_mean", "p_memorized_auc_vs_arm0", "ud_agreement",
+                     "forecast_hit_rate"]), "",
         "Detection beta_3 by sample (arm 0 + arm k: the dose-response; `post_placebo`: never-exposed post-cutoff "
         "pairs):", "",
         to_markdown(beta3, ["model", "sample", "coef", "se", "p_one_sided", "ci_low", "ci_high", "N"]), "",

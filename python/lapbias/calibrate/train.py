@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import ModelError
+from ..errors import ConfigError, ModelError
 from ..llm import bundled
 from .settings import CalibrateSettings
 
@@ -34,6 +34,7 @@ class TrainingResult:
     """One row per optimizer step: step, epoch, loss, learning_rate, tokens_seen."""
     seconds: float
     n_tokens: int
+    threads: int
 
 
 def load_base(model_id: str, device: str = "cpu"):
@@ -75,20 +76,28 @@ def recall_encoder(tokenizer, run):
     return encode
 
 
-def _blocks(documents: list[list[int]], block_size: int, pad_id: int):
-    """Documents packed greedily into rows of `block_size` tokens without splitting a document across rows (a
-    chat-format mention must keep its query and answer together); a document longer than a row is cut at the
-    row's end. Padding is masked out of the loss."""
-    import torch
-
+def pack(documents: list[list[int]], block_size: int) -> list[list[int]]:
+    """Documents packed greedily into rows of at most `block_size` tokens without splitting a document across
+    rows (a chat-format mention must keep its query and answer together); a document longer than a row is cut
+    at the row's end."""
     rows: list[list[int]] = [[]]
     for doc in documents:
         doc = doc[:block_size]
-        if len(rows[-1]) + len(doc) > block_size:
+        if rows[-1] and len(rows[-1]) + len(doc) > block_size:
             rows.append([])
         rows[-1] += doc
-    ids = torch.full((len(rows), block_size), pad_id, dtype=torch.long)
-    labels = torch.full((len(rows), block_size), -100, dtype=torch.long)
+    return rows
+
+
+def _blocks(documents: list[list[int]], block_size: int, pad_id: int):
+    """The packed rows as (input ids, labels, attention mask, token count), each row as long as the longest one;
+    padding is masked out of the attention and the loss."""
+    import torch
+
+    rows = pack(documents, block_size)
+    width = max(map(len, rows))
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(rows), width), -100, dtype=torch.long)
     for k, row in enumerate(rows):
         ids[k, :len(row)] = torch.tensor(row, dtype=torch.long)
         labels[k, :len(row)] = ids[k, :len(row)]
@@ -104,10 +113,10 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def train(model_id: str, documents: list[list[int]], settings: CalibrateSettings, out_dir: Path, tokenizer, model,
+def train(documents: list[list[int]], settings: CalibrateSettings, out_dir: Path, tokenizer, model,
           device: str = "cpu", progress: bool = True) -> TrainingResult:
     """Fine-tune LoRA adapters on `documents`, merge them into the weights and save to `out_dir` (atomically:
-    a temp directory renamed at the end)."""
+    a temp directory renamed at the end). With `top_layers` = k > 0 only the last k blocks are adapted."""
     import torch
     from peft import LoraConfig, get_peft_model
     from tqdm import tqdm
@@ -116,9 +125,15 @@ def train(model_id: str, documents: list[list[int]], settings: CalibrateSettings
     if settings.threads:
         torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.training_seed)
+    n_layers = int(model.config.num_hidden_layers)
+    layers = list(range(max(0, n_layers - settings.top_layers), n_layers)) if settings.top_layers else None
     lora = LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha, lora_dropout=settings.lora_dropout,
-                      target_modules=list(settings.target_modules), task_type="CAUSAL_LM")
-    peft_model = get_peft_model(model, lora)
+                      target_modules=list(settings.target_modules), layers_to_transform=layers, task_type="CAUSAL_LM")
+    try:
+        peft_model = get_peft_model(model, lora)
+    except ValueError as err:  # peft: none of the target modules is in the model
+        raise ConfigError(f"[calibrate] target_modules = {list(settings.target_modules)}: {str(err).splitlines()[0]} "
+                          f"(e.g. target_modules = [\"q_proj\", \"v_proj\"])") from None
     peft_model.train()
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     ids, labels, mask, n_tokens = _blocks(documents, settings.block_size, pad)
@@ -159,4 +174,4 @@ def train(model_id: str, documents: list[list[int]], settings: CalibrateSettings
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     os.replace(tmp, out_dir)
-    return TrainingResult(out_dir, adapter_hash, pd.DataFrame(rows), seconds, n_tokens)
+    return TrainingResult(out_dir, adapter_hash, pd.DataFrame(rows), seconds, n_tokens, torch.get_num_threads())

@@ -20,3 +20,10 @@ DROP_RULES = {
 
 ONE_SIGNED_SHARE = 0.80
 """Outcome "heavily skewed toward one direction" (protocol item 5): more than 80% of non-zero outcomes share a sign."""
+
+DERIVED = ("mu_hat", "label", "parsed", "p_first", "confidence", "response", "p_up", "p_down", "p_unknown", "ud",
+           "residual_mass", "lap_recall", "lap_approximated", "lap_mink", "lap", "n_tokens", "n_lowest",
+           "censored_up", "censored_down", "censored_unknown", "approximated", "n_samples", "cache_key",
+           "entity_num", "period", "period_num", "post", "high_lap", "run_id")
+"""Columns the later stages add (docs/contracts.md): an input column of one of these names would be shadowed
+in the panel (pandas would make mu_hat_x / mu_hat_y), so validation refuses it."""

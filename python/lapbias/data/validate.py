@@ -21,6 +21,7 @@ from ..config import RunConfig
 from ..errors import InputDataError
 from ..io import Layout, write_csv, write_parquet
 from . import schema
+from .derived import shown
 
 SAMPLE_SEED = 20240101
 """Default seed of the random subsample (`--sample N`; protocol Step 0: fixed seeds everywhere)."""
@@ -61,30 +62,80 @@ def read_table(path: str | Path) -> pd.DataFrame:
             raise InputDataError(f"data file {path} has extension {suffix!r}; give a .csv or .parquet file")
     except pd.errors.EmptyDataError:
         raise InputDataError(f"data file {path} is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
+    except UnicodeDecodeError:
+        raise InputDataError(_not_utf8(path)) from None
+    except (pd.errors.ParserError, OSError, ValueError) as err:
         raise InputDataError(f"data file {path} cannot be read as {suffix[1:]}: {str(err).splitlines()[0]}") from None
     if frame.empty:
         raise InputDataError(f"data file {path} has a header but no rows")
+    _check_header(path, frame)
     return frame
 
 
+def _not_utf8(path: Path) -> str:
+    """Where a CSV stops being UTF-8: its line and the byte (Excel's "CSV" is often Latin-1 or UTF-16)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+        where = ""
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        where = f" (line {line}: byte {data[err.start:err.start + 1]!r})"
+    return (f"data file {path} cannot be read as csv: it is not UTF-8 text{where}; save it as UTF-8 (Excel: \"CSV UTF-8\"), the encoding "
+            "lapbias reads")
+
+
+def _check_header(path: Path, frame: pd.DataFrame) -> None:
+    """Duplicate column names are refused (pandas would rename the second `outcome` to `outcome.1` and use the
+    first silently); the CSV header is read as written to see them."""
+    if path.suffix.lower() == ".csv":
+        import csv
+
+        with open(path, newline="", encoding="utf-8") as handle:
+            header = next(csv.reader(handle), [])
+    else:
+        header = [str(c) for c in frame.columns]
+    names = [h.strip() for h in header]
+    if len(names) == 1:
+        separator = next((name for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars"))
+                          if sep in names[0]), None)
+        if separator:
+            raise InputDataError(f"data file {path} has one column {names[0][:80]!r}: it looks separated by "
+                                 f"{separator}; lapbias reads comma-separated CSV (save it with commas)")
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise InputDataError(f"data file {path} has duplicate column name(s) {duplicated}; every column needs its "
+                             "own name (which one is meant cannot be guessed)")
+
+
 def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
+    """Protocol columns taken from the user's columns by [data.columns]; one file column may feed two protocol
+    columns (e.g. entity_id = "ticker": the ticker column is both). Other columns are kept as they are."""
     problems = []
-    renames = {}
+    sources: dict[str, str] = {}
     for name in schema.REQUIRED + schema.OPTIONAL:
         column = config.data.column(name)
         if column in raw.columns:
-            renames[column] = name
+            sources[name] = column
         elif name in schema.REQUIRED:
             mapped = f" (mapped to {column!r} by [data.columns])" if column != name else ""
             problems.append(f"required column {name!r}{mapped} is missing; the file has columns {list(raw.columns)}")
     if problems:
         raise InputDataError("\n".join(problems))
-    clashes = [c for c in renames.values() if c in raw.columns and c not in renames]
-    if clashes:
-        raise InputDataError(f"column(s) {clashes} exist in the file and are also the target of a [data.columns] "
+    shadowed = [name for name, column in sources.items()
+                if column != name and name in raw.columns and name not in sources.values()]
+    if shadowed:
+        raise InputDataError(f"column(s) {shadowed} exist in the file and are also the target of a [data.columns] "
                              "mapping; rename one of them")
-    return raw.rename(columns=renames)
+    used = set(sources.values())
+    extra = [c for c in raw.columns if c not in used and c not in sources]
+    derived = [c for c in extra if c in schema.DERIVED]
+    if derived:
+        raise InputDataError(f"input column(s) {derived} have the name of a column lapbias derives (the forecast, "
+                             "recall, LAP or panel columns of docs/contracts.md); rename them in the file, e.g. "
+                             f"{derived[0]!r} -> 'user_{derived[0]}'")
+    frame = pd.DataFrame({name: raw[column] for name, column in sources.items()})
+    return pd.concat([frame, raw[extra]], axis=1)
 
 
 def _is_missing(values: pd.Series) -> pd.Series:
@@ -98,26 +149,48 @@ def _label(frame: pd.DataFrame, index) -> str:
     return f"row_id {row_id}" if row_id is not None and str(row_id).strip() else f"row {int(index) + 1}"
 
 
+ISO_DATE = r"^\d{4}-\d{2}-\d{2}(?:[ T](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
+"""A date cell: YYYY-MM-DD, optionally followed by a valid ISO 8601 time of day (HH:MM[:SS[.f]], and a Z or
+±HH:MM offset), which is dropped; anything else after the date ("2024-03-02 approx") is not a date."""
+DATE_RANGE = (pd.Timestamp("1677-09-22"), pd.Timestamp("2262-04-11"))
+"""The calendar days pandas' datetime64[ns] holds in full."""
+
+
 def _parse_dates(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Series:
-    """Calendar dates (a time of day is dropped); ISO 8601 text or date/datetime values."""
+    """Calendar dates as written (a time of day, and a time-zone offset with it, is dropped); ISO 8601 text
+    YYYY-MM-DD or date/datetime values. Partial dates ("2024-02", "2024") and dates outside pandas' range
+    (1677-09-22 .. 2262-04-11) are errors."""
     values = frame[column]
     missing = _is_missing(values)
     if pd.api.types.is_datetime64_any_dtype(values):
-        parsed = values
-    else:
-        parsed = pd.to_datetime(values.where(~missing), errors="coerce", format="ISO8601")
-    if getattr(parsed.dt, "tz", None) is not None:
-        parsed = parsed.dt.tz_localize(None)
-    bad = parsed.isna() & ~missing
+        parsed = values.dt.tz_localize(None) if getattr(values.dt, "tz", None) is not None else values
+        return parsed.dt.normalize().astype("datetime64[ns]")
+    text = values.where(~missing).astype(str).str.strip()
+    well_formed = text.str.match(ISO_DATE) & ~missing
+    day = text.str[:10].where(well_formed)
+    out_of_range = well_formed & ((day < f"{DATE_RANGE[0]:%Y-%m-%d}") | (day > f"{DATE_RANGE[1]:%Y-%m-%d}"))
+    parsed = pd.to_datetime(day.where(~out_of_range), errors="coerce", format="%Y-%m-%d")
+    bad = parsed.isna() & ~missing & ~out_of_range
     if bad.any():
         first = bad.idxmax()
-        problems.append(f"{column}: {int(bad.sum())} value(s) are not dates in YYYY-MM-DD form "
-                        f"(example {_label(frame, first)}: {values[first]!r})")
-    return parsed.dt.normalize().astype("datetime64[ns]")
+        problems.append(f"{column}: {int(bad.sum())} value(s) are not dates in YYYY-MM-DD form, a full calendar "
+                        f"date (example {_label(frame, first)}: {shown(values[first])})")
+    if out_of_range.any():
+        first = out_of_range.idxmax()
+        problems.append(f"{column}: {int(out_of_range.sum())} date(s) outside the supported range "
+                        f"{DATE_RANGE[0]:%Y-%m-%d} to {DATE_RANGE[1]:%Y-%m-%d} (example {_label(frame, first)}: "
+                        f"{shown(values[first])})")
+    return parsed.astype("datetime64[ns]")
 
 
 def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     values = frame["outcome"]
+    if pd.api.types.is_bool_dtype(values) or values.map(lambda v: isinstance(v, (bool, np.bool_))).any():
+        first = values.map(lambda v: isinstance(v, (bool, np.bool_))).idxmax()
+        problems.append(f"outcome: true/false values are not a signed numeric Y (larger = up) (example "
+                        f"{_label(frame, first)}: {shown(values[first])}); give the outcome as a number, e.g. the "
+                        "return, or +1/-1 for up/down")
+        return pd.Series(np.nan, index=frame.index)
     missing = _is_missing(values)
     numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
     bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
@@ -132,10 +205,16 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     """The user's row_id as text, or sha256(entity_id|text_date|target_date|text)[:12] when the column is absent."""
     if "row_id" in frame.columns:
         ids = frame["row_id"].astype(str).str.strip()
-        empty = _is_missing(frame["row_id"])
+        empty = frame["row_id"].isna() | (ids == "")
+        marker = _is_missing(frame["row_id"]) & ~empty
         if empty.any():
             problems.append(f"row_id: {int(empty.sum())} row(s) have an empty row_id "
                             f"(example row {int(empty.idxmax()) + 1}); every row needs a unique row_id")
+        if marker.any():
+            first = marker.idxmax()
+            problems.append(f"row_id: {int(marker.sum())} row(s) have a missing-value marker as row_id (example row "
+                            f"{int(first) + 1}: {frame['row_id'][first]!r}; pandas and Stata read it back as "
+                            "missing); give every row a real, unique identifier")
     else:
         material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str) + "|"
                     + frame["target_date"].astype(str) + "|" + frame["text"].astype(str))
@@ -164,12 +243,13 @@ def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
     }
 
 
-def _example(frame: pd.DataFrame, index, reason: str) -> str:
+def _example(frame: pd.DataFrame, index, reason: str, written: pd.Series | None = None) -> str:
     row = frame.loc[index]
     if reason == "target_not_after_text":
         return f"text_date {row['text_date']:%Y-%m-%d}, target_date {row['target_date']:%Y-%m-%d}"
     if reason == "missing_outcome":
-        return "outcome is empty"
+        raw = "" if written is None or pd.isna(written[index]) else written[index]
+        return f"outcome is missing ({shown(raw)})" if str(raw).strip() else "outcome is empty"
     if reason == "empty_text":
         return "text is empty"
     if reason == "missing_date":
@@ -207,7 +287,7 @@ def _warnings(frame: pd.DataFrame, config: RunConfig, has_ticker: bool) -> list[
     return out
 
 
-def _apply_drop_rules(frame: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
+def _apply_drop_rules(frame: pd.DataFrame, written: pd.Series | None = None) -> tuple[pd.Series, pd.DataFrame]:
     """(rows kept, one line per drop reason); a row is counted under the first rule it fails."""
     remaining = pd.Series(True, index=frame.index)
     drops = []
@@ -217,7 +297,7 @@ def _apply_drop_rules(frame: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
             first = hit.idxmax()
             column, rule = schema.DROP_RULES[reason]
             drops.append({"reason": reason, "column": column, "rule": rule, "n_rows": int(hit.sum()),
-                          "example_row_id": frame.at[first, "row_id"], "example": _example(frame, first, reason)})
+                          "example_row_id": frame.at[first, "row_id"], "example": _example(frame, first, reason, written)})
         remaining &= ~mask
     return remaining, pd.DataFrame(drops, columns=["reason", "column", "rule", "n_rows", "example_row_id", "example"])
 
@@ -230,12 +310,18 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
     if not has_ticker:
         frame["ticker"] = ""
     for column in ("entity_id", "entity_name", "ticker", "text"):
+        raw_bytes = frame[column].map(lambda v: isinstance(v, (bytes, bytearray)))
+        if raw_bytes.any():
+            first = raw_bytes.idxmax()
+            problems.append(f"{column}: {int(raw_bytes.sum())} value(s) are bytes, not text (example "
+                            f"{_label(frame, first)}: {frame[column][first]!r}); store the column as strings")
         frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)
+    outcome_as_written = frame["outcome"].copy()
     frame["outcome"] = _parse_outcome(frame, problems)
     frame["row_id"] = _row_ids(frame, problems)
-    remaining, dropped = _apply_drop_rules(frame)
+    remaining, dropped = _apply_drop_rules(frame, outcome_as_written)
     if problems:
         also = [f"{r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "
                 f"(example row_id {r.example_row_id}: {r.example})" for r in dropped.itertuples()]

@@ -19,31 +19,32 @@ Definitions used here (the paper states no formula):
   without idcluster()); `resample="entity"` draws whole entities (`bsample, cluster(entity_num)`). Singletons are
   dropped from every draw as reghdfe drops them from the materialised draw.
 
-Speed (why this is hand-written): a draw with replacement is the original rows with integer frequency weights w, so
-beta_3 of a draw is a weighted least-squares fit with two fixed effects on the original rows. pyfixest has no
-batched- or repeated-weights estimator, and its weighted demeaning called once per draw measured 4-11 ms here, so
-the fit is done exactly, without iteration, by Frisch-Waugh-Lovell in normal-equation form: the FE with more levels
-("a") is partialled out by weighted within-group means, the FE with fewer levels ("d") through the Schur complement
-of its dummies. `block_beta3` does this for a block of draws at once (dense arrays, when n_a x n_d^2 is small, e.g.
-500 firms x 20 periods); `draw_beta3` one draw at a time with sparse tables (e.g. 1,500 firms x 330 dates). Both
-equal pyfixest on the materialised draw to ~1e-15 (tests/test_bootstrap.py; benchmarks/results/bootstrap.md).
+Speed: a draw with replacement is the original rows with integer frequency weights, so every draw's beta_3 is an
+exact weighted fit on the original rows, computed by the compiled kernel in estimate/bootstrap_kernel.py (weighted
+FWL, conjugate gradients on the smaller FE's Schur complement, parallel over draws). It equals pyfixest on the
+materialised draw to ~1e-12 (tests/test_bootstrap.py; benchmarks/results/bootstrap.md).
+
+Units never matter: the columns are standardized inside the kernel (beta_3 scaled back), so rescaling a regressor by
+any factor rescales every draw by the same factor. A sample in which beta_3 cannot be identified at all (a regressor
+without variation, every row a singleton, beta_3 collinear with the FEs) gives a result with `identified = False`
+and the reason, all draws NaN, instead of an error: the caller records it.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import linalg, sparse
-from scipy.sparse.csgraph import connected_components
-from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from ..config import RunConfig
 from ..errors import EstimationError
 from ..io import Layout, atomic_write, read_parquet, write_csv
+from . import bootstrap_kernel as kernel
 from .extended import standardize_within
 from .reghdfe import reghdfe
 
@@ -53,11 +54,8 @@ BETA3 = "c.mu_hat#c.lap"
 COLLINEAR_TOLERANCE = 1e-10
 """A regressor whose FE-residual weighted sum of squares is below this share of its raw (centred) one, or a design
 whose scaled cross-product matrix has a smallest eigenvalue below it, leaves beta_3 unidentified in that draw."""
-BATCHED_FLOPS = 4_000_000
-"""Use `block_beta3` (vectorised across draws) when n_a x n_d^2 per draw is at most this, else `draw_beta3`."""
-BATCHED_CELLS = 8_000_000
-"""Draws per block in `block_beta3` are capped so that the (draws, n_a, n_d) weight table has at most this
-many cells."""
+CG_MAX_ITER = 1_000
+"""Conjugate-gradient steps per draw before the kernel solves that draw directly (dense, n_d^3)."""
 OUTPUTS = ("bootstrap.csv", "bootstrap_draws.csv", "figures/bootstrap.png")
 
 
@@ -72,152 +70,98 @@ class BootstrapResult:
     N: int
     """Rows in the resampling pool = rows of every draw."""
     standardized: bool = False
+    identified: bool = True
+    """False when beta_3 is identified in no draw by construction (then `reason` says why and all draws are NaN)."""
+    reason: str = ""
 
     @property
-    def identified(self) -> np.ndarray:
+    def identified_draws(self) -> np.ndarray:
         return self.draws[~np.isnan(self.draws)]
 
     @property
     def p95(self) -> float:
         """95th percentile of the identified draws, Stata's `_pctile` (type 2) definition."""
-        values = self.identified
+        values = self.identified_draws
         return float(np.percentile(values, 95, method="averaged_inverted_cdf")) if values.size else float("nan")
 
     @property
     def p_boot(self) -> float:
         """One-sided bootstrap p: share of identified draws >= the in-sample beta_3 (ties count)."""
-        values = self.identified
+        values = self.identified_draws
         return float(np.mean(values >= self.b3_in_sample)) if values.size else float("nan")
 
     def summary(self) -> pd.DataFrame:
         return pd.DataFrame([{"b3_in_sample": self.b3_in_sample, "p_boot": self.p_boot, "p95": self.p95,
                               "B": self.B, "seed": self.seed, "resampling": self.resample, "N": self.N,
                               "standardized": int(self.standardized),
-                              "n_unidentified": int(np.isnan(self.draws).sum())}])
+                              "n_unidentified": int(np.isnan(self.draws).sum()),
+                              "identified": int(self.identified), "note": self.reason}])
 
 
-def draw_weights(n_rows: int, entity: np.ndarray, B: int, rng: np.random.Generator, resample: str) -> np.ndarray:
-    """(n_rows, B) integer frequency weights: how often each row is in each draw. "obs": n_rows rows drawn
-    uniformly with replacement (the paper's pairs bootstrap); "entity": as many entities drawn with replacement as
-    the sample has, each bringing all its rows. The random stream does not depend on how draws are split into blocks."""
+def _units(n_rows: int, entity: np.ndarray, resample: str) -> tuple[np.ndarray, int]:
+    """Row i's weight in a draw is counts[unit[i]]: the row itself ("obs") or its entity ("entity")."""
     if resample == "obs":
-        picks = rng.integers(0, n_rows, size=(B, n_rows))
-        return np.stack([np.bincount(p, minlength=n_rows) for p in picks], axis=1).astype(np.float64)
+        return np.arange(n_rows), n_rows
     if resample == "entity":
-        codes, index = np.unique(entity, return_inverse=True)
-        picks = rng.integers(0, codes.size, size=(B, codes.size))
-        counts = np.stack([np.bincount(p, minlength=codes.size) for p in picks], axis=1)
-        return counts[index].astype(np.float64)
+        codes = pd.factorize(entity)[0]
+        return codes.astype(np.int64), int(codes.max()) + 1
     raise EstimationError(f"resample = {resample!r}; choose 'obs' (the paper's pairs bootstrap) or 'entity'")
 
 
+def draw_weights(n_rows: int, entity: np.ndarray, B: int, seed: int, resample: str, first: int = 0) -> np.ndarray:
+    """(n_rows, B) frequency weights of draws first .. first + B − 1: how often each row is in each draw. "obs":
+    n_rows rows drawn uniformly with replacement (the paper's pairs bootstrap); "entity": as many entities drawn with
+    replacement as the sample has, each bringing all its rows. The same numbers the bootstrap uses (kernel streams:
+    a draw depends only on seed and draw number)."""
+    unit, n_units = _units(n_rows, entity, resample)
+    return np.stack([kernel.draw_counts(seed, first + b, n_units)[unit] for b in range(B)], axis=1)
+
+
 def drop_weighted_singletons(weights: np.ndarray, fe_codes: list[np.ndarray]) -> np.ndarray:
-    """Zero the weight of rows alone in a level of any FE, repeatedly: a row of weight w is w rows of the
+    """Zero the weight of rows alone in a level of either FE, repeatedly: a row of weight w is w rows of the
     materialised draw, so a level is a singleton when its total weight is 1 (a row drawn twice is not alone).
     The fixed point does not depend on the order of removal, so it equals reghdfe's and pyfixest's."""
-    weights = weights.copy()
-    while True:
-        alone = np.zeros(weights.size, dtype=bool)
-        for codes in fe_codes:
-            totals = np.bincount(codes, weights=weights)
-            alone |= (totals[codes] == 1) & (weights > 0)
-        if not alone.any():
-            return weights
-        weights[alone] = 0.0
+    a, d = (np.asarray(codes, dtype=np.int64) for codes in fe_codes)
+    weights = np.asarray(weights, dtype=np.float64).copy()
+    kernel.drop_singletons(weights, a, d, int(a.max()) + 1, int(d.max()) + 1)
+    return weights
 
 
-def draw_beta3(z: np.ndarray, a: np.ndarray, d: np.ndarray, weights: np.ndarray) -> float:
-    """beta_3 of the weighted regression of z[:, 0] on z[:, 1:] (last column = mu_hat x lap) absorbing the FEs with
-    codes `a` and `d` (0-based), weights = frequency weights of one draw with singletons already dropped.
-
-    FWL (paper eq. 7 with weights): with z~ = z minus its weighted mean within a-levels and D the d-dummies,
-        M = z~' W z~ − (D' W z~)' [D' W (I − P_a) D]^+ (D' W z~),
-        D' W (I − P_a) D = diag(W_d) − C' diag(1/W_a) C,
-    C the (a-level x d-level) table of weights. M is the cross-product of z residualised on both FEs, and
-    beta = M[x, x]^-1 M[x, y]. The null space of the Schur complement is spanned by the indicators of its connected
-    components (levels of d linked through a shared a-level; an empty level is its own component); adding
-    sum_c 1_c 1_c' makes it invertible without changing the quadratic form on its range. Returns NaN when beta_3 is
-    not identified (COLLINEAR_TOLERANCE)."""
-    keep = weights > 0
-    z, a, d, w = z[keep], a[keep], d[keep], weights[keep]
-    n_a, n_d = int(a.max()) + 1, int(d.max()) + 1
-    rows = np.arange(w.size)
-    by_a = sparse.csr_matrix((w, (a, rows)), shape=(n_a, w.size))
-    total_a = np.asarray(by_a.sum(axis=1)).ravel()
-    present = total_a > 0
-    means_a = np.zeros((n_a, z.shape[1]))
-    means_a[present] = (by_a @ z)[present] / total_a[present, None]
-    z_tilde = z - means_a[a]
-    M = (z_tilde * w[:, None]).T @ z_tilde
-    by_d = sparse.csr_matrix((w, (d, rows)), shape=(n_d, w.size))
-    M_dz = by_d @ z_tilde
-    cells = sparse.csr_matrix((w, (a, d)), shape=(n_a, n_d))
-    inverse_a = sparse.diags(np.divide(1.0, total_a, out=np.zeros(n_a), where=present))
-    linked = (cells.T @ inverse_a @ cells).toarray()
-    schur = np.diag(np.asarray(by_d.sum(axis=1)).ravel()) - linked
-    _, labels = connected_components(sparse.csr_matrix(linked), directed=False)
-    schur += labels[:, None] == labels[None, :]
-    M -= M_dz.T @ linalg.solve(schur, M_dz, assume_a="pos")
-    centred = z - np.average(z, axis=0, weights=w)
-    return _solve_beta3(M, np.einsum("ij,ij,i->j", centred, centred, w)[1:])
+def beta3_of(M: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """beta_3 = last element of M[x, x]^-1 M[x, y] for each draw's FE-residual cross-product M (draws, 4, 4), or
+    NaN where not identified (COLLINEAR_TOLERANCE; raw = the weighted centred sums of squares before the FEs)."""
+    Mxx, Mxy = M[:, 1:, 1:], M[:, 1:, 0]
+    diagonal = np.diagonal(Mxx, axis1=1, axis2=2)
+    ok = np.all(diagonal > COLLINEAR_TOLERANCE * raw[:, 1:], axis=1)
+    scale = 1.0 / np.sqrt(np.where(ok[:, None], diagonal, 1.0))
+    ok &= np.linalg.eigvalsh(Mxx * scale[:, :, None] * scale[:, None, :])[:, 0] >= COLLINEAR_TOLERANCE
+    out = np.full(len(M), np.nan)
+    if ok.any():
+        out[ok] = np.linalg.solve(Mxx[ok], Mxy[ok][:, :, None])[:, -1, 0]
+    return out
 
 
-def _indicator(codes: np.ndarray, n_levels: int) -> sparse.csr_matrix:
-    return sparse.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))), shape=(n_levels, codes.size))
-
-
-def block_beta3(z: np.ndarray, a: np.ndarray, d: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """`draw_beta3` for every column of weights (n_rows, B) at once, vectorised across draws: the same M, with
-        z~' W z~ = Z' W Z − S' diag(1/W_a) S,   D' W z~ = D' W Z − C' diag(1/W_a) S,   S = per-a-level sums of w z,
-    for a block of draws as dense (B, levels, ...) arrays: B x n_a x n_d^2 flops, chosen when that is small
-    (`pairs_bootstrap`)."""
-    n_rows, B = weights.shape
-    n_a, n_d, k = int(a.max()) + 1, int(d.max()) + 1, z.shape[1]
-    z = z - z.mean(axis=0)  # centring changes no within-a deviation and limits cancellation in Z'WZ − S'S/W
-    by_a, by_d = _indicator(a, n_a), _indicator(d, n_d)
-    total_a = np.asarray(by_a @ weights)
-    inverse_a = np.divide(1.0, total_a, out=np.zeros_like(total_a), where=total_a > 0)
-    weighted = [weights * z[:, [j]] for j in range(k)]
-    S = np.stack([np.asarray(by_a @ wz) for wz in weighted], axis=2)  # (n_a, B, k)
-    outer = (z[:, :, None] * z[:, None, :]).reshape(n_rows, k * k)
-    M = (weights.T @ outer).reshape(B, k, k) - np.einsum("ebj,ebk,eb->bjk", S, S, inverse_a, optimize=True)
-    cell, cell_keys = pd.factorize(a.astype(np.int64) * n_d + d)
-    C = np.zeros((B, n_a, n_d))
-    C[:, cell_keys // n_d, cell_keys % n_d] = np.asarray(_indicator(cell, cell_keys.size) @ weights).T
-    M_dz = np.stack([np.asarray(by_d @ wz) for wz in weighted], axis=2).transpose(1, 0, 2)
-    M_dz -= np.einsum("bed,ebk,eb->bdk", C, S, inverse_a, optimize=True)
-    linked = np.einsum("bed,bef,eb->bdf", C, C, inverse_a, optimize=True)
-    schur = -linked
-    schur[:, np.arange(n_d), np.arange(n_d)] += np.asarray(by_d @ weights).T
-    draw, row, column = np.nonzero(linked)  # the B graphs as one block-diagonal graph: one components call
-    graph = sparse.csr_matrix((np.ones(draw.size), (draw * n_d + row, draw * n_d + column)), shape=(B * n_d,) * 2)
-    labels = connected_components(graph, directed=False)[1].reshape(B, n_d)
-    schur += labels[:, :, None] == labels[:, None, :]
-    M -= np.einsum("bdj,bdk->bjk", M_dz, np.linalg.solve(schur, M_dz))
-    total = weights.sum(axis=0)
-    raw = (weights.T @ z**2) - (weights.T @ z) ** 2 / total[:, None]
-    return np.array([_solve_beta3(M[b], raw[b, 1:]) for b in range(B)])
-
-
-def _solve_beta3(M: np.ndarray, raw: np.ndarray) -> float:
-    """beta_3 = last element of M[x, x]^-1 M[x, y], or NaN when not identified (COLLINEAR_TOLERANCE; raw = the
-    regressors' weighted centred sums of squares before the FEs)."""
-    Mxx = M[1:, 1:]
-    diagonal = np.diag(Mxx)
-    if np.any(diagonal <= COLLINEAR_TOLERANCE * raw):
-        return float("nan")
-    scale = 1.0 / np.sqrt(diagonal)
-    if np.linalg.eigvalsh(Mxx * scale[:, None] * scale[None, :])[0] < COLLINEAR_TOLERANCE:
-        return float("nan")
-    return float(np.linalg.solve(Mxx, M[1:, 0])[-1])
+def _not_identified(data: pd.DataFrame, z: np.ndarray) -> str:
+    """Why beta_3 cannot be identified in any draw ('' when it can): a draw's design is a subset of the pool's rows,
+    so what is collinear in the pool is collinear in every draw."""
+    for name, column in zip(["mu_hat", "lap", "mu_hat x lap"], z[:, 1:].T):
+        if np.ptp(column) == 0:
+            return f"{name} has no variation in the bootstrap sample (every value {column[0]:g}): beta_3 is not " \
+                   "identified"
+    entity, period = pd.factorize(data["entity_num"])[0], pd.factorize(data["period_num"])[0]
+    if not drop_weighted_singletons(np.ones(len(data)), [entity, period]).any():
+        return f"every row of the bootstrap sample is a singleton of a fixed effect ({entity.max() + 1} entit" \
+               f"{'y' if entity.max() == 0 else 'ies'}, {period.max() + 1} periods): beta_3 is not identified"
+    return ""
 
 
 def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, seed: int = 20251222,
-                    resample: str = "obs", block: int = 250, progress: bool = True,
+                    resample: str = "obs", block: int = 50, progress: bool = True,
                     standardized: bool = False) -> BootstrapResult:
     """Bootstrap distribution of beta_3 of `outcome ~ mu_hat + lap + mu_hat:lap | entity_num + period_num` on
     `sample` (the post-cutoff panel in the paper's design) and the one-sided bootstrap p of `b3_in_sample`.
-    Draws use numpy.random.default_rng(seed); `block` draws are generated at a time (same draws for any block)."""
+    Draw b uses the kernel's stream (seed, b); `block` draws are computed at a time (same draws for any block).
+    A sample where beta_3 is identified in no draw returns `identified=False` with the reason (all draws NaN)."""
     if B < 1:
         raise EstimationError(f"B = {B}: the bootstrap needs at least one draw")
     missing = [c for c in VARIABLES + ABSORB if c not in sample.columns]
@@ -229,27 +173,40 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     z = np.column_stack([data["outcome"], data["mu_hat"], data["lap"], data["mu_hat"] * data["lap"]]).astype(float)
     entity = pd.factorize(data["entity_num"])[0]
     period = pd.factorize(data["period_num"])[0]
+    unit, n_units = _units(len(data), entity, resample)
+    result = BootstrapResult(np.full(B, np.nan), float(b3_in_sample), B, seed, resample, len(data), standardized)
+    result.reason = _not_identified(data, z)
+    # Units never matter: standardize each column (beta_3 is scaled back), so no tolerance sees the data's units.
+    centre, spread = z.mean(axis=0), z.std(axis=0)
+    spread[spread == 0] = 1.0
+    z = (z - centre) / spread
     a, d = (entity, period) if entity.max() >= period.max() else (period, entity)
-    n_a, n_d = int(a.max()) + 1, int(d.max()) + 1
-    batched = n_a * n_d**2 <= BATCHED_FLOPS
-    block = max(1, min(block, BATCHED_CELLS // (n_a * n_d))) if batched else block
-    rng = np.random.default_rng(seed)
-    draws = np.empty(B)
-    # One BLAS thread: the solves are small, and OpenBLAS with 2 threads on them measured 10-100x slower here.
-    with threadpool_limits(1), tqdm(total=B, desc="bootstrap", unit="draw", disable=not progress) as bar:
-        for start in range(0, B, block):
-            weights = draw_weights(len(data), entity, min(block, B - start), rng, resample)
-            for j in range(weights.shape[1]):
-                weights[:, j] = drop_weighted_singletons(weights[:, j], [entity, period])
-            empty = weights.sum(axis=0) == 0
-            out = np.full(weights.shape[1], np.nan)
-            if batched and not empty.all():
-                out[~empty] = block_beta3(z, a, d, weights[:, ~empty])
-            elif not batched:
-                out[~empty] = [draw_beta3(z, a, d, weights[:, j]) for j in np.flatnonzero(~empty)]
-            draws[start:start + weights.shape[1]] = out
-            bar.update(weights.shape[1])
-    return BootstrapResult(draws, float(b3_in_sample), B, seed, resample, len(data), standardized)
+    order = np.argsort(a, kind="stable")
+    z, a, d, unit = np.ascontiguousarray(z[order]), a[order].astype(np.int64), d[order].astype(np.int64), unit[order]
+    start = np.searchsorted(a, np.arange(a[-1] + 2)).astype(np.int64)
+    n_d = int(d.max()) + 1
+    M, raw = np.zeros((1, 4, 4)), np.zeros((1, 4))
+    kernel.weighted_cross_products(z, np.ones(len(z)), a, d, start, n_d, CG_MAX_ITER, M[0], raw[0])
+    if not result.reason and np.isnan(beta3_of(M, raw)[0]):
+        result.reason = "beta_3 is not identified in the bootstrap sample itself (after dropping singletons, " \
+                        "mu_hat x lap is collinear with the fixed effects and the other regressors)"
+    if result.reason:
+        result.identified = False
+        return result
+    blocks = [(first, min(block, B - first)) for first in range(0, B, block)]
+
+    def compute(first: int, count: int) -> int:
+        M, raw = kernel.bootstrap_cross_products(z, a, d, start, n_d, unit, n_units, seed, first, count,
+                                                 CG_MAX_ITER)
+        result.draws[first:first + count] = beta3_of(M, raw)
+        return count
+
+    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool, \
+            tqdm(total=B, desc="bootstrap", unit="draw", disable=not progress) as bar:
+        for count in pool.map(compute, *zip(*blocks)):
+            bar.update(count)
+    result.draws *= spread[0] / spread[3]
+    return result
 
 
 def histogram(result: BootstrapResult, path: Path) -> None:
@@ -260,7 +217,7 @@ def histogram(result: BootstrapResult, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 4))
-    axes.hist(result.identified, bins=60, color="0.6")
+    axes.hist(result.identified_draws, bins=60, color="0.6")
     axes.axvline(result.p95, color="blue", linestyle=":", linewidth=2, label=f"95th percentile = {result.p95:.3g}")
     axes.axvline(result.b3_in_sample, color="red", linestyle="-", linewidth=2,
                  label=f"in-sample estimate = {result.b3_in_sample:.3g}")
@@ -272,6 +229,13 @@ def histogram(result: BootstrapResult, path: Path) -> None:
     figure.tight_layout()
     atomic_write(path, lambda tmp: figure.savefig(tmp, format="png", dpi=120))
     plt.close(figure)
+
+
+def _standardize(sample: pd.DataFrame) -> pd.DataFrame:
+    """Table V z-scores within the sample (extended.standardize_within), except that a column without variation is
+    left as it is: 0/0 would turn it into NaN and drop every row; the bootstrap reports it as not identified."""
+    varying = [c for c in VARIABLES if sample[c].std() > 0]
+    return standardize_within(sample, varying) if varying else sample
 
 
 def in_sample_beta3(sample: pd.DataFrame) -> float:
@@ -286,7 +250,9 @@ def run(config: RunConfig, layout: Layout, standardize: bool = True, progress: b
     """Paper Figure III on data/derived/panel.parquet: in-sample = post == 0, bootstrap sample = post == 1, both
     standardized within their own sample first (Table V; `standardize=False` keeps raw units). Writes
     results/bootstrap.csv (summary), results/bootstrap_draws.csv and results/figures/bootstrap.png. Returns None,
-    and removes those files of an earlier run, when bootstrap_reps = 0 or a sample has no complete rows."""
+    and removes those files of an earlier run, when bootstrap_reps = 0 or a sample has no complete rows. When beta_3
+    is not identified (in-sample or in the bootstrap sample) the result has identified = False and its reason, and
+    only bootstrap.csv is written (columns identified = 0 and note = the reason)."""
     panel = read_parquet(layout.derived_file("panel.parquet"))
     complete = panel.dropna(subset=VARIABLES + ABSORB)
     pre, post = complete[complete["post"] == 0], complete[complete["post"] == 1]
@@ -295,10 +261,21 @@ def run(config: RunConfig, layout: Layout, standardize: bool = True, progress: b
             (layout.results / name).unlink(missing_ok=True)
         return None
     if standardize:
-        pre, post = (standardize_within(part, VARIABLES) for part in (pre, post))
-    result = pairs_bootstrap(post, in_sample_beta3(pre), B=config.estimate.bootstrap_reps,
+        pre, post = (_standardize(part) for part in (pre, post))
+    try:
+        b3_in_sample, why_not = in_sample_beta3(pre), ""
+    except EstimationError as err:
+        b3_in_sample, why_not = float("nan"), f"in-sample beta_3 not identified: {err}"
+    result = pairs_bootstrap(post, b3_in_sample, B=config.estimate.bootstrap_reps,
                              seed=config.estimate.bootstrap_seed, resample=config.estimate.bootstrap_resample,
                              progress=progress, standardized=standardize)
+    if why_not:
+        result.identified, result.reason = False, "; ".join(filter(None, [why_not, result.reason]))
+    if not result.identified:
+        write_csv(result.summary(), layout.results / "bootstrap.csv")
+        for name in OUTPUTS[1:]:
+            (layout.results / name).unlink(missing_ok=True)
+        return result
     write_csv(result.summary(), layout.results / "bootstrap.csv")
     write_csv(pd.DataFrame({"draw": np.arange(1, result.B + 1), "beta3": result.draws}),
               layout.results / "bootstrap_draws.csv")

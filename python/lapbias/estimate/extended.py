@@ -10,13 +10,13 @@
   examples, returns 37% and CapEx 19%, are consistent).
 - Table III, eq. (8): the triple interaction with a moderator such as Small: (1) mu_hat, small, mu_hat x small;
   (2) adds lap, mu_hat x lap, lap x small and mu_hat x lap x small.
-- Table IV, horse race: (1) mu_hat, p_first, mu_hat x p_first; (2) adds lap and mu_hat x lap; (3) column 1 plus
-  confidence and mu_hat x confidence; (4) everything.
-- Table V: the detection regression with every variable standardized separately within the in-sample (pre) and
-  out-of-sample (post) periods.
-All regressions absorb entity_num and period_num and cluster by entity_num (the protocol's choice; the paper's
-tables cluster by date: pass cluster="period_num"); a specification whose variables are absent or all missing is
-skipped with a note.
+- Table IV, horse race (paper Table IV): (1) mu_hat, p_first, mu_hat x p_first; (2) adds lap and mu_hat x lap;
+  (3) mu_hat, confidence, mu_hat x confidence (confidence replaces p_first); (4) adds lap and mu_hat x lap.
+- Table V (paper Table V): every variable standardized separately within the in-sample (pre) and out-of-sample
+  (post) periods; (1) in-sample mu_hat; (2) in-sample mu_hat, lap, mu_hat x lap; (3)-(4) the same out-of-sample.
+All regressions absorb entity_num and period_num; the paper's tables cluster by date (period_num), the default here
+(`[estimate] extended_cluster`); the protocol's Steps 3-5 keep entity clustering (estimate/protocol.py). A
+specification whose variables are absent or all missing, or that cannot be estimated, is skipped with a note.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from .reghdfe import RESULT_COLUMNS, reghdfe
 
 DESCRIBED = ["outcome", "mu_hat", "lap", "lap_recall", "lap_mink", "ud", "p_first", "confidence"]
 ABSORB = ["entity_num", "period_num"]
+TABLES = ("descriptive", "table2", "magnitudes", "table3", "table4", "table5")
 
 
 @dataclass
@@ -60,8 +61,27 @@ def standardize_within(panel: pd.DataFrame, columns: list[str], by: str = "post"
     out = panel.copy()
     for column in columns:
         grouped = out.groupby(by)[column]
-        out[column] = (out[column] - grouped.transform("mean")) / grouped.transform("std")
+        sd = grouped.transform("std")
+        constant = sd.eq(0)
+        if constant.any():  # a z-score of a constant is 0/0: say which variable, not "every row is missing"
+            first = constant.idxmax()
+            raise EstimationError(f"{column} is constant (= {out[column][first]:g}) on all {int((out[by] == out[by][first]).sum())} rows "
+                                  f"with {by} = {out[by][first]}: it cannot be standardized (paper Table V) and carries "
+                                  "no information for the detection regression (e.g. a model that always answers "
+                                  "the same label)")
+        out[column] = (out[column] - grouped.transform("mean")) / sd
     return out
+
+
+def _standardized(panel: pd.DataFrame, post: int, results: ExtendedResults) -> pd.DataFrame | None:
+    """Table V's sample (pre- or post-cutoff) with outcome, mu_hat and lap standardized within it; None, with a
+    note, when one of them is constant there (a z-score of a constant is 0/0)."""
+    sample = panel[panel["post"] == post].dropna(subset=["outcome", "mu_hat", "lap"])
+    try:
+        return standardize_within(sample, ["outcome", "mu_hat", "lap"])
+    except EstimationError as err:
+        results.notes.append(f"table5:{'(1)-(2)' if post == 0 else '(3)-(4)'} skipped: {err}")
+        return None
 
 
 def _usable(sample: pd.DataFrame, variables: list[str]) -> bool:
@@ -81,7 +101,8 @@ def _columns(sample: pd.DataFrame, specs: dict[str, list[str]], needed: dict[str
             results.notes.append(f"{name}:{model} skipped: {err}")
             continue
         rows.append(fit.to_rows(model))
-        results.notes += [f"{name}:{model}: {term} omitted because of collinearity" for term in fit.omitted]
+        results.notes += [f"{name}:{model}: {term} omitted: {fit.omitted_reasons.get(term, 'collinear')}"
+                          for term in fit.omitted]
     return pd.concat(rows, ignore_index=True) if rows else None
 
 
@@ -98,7 +119,7 @@ def magnitudes(table2: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
     ])
 
 
-def estimate_extended(panel: pd.DataFrame, moderator: str = "small", cluster: str = "entity_num") -> ExtendedResults:
+def estimate_extended(panel: pd.DataFrame, moderator: str = "small", cluster: str = "period_num") -> ExtendedResults:
     """Tables I-V and the magnitudes (module docstring) on a panel with the contract's columns."""
     results = ExtendedResults()
     results.tables["descriptive"] = descriptive(panel)
@@ -115,17 +136,18 @@ def estimate_extended(panel: pd.DataFrame, moderator: str = "small", cluster: st
                                     f"c.mu_hat#c.lap#c.{m}"]},
                       {"(1)": ["mu_hat", m], "(2)": ["mu_hat", m, "lap"]}, results, "table3", cluster)
     first = ["mu_hat", "p_first", "c.mu_hat#c.p_first"]
-    confidence = ["confidence", "c.mu_hat#c.confidence"]
-    table4 = _columns(pre, {"(1)": first, "(2)": first + base[1:], "(3)": first + confidence,
-                            "(4)": first + base[1:] + confidence},
-                      {"(1)": ["p_first"], "(2)": ["p_first", "lap"], "(3)": ["p_first", "confidence"],
-                       "(4)": ["p_first", "lap", "confidence"]}, results, "table4", cluster)
-    standardized = standardize_within(panel.dropna(subset=["outcome", "mu_hat", "lap"]), ["outcome", "mu_hat", "lap"])
+    confidence = ["mu_hat", "confidence", "c.mu_hat#c.confidence"]
+    table4 = _columns(pre, {"(1)": first, "(2)": [*base, *first[1:]], "(3)": confidence,
+                            "(4)": [*base, *confidence[1:]]},
+                      {"(1)": ["p_first"], "(2)": ["p_first", "lap"], "(3)": ["confidence"],
+                       "(4)": ["confidence", "lap"]}, results, "table4", cluster)
     table5 = pd.concat([t for t in (
-        _columns(standardized[standardized["post"] == 0], {"pre": base}, {"pre": ["mu_hat", "lap"]}, results, "table5",
-                 cluster),
-        _columns(standardized[standardized["post"] == 1], {"post": base}, {"post": ["mu_hat", "lap"]}, results,
-                 "table5", cluster)) if t is not None] or [pd.DataFrame(columns=RESULT_COLUMNS)], ignore_index=True)
+        _columns(sample, specs, {m: ["mu_hat", "lap"][: len(terms)] for m, terms in specs.items()}, results, "table5",
+                 cluster)
+        for sample, specs in ((_standardized(panel, 0, results), {"(1)": ["mu_hat"], "(2)": base}),
+                              (_standardized(panel, 1, results), {"(3)": ["mu_hat"], "(4)": base}))
+        if sample is not None) if t is not None]
+                       or [pd.DataFrame(columns=RESULT_COLUMNS)], ignore_index=True)
     for name, table in (("table3", table3), ("table4", table4), ("table5", table5)):
         if table is not None and len(table):
             results.tables[name] = table
@@ -135,9 +157,13 @@ def estimate_extended(panel: pd.DataFrame, moderator: str = "small", cluster: st
 def run_extended(config: RunConfig, layout: Layout) -> ExtendedResults:
     """Write results/descriptive.csv, table2.csv, magnitudes.csv, table3.csv, table4.csv, table5.csv (those the
     panel supports) and results/extended_notes.csv (why a specification was skipped)."""
-    results = estimate_extended(read_parquet(layout.derived_file("panel.parquet")), config.estimate.moderator)
-    for name, table in results.tables.items():
-        write_csv(table, layout.results / f"{name}.csv")
+    results = estimate_extended(read_parquet(layout.derived_file("panel.parquet")), config.estimate.moderator,
+                                config.estimate.extended_cluster)
+    for name in TABLES:  # a table this run does not produce must not survive from an earlier run
+        if name in results.tables:
+            write_csv(results.tables[name], layout.results / f"{name}.csv")
+        else:
+            (layout.results / f"{name}.csv").unlink(missing_ok=True)
     write_csv(pd.DataFrame({"note": results.notes}), layout.results / "extended_notes.csv")
     return results
 

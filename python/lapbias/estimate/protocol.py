@@ -4,8 +4,9 @@ Step 3, validation: reghdfe outcome ud [if high_lap == 1 | 0], absorb(entity_num
 Step 4, detection:  reghdfe outcome c.mu_hat##c.lap, absorb(entity_num period_num) cluster(entity_num), on the
                     pre-cutoff sample; beta_3 is the coefficient on c.mu_hat#c.lap, tested one-sided for > 0.
 Step 5, placebo:    both on the post-cutoff sample.
-A panel with a single entity (one time series) drops the entity FE and the period FE (one row per period) and
-uses Newey-West standard errors (protocol, implementation notes).
+A sample with a single entity (one time series) drops the entity FE and the period FE (one row per period) and
+uses Newey-West standard errors (protocol, implementation notes). A regression that cannot be estimated is noted
+(kind `failed`, with the reason) and the others go on; the verdict names the reason.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import pandas as pd
 from ..config import RunConfig
 from ..errors import EstimationError
 from ..io import Layout, read_parquet, write_csv
-from .reghdfe import RESULT_COLUMNS, RegResult, reghdfe
+from .power import detection_power
+from .reghdfe import RESULT_COLUMNS, AllOmitted, RegResult, reghdfe
 
 DETECTION_TERMS = ["mu_hat", "lap", "c.mu_hat#c.lap"]
 BETA3 = "c.mu_hat#c.lap"
@@ -31,20 +33,24 @@ class ProtocolResults:
 
     def summary(self) -> str:
         detection = self.tables.get("detection")
-        if detection is None or detection.empty:
-            return "no detection regression"
+        if detection is None or BETA3 not in set(detection["term"]):
+            return "no detection regression (see results/estimation_notes.csv)"
         row = detection.set_index("term").loc[BETA3]
+        if pd.isna(row["coef"]):
+            return f"beta_3 omitted (collinear); N = {int(row['N'])}"
         text = (f"beta_3 = {row['coef']:.4g} (t = {row['t']:.2f}, one-sided p = {row['p_one_sided']:.4f}, "
                 f"N = {int(row['N'])})")
         placebo = self.tables.get("placebo")
-        if placebo is not None and not placebo.empty:
+        if placebo is not None and BETA3 in set(placebo["term"]) and pd.notna(placebo.set_index("term").loc[BETA3, "coef"]):
             post = placebo.set_index("term").loc[BETA3]
             text += f"; post-cutoff beta_3 = {post['coef']:.4g} (one-sided p = {post['p_one_sided']:.4f})"
         return text
 
 
-def _fit(sample: pd.DataFrame, y: str, x: list[str], single_entity: bool, newey_lag: int) -> RegResult:
-    if single_entity:
+def _fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) -> RegResult:
+    """Protocol Steps 3-5: FE regression clustered by entity; a sample with one entity is a single time series
+    (protocol, implementation notes): no FE, Newey-West."""
+    if sample["entity_num"].nunique() == 1:
         return reghdfe(sample, y, x, absorb=[], vce="newey", time="period_num", newey_lag=newey_lag)
     return reghdfe(sample, y, x, absorb=["entity_num", "period_num"], vce="cluster", cluster=["entity_num"])
 
@@ -58,44 +64,61 @@ def _record(results: ProtocolResults, name: str, model: str, fit: RegResult) -> 
                               "detail": f"{fit.N_dropped_missing} row(s) with a missing value dropped listwise"})
     for term in fit.omitted:
         results.notes.append({"model": f"{name}:{model}", "kind": "omitted",
-                              "detail": f"{term} omitted because of collinearity"})
+                              "detail": f"{term} omitted: {fit.omitted_reasons.get(term, 'collinear')}"})
     for warning in fit.warnings:
         results.notes.append({"model": f"{name}:{model}", "kind": "warning", "detail": warning})
     return fit.to_rows(model)
 
 
+def _estimated(results: ProtocolResults, name: str, model: str, sample: pd.DataFrame, x: list[str],
+               newey_lag: int) -> pd.DataFrame | None:
+    """The coefficient rows of one regression, or None with a `failed` note saying why it cannot be estimated; a
+    regression whose every regressor is collinear gives rows with empty estimates (each term omitted)."""
+    try:
+        return _record(results, name, model, _fit(sample, "outcome", x, newey_lag))
+    except AllOmitted as err:
+        for term, why in err.omitted.items():
+            results.notes.append({"model": f"{name}:{model}", "kind": "omitted", "detail": f"{term} omitted: {why}"})
+        return pd.DataFrame([{"model": model, "term": term, "N": len(sample), "engine": "python"} for term in x],
+                            columns=RESULT_COLUMNS)
+    except EstimationError as err:
+        results.notes.append({"model": f"{name}:{model}", "kind": "failed", "detail": str(err)})
+        return None
+
+
 def _sample_results(results: ProtocolResults, sample: pd.DataFrame, validation: str, detection: str,
-                    single_entity: bool, newey_lag: int) -> None:
-    rows = []
-    for model, flag in VALIDATION_MODELS.items():
-        part = sample if flag is None else sample[sample["high_lap"] == flag]
-        try:
-            rows.append(_record(results, validation, model, _fit(part, "outcome", ["ud"], single_entity, newey_lag)))
-        except EstimationError as err:
-            results.notes.append({"model": f"{validation}:{model}", "kind": "warning", "detail": str(err)})
+                    newey_lag: int) -> None:
+    rows = [_estimated(results, validation, model, sample if flag is None else sample[sample["high_lap"] == flag],
+                       ["ud"], newey_lag) for model, flag in VALIDATION_MODELS.items()]
+    rows = [r for r in rows if r is not None]
     results.tables[validation] = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=RESULT_COLUMNS)
     model = "pre" if detection == "detection" else "post"
-    fit = _fit(sample, "outcome", DETECTION_TERMS, single_entity, newey_lag)
-    results.tables[detection] = _record(results, detection, model, fit)
+    table = _estimated(results, detection, model, sample, DETECTION_TERMS, newey_lag)
+    results.tables[detection] = table if table is not None else pd.DataFrame(columns=RESULT_COLUMNS)
 
 
 def estimate_panel(pre: pd.DataFrame, post: pd.DataFrame | None, newey_lag: int = -1) -> ProtocolResults:
-    """Validation and detection on the pre-cutoff panel; the same on the post-cutoff panel (placebo)."""
+    """Validation and detection on the pre-cutoff panel; the same on the post-cutoff panel (placebo). Never raises
+    for a degenerate sample: a regression that cannot be estimated leaves an empty table and a `failed` note
+    naming the reason, which the verdict reports (issue 11 item 2)."""
     results = ProtocolResults()
     if pre.empty:
-        raise EstimationError("the pre-cutoff sample is empty: there is nothing to test (check [study] cutoff)")
-    single_entity = pre["entity_num"].nunique() == 1
-    _sample_results(results, pre, "validation", "detection", single_entity, newey_lag)
+        results.notes.append({"model": "detection:pre", "kind": "failed", "detail": "the pre-cutoff sample is "
+                              "empty: there is nothing to test (check [study] cutoff)"})
+        results.tables["detection"] = pd.DataFrame(columns=RESULT_COLUMNS)
+    else:
+        _sample_results(results, pre, "validation", "detection", newey_lag)
     if post is None or post.empty:
         results.notes.append({"model": "placebo", "kind": "warning",
                               "detail": "no post-cutoff observations: the placebo (Step 5) is infeasible"})
     else:
-        _sample_results(results, post, "placebo_validation", "placebo", single_entity, newey_lag)
+        _sample_results(results, post, "placebo_validation", "placebo", newey_lag)
     return results
 
 
 def run(config: RunConfig, layout: Layout) -> ProtocolResults:
-    """Read data/derived/panel.parquet, estimate Steps 3-5, write results/*.csv and estimation_notes.csv."""
+    """Read data/derived/panel.parquet, estimate Steps 3-5, write results/*.csv (detection.csv always, empty when
+    it cannot be estimated), power.csv (estimate/power.py) and estimation_notes.csv."""
     panel = read_parquet(layout.derived_file("panel.parquet"))
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
     results = estimate_panel(pre, post, newey_lag=config.estimate.newey_lag)
@@ -105,5 +128,14 @@ def run(config: RunConfig, layout: Layout) -> ProtocolResults:
             write_csv(results.tables[name], path)
         else:
             path.unlink(missing_ok=True)
+    write_csv(detection_power(pre, results.tables["detection"], config.estimate.detection_alpha),
+              layout.results / "power.csv")
     write_csv(pd.DataFrame(results.notes, columns=["model", "kind", "detail"]), layout.results / "estimation_notes.csv")
     return results
+
+
+def append_notes(layout: Layout, notes: list[dict[str, str]]) -> None:
+    """Add rows (model, kind, detail) to results/estimation_notes.csv (e.g. a bootstrap that could not run)."""
+    path = layout.results / "estimation_notes.csv"
+    old = pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame(columns=["model", "kind", "detail"])
+    write_csv(pd.concat([old, pd.DataFrame(notes, columns=["model", "kind", "detail"])], ignore_index=True), path)

@@ -8,7 +8,11 @@ On top, this module does what reghdfe does around the solve:
   them, so the SEs are reghdfe's also on disconnected FE graphs, with three or more FEs, and with nesting;
 - listwise deletion of rows with a missing y, x, absorb or cluster value (counted: N_full − N_used);
 - singletons dropped iteratively (pyfixest fixef_rm="singleton"; counted as num_singletons);
-- collinear regressors omitted and reported, the sample unchanged;
+- scale-free estimation (`scaling`): y and every regressor (after forming interactions) are divided by a power
+  of two near their size before pyfixest and the estimates mapped back, so every t statistic is invariant to the
+  units of any variable; collinearity is decided after scaling by reghdfe's relative rules (`collinear_terms`):
+  a regressor collinear with the fixed effects, or with the regressors before it, is omitted and reported with
+  its reason, the sample unchanged;
 - residual degrees of freedom df_r = N − K − df_a, and with clustering min(N − K − df_a, G − 1); two-sided p-values
   and 95% confidence intervals from the t distribution with df_r (reghdfe's convention);
 - Stata term names (`c.mu_hat#c.lap` for an interaction of continuous variables) and reghdfe's `_cons`
@@ -29,14 +33,26 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import EstimationError
+from .scaling import RMCOLL_TOLERANCE, check_finite, collinear_terms, fe_tolerance, partial_out, power_of_two
 
 FEW_CLUSTERS = 20
 DEMEAN_TOLERANCE = 1e-10
 """Convergence tolerance of the alternating-projections demeaning. pyfixest's default (1e-6) moves standard errors
 in the 7th digit between runs; reghdfe's default is 1e-8; 1e-10 keeps reruns equal to ~1e-10 relative."""
+PYFIXEST_COLLIN_TOL = RMCOLL_TOLERANCE / 100
+"""pyfixest's own (absolute) pivot check on the scaled design, whose within sums of squares are ~N: below our
+relative rule, so pyfixest never drops what `collinear_terms` kept."""
 FACTOR = re.compile(r"^(?:c\.)?([A-Za-z_]\w*)$")
 RESULT_COLUMNS = ["model", "term", "coef", "se", "t", "p", "p_one_sided", "ci_low", "ci_high", "N", "N_clust",
                   "df_r", "r2", "r2_within", "num_singletons", "engine"]
+
+
+class AllOmitted(EstimationError):
+    """Every regressor is collinear (with the fixed effects or each other): nothing to estimate."""
+
+    def __init__(self, message: str, omitted: dict[str, str]):
+        super().__init__(message)
+        self.omitted = omitted
 
 
 def one_sided_p(t: float, p_two: float) -> float:
@@ -81,6 +97,8 @@ class RegResult:
     r2_a_within: float = math.nan
     F: float = math.nan
     omitted: list[str] = field(default_factory=list)
+    omitted_reasons: dict[str, str] = field(default_factory=dict)
+    """Why each omitted term was dropped: "collinear with the fixed effects" or "... with the other regressors"."""
     warnings: list[str] = field(default_factory=list)
 
     def tidy(self) -> pd.DataFrame:
@@ -88,9 +106,17 @@ class RegResult:
                              "ci_low": self.ci_low, "ci_high": self.ci_high})
 
     def to_rows(self, model: str, engine: str = "python") -> pd.DataFrame:
-        """The coefficient table in the results schema of docs/contracts.md, one row per term."""
+        """The coefficient table in the results schema of docs/contracts.md, one row per term; an omitted term
+        is a row with empty estimates (reghdfe's `o.` line)."""
         rows = []
-        for term in self.coef.index:
+        terms = [t for t in self.coef.index if t != "_cons"] + self.omitted + [t for t in self.coef.index
+                                                                               if t == "_cons"]
+        for term in terms:
+            if term in self.omitted:
+                rows.append({"model": model, "term": term, "N": self.N, "df_r": self.df_r, "r2": self.r2,
+                             "N_clust": self.N_clust if self.N_clust is not None else np.nan,
+                             "r2_within": self.r2_within, "num_singletons": self.num_singletons, "engine": engine})
+                continue
             rows.append({
                 "model": model, "term": term, "coef": self.coef[term], "se": self.se[term], "t": self.t[term],
                 "p": self.p[term], "p_one_sided": one_sided_p(self.t[term], self.p[term]),
@@ -103,28 +129,34 @@ class RegResult:
 
 def term_variables(term: str) -> list[str]:
     """The variables of a term: `x`, or the factors of a Stata interaction of continuous variables
-    `c.a#c.b[#c.c...]` (the `c.` prefixes may be left out)."""
+    `c.a#c.b[#c.c...]` (every factor of an interaction with its `c.` prefix, as Stata needs for continuous ones)."""
     parts = term.split("#")
     matches = [FACTOR.match(p) for p in parts]
     if not all(matches):
         raise EstimationError(f"term {term!r} is not a variable name or an interaction such as c.mu_hat#c.lap")
+    bare = [p for p in parts if not p.startswith("c.")]
+    if len(parts) > 1 and bare:
+        # Stata reads a variable without c. in an interaction as a factor (i.b: one dummy per level); treating it
+        # as continuous would silently estimate another model than reghdfe does.
+        raise EstimationError(f"term {term!r}: {bare[0]!r} has no c. prefix, which Stata reads as a factor variable "
+                              f"(i.{FACTOR.match(bare[0]).group(1)}); factor variables are not supported: write "
+                              f"c.{FACTOR.match(bare[0]).group(1)} for a continuous interaction")
     return [m.group(1) for m in matches]
 
 
-def _design(df: pd.DataFrame, x: list[str]) -> tuple[pd.DataFrame, dict[str, str]]:
+def _design(df: pd.DataFrame, x: list[str], scales: dict[str, float]) -> tuple[pd.DataFrame, dict[str, str],
+                                                                         dict[str, float]]:
     """Columns for each term: a plain variable, or the product of the factors of an interaction, named as
-    Stata names it (c.a#c.b)."""
-    design, names = pd.DataFrame(index=df.index), {}
+    Stata names it (c.a#c.b); built from the variables divided by their `scales`, and the scale of each column
+    (the product of its factors' scales)."""
+    design, names, column_scales = pd.DataFrame(index=df.index), {}, {}
     for term in x:
         factors = term_variables(term)
-        if len(factors) == 1:
-            design[factors[0]] = df[factors[0]].astype("float64")
-            names[factors[0]] = factors[0]
-        else:
-            column = "__X__".join(factors)
-            design[column] = np.prod([df[f].astype("float64").to_numpy() for f in factors], axis=0)
-            names[column] = "#".join(f"c.{f}" for f in factors)
-    return design, names
+        column = "x__" + "__X__".join(factors)  # never the name of y, an absorbed or a cluster variable
+        design[column] = np.prod([df[f].to_numpy(np.float64) / scales[f] for f in factors], axis=0)
+        names[column] = factors[0] if len(factors) == 1 else "#".join(f"c.{f}" for f in factors)
+        column_scales[column] = float(np.prod([scales[f] for f in factors]))
+    return design, names, column_scales
 
 
 def _check_columns(df: pd.DataFrame, needed: list[str]) -> None:
@@ -135,16 +167,23 @@ def _check_columns(df: pd.DataFrame, needed: list[str]) -> None:
 
 def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = None, vce: str = "unadjusted",
             cluster: list[str] | None = None, newey_lag: int | None = None, time: str | None = None) -> RegResult:
-    """Estimate y on x absorbing the fixed effects in `absorb`, as `reghdfe y x, absorb(...) vce(...)`."""
-    import pyfixest as pf
+    """Estimate y on x absorbing the fixed effects in `absorb`, as `reghdfe y x, absorb(...) vce(...)`.
 
+    Scale-free (lapbias.estimate.scaling): the estimates are those on y / s_y and x_j / s_j mapped back, so a t
+    statistic does not change when any variable is multiplied by a constant; omitted regressors are listed in
+    `omitted` with their reason in `omitted_reasons`, as reghdfe's notes."""
     absorb, cluster = list(absorb or []), list(cluster or [])
     if vce not in ("unadjusted", "robust", "cluster", "newey"):
         raise EstimationError(f"vce({vce}) is not supported; use unadjusted, robust, cluster or newey")
     if vce == "cluster" and not cluster:
         raise EstimationError("vce(cluster) needs at least one cluster variable")
-    variables = sorted({v for term in x for v in term_variables(term)})
+    variables = list(dict.fromkeys(v for term in x for v in term_variables(term)))
     _check_columns(df, [y, *variables, *absorb, *cluster, *([time] if time else [])])
+    repeated = sorted({term for term in x if x.count(term) > 1})
+    if repeated:
+        raise EstimationError(f"regressor(s) {repeated} given more than once; give each term once")
+    if y in variables:
+        raise EstimationError(f"the dependent variable {y} is also a regressor; a variable cannot explain itself")
     keep = [y, *variables, *absorb, *cluster, *([time] if time else [])]
     data = df[list(dict.fromkeys(keep))].copy()
     n_full = len(data)
@@ -152,24 +191,83 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     dropped_missing = n_full - len(data)
     if data.empty:
         raise EstimationError(f"no observations left for {y} on {x}: every row has a missing value")
-    design, names = _design(data, x)
-    frame = pd.concat([data[[y, *absorb, *cluster, *([time] if time else [])]].reset_index(drop=True),
-                       design.reset_index(drop=True)], axis=1)
-    frame = frame.loc[:, ~frame.columns.duplicated()]
+    check_finite(data, list(dict.fromkeys([y, *variables])))
+    scales = {v: power_of_two(data[v].to_numpy(np.float64)) for v in dict.fromkeys([y, *variables])}
+    design, names, column_scales = _design(data, x, scales)
+    frame = pd.concat([data[list(dict.fromkeys([*absorb, *cluster, *([time] if time else [])]))]
+                       .reset_index(drop=True), design.reset_index(drop=True)], axis=1)
+    frame[y] = data[y].to_numpy(np.float64) / scales[y]
     if vce == "newey":
-        return _newey(frame, y, list(design.columns), names, time, newey_lag, n_full, dropped_missing)
+        return _newey(frame, y, list(design.columns), names, column_scales, scales[y], time, newey_lag, n_full,
+                      dropped_missing)
     frame, num_singletons = drop_singletons(frame, absorb)
+    if frame.empty:
+        raise EstimationError(f"no observations left for {y} on {x}: all {num_singletons} are singletons "
+                              f"(alone in a level of {' or '.join(absorb)}) and reghdfe drops them")
+    kept, omitted, frame = _scale_columns(frame, y, list(design.columns), names, absorb)
+    for column in kept:
+        column_scales[column] *= frame.attrs["within_scale"][column]
+    formula = f"{y} ~ {' + '.join(kept) or '1'}" + (f" | {' + '.join(absorb)}" if absorb else "")
     df_a, df_a_nested = absorbed_dof(frame, absorb, cluster if vce == "cluster" else [])
-    rhs = " + ".join(design.columns)
-    formula = f"{y} ~ {rhs}" + (f" | {' + '.join(absorb)}" if absorb else "")
+    k = len(kept)
+    n_clusters = int(min(frame[c].nunique() for c in cluster)) if vce == "cluster" else None
+    if n_clusters is not None and n_clusters < 2:
+        raise EstimationError(f"vce(cluster {' '.join(cluster)}) with 1 cluster: cluster-robust standard errors "
+                              "need at least 2 clusters (use vce(robust), or a panel with more entities)")
+    if len(frame) - k - (df_a + df_a_nested if absorb else 1) <= 0:
+        absorbed = f"{df_a + df_a_nested} absorbed level(s)" if absorb else "a constant"
+        raise EstimationError(f"N = {len(frame)} observation(s) for K = {k} regressor(s) and {absorbed}: no "
+                              f"residual degrees of freedom for {y} on {x}")
+    if not kept:
+        raise AllOmitted(f"every regressor of {y} on {x} is omitted: "
+                         + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted)
+    result = _feols(frame, y, kept, names, absorb, vce, cluster, formula, df_a, df_a_nested, n_clusters)
+    result.N_full, result.num_singletons, result.N_dropped_missing = n_full, num_singletons, dropped_missing
+    result.omitted, result.omitted_reasons = list(omitted), omitted
+    return _unscaled(result, {names[c]: column_scales[c] for c in kept}, scales[y], y)
+
+
+def _scale_columns(frame: pd.DataFrame, y: str, columns: list[str], names: dict[str, str], absorb: list[str]
+                   ) -> tuple[list[str], dict[str, str], pd.DataFrame]:
+    """Decide collinearity after scaling (scaling.collinear_terms), refuse an outcome without within variation,
+    and divide each kept column by a power of two near its within root mean square (frame.attrs["within_scale"])."""
+    codes = (np.column_stack([pd.factorize(frame[fe])[0] for fe in absorb]).astype(np.uint64) if absorb else None)
+    raw = frame[[y, *columns]].to_numpy(np.float64)
+    within = partial_out(raw, codes, DEMEAN_TOLERANCE)
+    absorbed = "the fixed effects" if absorb else "the constant"
+    y_ss, y_norm2 = float(within[:, 0] @ within[:, 0]), float(raw[:, 0] @ raw[:, 0])
+    if y_norm2 == 0 or y_ss <= fe_tolerance(DEMEAN_TOLERANCE) * y_norm2:
+        where = " within the fixed effects (they explain it perfectly)" if absorb else ""
+        raise EstimationError(f"the outcome {y} is constant{where} in the {len(frame)} observation(s) used: nothing "
+                              f"is left to regress on {list(names.values())}")
+    kept, omitted = collinear_terms(raw[:, 1:], within[:, 1:], [names[c] for c in columns],
+                                    fe_tolerance(DEMEAN_TOLERANCE), absorbed)
+    kept_columns = [columns[j] for j in kept]
+    frame = frame.drop(columns=[c for c in columns if c not in kept_columns])
+    within_scale = {}
+    for j, column in zip(kept, kept_columns):
+        within_scale[column] = power_of_two(np.array([math.sqrt(within[:, j + 1] @ within[:, j + 1] / len(frame))]))
+        frame[column] = frame[column] / within_scale[column]
+    frame.attrs["within_scale"] = within_scale
+    return kept_columns, omitted, frame
+
+
+def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], absorb: list[str], vce: str,
+           cluster: list[str], formula: str, df_a: int, df_a_nested: int, n_clusters: int | None) -> RegResult:
+    """pyfixest on the scaled, full-rank design, with reghdfe's degrees of freedom and _cons (module docstring)."""
+    import pyfixest as pf
+
     vcov = {"unadjusted": "iid", "robust": "hetero"}.get(vce) or {"CRV1": "+".join(cluster)}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = pf.feols(formula, data=frame, vcov=vcov, fixef_rm="none",
+            fit = pf.feols(formula, data=frame, vcov=vcov, fixef_rm="none", collin_tol=PYFIXEST_COLLIN_TOL,
                            demeaner=pf.MapDemeaner(fixef_tol=DEMEAN_TOLERANCE, fixef_maxiter=100_000))
-    except Exception as err:  # pyfixest raises plain exceptions for empty or degenerate designs
-        raise EstimationError(f"cannot estimate {formula}: {str(err).splitlines()[0]}") from None
+    except Exception as err:  # pyfixest raises plain exceptions for degenerate designs
+        reason = (str(err).strip().splitlines() or [""])[0] or (
+            f"{type(err).__name__} without a reason; the usual cause is that every regressor is constant or "
+            "collinear with the absorbed fixed effects")
+        raise EstimationError(f"cannot estimate {formula}: {reason}") from None
     n_used = int(fit._N)
     coef = fit.coef().rename(index=names)
     if absorb:
@@ -179,9 +277,8 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
         df_a = 1  # the constant
     k = len(coef) - (0 if absorb else 1)
     df_r = n_used - k - df_a - df_a_nested
-    n_clusters, notes = None, []
+    notes = []
     if vce == "cluster":
-        n_clusters = int(min(frame[c].nunique() for c in cluster))
         df_r = min(n_used - k - df_a, n_clusters - 1)
         if n_clusters < FEW_CLUSTERS:
             notes.append(f"only {n_clusters} clusters (< {FEW_CLUSTERS}): cluster-robust inference is unreliable")
@@ -200,29 +297,55 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     slopes = coef.index.drop("_cons", errors="ignore")
     vcov = pd.DataFrame(np.asarray(fit._vcov) * scale, index=fit.coef().rename(index=names).index,
                         columns=fit.coef().rename(index=names).index).loc[slopes, slopes]
-    f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    try:
+        f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
+    except np.linalg.LinAlgError:  # reghdfe.mata line 3704: "missing F statistic; ... too few clusters"
+        f_stat = math.nan
+        notes.append(f"missing F statistic: the variance matrix is singular ({n_clusters} clusters for "
+                     f"{len(slopes)} regressors)" if n_clusters else "missing F statistic: singular variance matrix")
     if absorb:
-        cons, cons_se = _constant(fit, frame, y, [c for c in design.columns if names[c] in slopes], vce, cluster,
+        cons, cons_se = _constant(fit, frame, y, [c for c in kept if names[c] in slopes], vce, cluster,
                                   float(se[slopes[0]]) ** 2 if len(slopes) else math.nan)
         coef, se = pd.concat([coef, pd.Series({"_cons": cons})]), pd.concat([se, pd.Series({"_cons": cons_se})])
-    t = coef / se
-    p = pd.Series(2 * stats.t.sf(np.abs(t), df_r), index=coef.index)
-    q = stats.t.ppf(0.975, df_r)
-    omitted = [names.get(v, v) for v in (getattr(fit, "_collin_vars", None) or [])]
     rss = float(np.sum(np.asarray(fit._u_hat) ** 2))
     # RMSE and adjusted R²: N − df_m − df_a − df_a_nested (reghdfe.mata line 3742; reproduces reghdfe's printed
     # RMSE 1.3893 and adj. R² .6372 with absorb(f1 f2) cluster(f1)).
     dof_resid = n_used - k - (df_a + df_a_nested if absorb else 1)
+    if dof_resid <= 0:  # saturated: every observation spent on a coefficient or an absorbed level
+        raise EstimationError(f"no residual degrees of freedom for {formula} (N = {n_used}, K = {k}, absorbed = "
+                              f"{df_a + df_a_nested}, of which {df_a_nested} nested in the clusters)")
     r2 = float(fit._r2)
-    return RegResult(
-        coef=coef, se=se, t=t, p=p, ci_low=coef - q * se, ci_high=coef + q * se, N=n_used, N_full=n_full,
-        num_singletons=num_singletons, N_dropped_missing=dropped_missing, df_r=int(df_r), df_m=k,
-        N_clust=n_clusters, r2=r2, r2_within=float(fit._r2_within) if absorb else r2,
-        r2_a=1 - (1 - r2) * (n_used - 1) / dof_resid, rmse=math.sqrt(rss / dof_resid),
-        vce=vce, absorb=absorb, omitted=omitted, warnings=notes, df_a=df_a if absorb else 0,
-        df_a_nested=df_a_nested, F=f_stat,
-        r2_a_within=1 - (1 - (float(fit._r2_within) if absorb else r2)) * (n_used - 1) / dof_resid,
-    )
+    r2_within = float(fit._r2_within) if absorb else r2
+    return _finish(coef, se, df_r, N=n_used, N_full=n_used, num_singletons=0, N_dropped_missing=0, df_m=k,
+                   N_clust=n_clusters, r2=r2, r2_within=r2_within, r2_a=1 - (1 - r2) * (n_used - 1) / dof_resid,
+                   rmse=math.sqrt(rss / dof_resid), vce=vce, absorb=absorb, warnings=notes,
+                   df_a=df_a if absorb else 0, df_a_nested=df_a_nested, F=f_stat,
+                   r2_a_within=1 - (1 - r2_within) * (n_used - 1) / dof_resid)
+
+
+def _finish(coef: pd.Series, se: pd.Series, df_r: int, **fields) -> RegResult:
+    """t, two-sided p and 95% CI from the t distribution with df_r (reghdfe's convention). A standard error of 0
+    (a degenerate variance, e.g. a regressor constant within every cluster) gives a missing t and p, as Stata's
+    ".", never an infinite t that would read as significant."""
+    t = (coef / se).where((se > 0) & np.isfinite(se))
+    p = pd.Series(2 * stats.t.sf(np.abs(t), df_r), index=coef.index)
+    q = stats.t.ppf(0.975, df_r)
+    return RegResult(coef=coef, se=se, t=t, p=p, ci_low=coef - q * se, ci_high=coef + q * se, df_r=int(df_r),
+                     **fields)
+
+
+def _unscaled(result: RegResult, term_scales: dict[str, float], y_scale: float, y: str) -> RegResult:
+    """Map estimates on y / s_y and x_j / s_j back to the data's units: b_j s_y / s_j (se alike), _cons s_y,
+    RMSE s_y; t, p, R² and F are unchanged. A result too large for a double names the outcome."""
+    factor = pd.Series({term: y_scale / term_scales.get(term, 1.0) for term in result.coef.index})
+    for name in ("coef", "se", "ci_low", "ci_high"):
+        setattr(result, name, getattr(result, name) * factor)
+    result.rmse *= y_scale
+    values = np.concatenate([result.coef.to_numpy(), result.se.to_numpy(), [result.rmse]])
+    if np.isinf(values).any():
+        raise EstimationError(f"estimates overflow a double in the units of the outcome {y} (largest |{y}| ="
+                              f" {y_scale:.3g} × O(1)): divide {y} by a power of ten, e.g. express it in millions")
+    return result
 
 
 def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cluster: list[str],
@@ -321,9 +444,10 @@ def _nested(fe: np.ndarray, levels: int, cluster: np.ndarray) -> bool:
     return bool(np.all(first_cluster[fe] == cluster))
 
 
-def _newey(frame: pd.DataFrame, y: str, columns: list[str], names: dict[str, str], time: str | None,
-           lag: int | None, n_full: int, dropped_missing: int) -> RegResult:
-    """Stata `newey y x, lag(L)` for a single time series: OLS with a constant, Bartlett HAC, N/(N−k)."""
+def _newey(frame: pd.DataFrame, y: str, columns: list[str], names: dict[str, str], column_scales: dict[str, float],
+           y_scale: float, time: str | None, lag: int | None, n_full: int, dropped_missing: int) -> RegResult:
+    """Stata `newey y x, lag(L)` for a single time series: OLS with a constant, Bartlett HAC, N/(N−k); on the
+    scaled design with collinearity decided as in `reghdfe` (the constant is what is partialled out)."""
     import statsmodels.api as sm
 
     if time is None:
@@ -331,23 +455,26 @@ def _newey(frame: pd.DataFrame, y: str, columns: list[str], names: dict[str, str
     frame = frame.sort_values(time)
     if frame[time].duplicated().any():
         raise EstimationError(f"{time} repeats within the single time series: Newey-West needs one row per period")
+    kept, omitted, frame = _scale_columns(frame, y, columns, names, [])
+    if len(frame) <= len(kept) + 1:
+        raise EstimationError(f"N = {len(frame)} observation(s) for K = {len(kept)} regressor(s) and a constant: "
+                              f"no residual degrees of freedom for {y} on {list(names.values())}")
+    if not kept:
+        raise AllOmitted(f"every regressor of {y} on {list(names.values())} is omitted: "
+                         + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted)
     lag = newey_default_lag(len(frame)) if lag is None or lag < 0 else lag
-    exog = sm.add_constant(frame[columns].to_numpy(), has_constant="add")
+    exog = sm.add_constant(frame[kept].to_numpy(), has_constant="add")
     fit = sm.OLS(frame[y].to_numpy(), exog).fit(cov_type="HAC", cov_kwds={"maxlags": lag, "use_correction": True},
                                                  use_t=True)
-    index = ["_cons"] + [names[c] for c in columns]  # add_constant puts the constant first
+    index = ["_cons"] + [names[c] for c in kept]  # add_constant puts the constant first
     order = index[1:] + ["_cons"]  # reported as Stata does: regressors, then _cons
-    coef = pd.Series(fit.params, index=index)[order]
-    se = pd.Series(fit.bse, index=index)[order]
-    df_r = int(fit.df_resid)
-    t = coef / se
-    p = pd.Series(2 * stats.t.sf(np.abs(t), df_r), index=order)
-    q = stats.t.ppf(0.975, df_r)
-    return RegResult(
-        coef=coef, se=se, t=t, p=p, ci_low=coef - q * se, ci_high=coef + q * se, N=int(fit.nobs), N_full=n_full,
-        num_singletons=0, N_dropped_missing=dropped_missing, df_r=df_r, df_m=len(columns), N_clust=None,
-        r2=float(fit.rsquared), r2_within=float(fit.rsquared), r2_a=float(fit.rsquared_adj),
-        rmse=float(np.sqrt(fit.mse_resid)), vce=f"newey (lag {lag})", absorb=[],
-        warnings=[f"single time series: no entity fixed effects, Newey-West standard errors with lag {lag}; "
-                  "power is limited"],
-    )
+    result = _finish(pd.Series(fit.params, index=index)[order], pd.Series(fit.bse, index=index)[order],
+                     int(fit.df_resid), N=int(fit.nobs), N_full=n_full, num_singletons=0,
+                     N_dropped_missing=dropped_missing, df_m=len(kept), N_clust=None, r2=float(fit.rsquared),
+                     r2_within=float(fit.rsquared), r2_a=float(fit.rsquared_adj), rmse=float(np.sqrt(fit.mse_resid)),
+                     vce=f"newey (lag {lag})", absorb=[],
+                     warnings=[f"single time series: no entity fixed effects, Newey-West standard errors with lag "
+                               f"{lag}; power is limited"])
+    result.omitted, result.omitted_reasons = list(omitted), omitted
+    scales = {names[c]: column_scales[c] * frame.attrs["within_scale"][c] for c in kept}
+    return _unscaled(result, scales, y_scale, y)

@@ -1,39 +1,83 @@
-"""Run the protocol's estimation in Stata (do/master.do with the ado/ commands) and read the results back.
+"""Run the protocol's estimation in Stata (do/master.do, then do/04_bootstrap.do, with the ado/ commands) and read
+the results back into the results schema of docs/contracts.md.
 
-Finding Stata: `[estimate] stata_path` or the environment variable STATA_PATH names a Stata installation
-directory, driven through pystata (`stata_setup.config(path, edition)`); otherwise an executable `stata-mp`,
-`stata-se` or `stata` on PATH runs `<exe> -b do do/master.do`. Batch mode exits 0 even when the do-file fails, so the
-log is scanned for Stata's error line `r(###);` and a failure raises with the log's last lines.
+Finding Stata (`find_stata`, every place tried is listed when none is found): `[estimate] stata_path` or STATA_PATH
+naming a Stata directory or executable; then `stata-mp`, `stata-se`, `stata` (and the Windows `StataMP-64.exe` ...) on
+PATH; then the usual install locations of Linux (/usr/local/stata*), macOS (/Applications/Stata*/Stata*.app) and
+Windows (C:/Program Files/Stata*). A directory with utilities/pystata (Stata 17 and later) is driven through pystata
+(Stata's working directory set with `cd` inside Stata); Stata 15/16, a plain executable, or a pystata that will not
+start falls back to batch mode: `<exe> -b do <file> <args>` (Windows: `<exe> /e do <file> <args>`) in a private working
+directory, whose batch log is moved to logs/stata_batch_<do-file>.log; the do-files write their own logs
+logs/stata_steps.log and logs/stata_bootstrap.log, so no log overwrites another. Batch mode exits 0 even when the
+do-file fails, so the log is scanned for Stata's error line `r(###);`.
 
-Reading back: the do-files export every coefficient table with `esttab ..., csv plain cells("b se t p ci_l ci_u")
-stats(N N_clust df_r r2 r2_within num_singletons)`; `parse_esttab_csv` turns that layout (one column group per
-model, esttab's `="..."` quoting tolerated) into the results schema of docs/contracts.md with engine "stata", so the
-report reads either engine's files the same way.
+Steps 3-5 (master.do) and the bootstrap (04_bootstrap.do) are two Stata runs: a failed bootstrap becomes a note and
+keeps the Steps 3-5 tables. Every path, [estimate] newey_lag and the bootstrap's reps, seed and resampling unit reach
+the do-files as arguments, and the ado/do files come from this package (a source checkout or the installed package
+data), so a run needs no copy of them in the project. Before a run every result file of either engine is removed from the output
+folder (`clear_results`), so no table of an earlier run, of either engine, survives; each table states its engine.
+
+Reading back: the do-files export every coefficient table with `_lapbias_export` (esttab csv plain, cells
+"b se t p ci_l ci_u", stats N N_clust df_r r2 r2_within num_singletons p_one); `parse_esttab_csv` turns that layout
+into the results schema with engine "stata". The bootstrap draws (stata_bootstrap_draws.dta) become
+results/bootstrap.csv, bootstrap_draws.csv and figures/bootstrap.png through estimate/bootstrap.py's definitions of
+p_boot and p95 (`BootstrapResult`), so both engines summarise draws the same way.
 """
 
 from __future__ import annotations
 
 import csv
+import glob
 import math
 import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+import sys
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import pyreadstat
 
 from ..config import RunConfig
 from ..errors import LapbiasError
 from ..io import Layout, write_csv
 from .reghdfe import RESULT_COLUMNS, one_sided_p
 
-EXECUTABLES = ("stata-mp", "stata-se", "stata")
+EXECUTABLES = ("stata-mp", "stata-se", "stata", "StataMP-64.exe", "StataSE-64.exe", "StataBE-64.exe", "Stata-64.exe")
+KNOWN_LOCATIONS = (
+    "/usr/local/stata*/stata-mp", "/usr/local/stata*/stata-se", "/usr/local/stata*/stata",
+    "/opt/stata*/stata-mp", "/opt/stata*/stata-se", "/opt/stata*/stata",
+    "/Applications/Stata*/StataMP.app/Contents/MacOS/stata-mp",
+    "/Applications/Stata*/StataSE.app/Contents/MacOS/stata-se",
+    "/Applications/Stata*/StataBE.app/Contents/MacOS/stata-be", "/Applications/Stata*/Stata.app/Contents/MacOS/stata",
+    "C:/Program Files/Stata*/StataMP-64.exe", "C:/Program Files/Stata*/StataSE-64.exe",
+    "C:/Program Files/Stata*/StataBE-64.exe", "C:/Program Files/Stata*/Stata-64.exe",
+)
+"""Glob patterns of the usual install locations (Linux, macOS app bundles, Windows), tried after PATH."""
 ERROR_LINE = re.compile(r"^r\((\d+)\);\s*$", re.MULTILINE)
 CELLS = ("b", "se", "t", "p", "ci_l", "ci_u")
+STATS = ("N", "N_clust", "df_r", "r2", "r2_within", "num_singletons", "p_one")
 TABLES = {"validation": "stata_validation.csv", "detection": "stata_detection.csv",
           "placebo": "stata_placebo.csv", "placebo_validation": "stata_placebo_validation.csv"}
+RESULT_FILES = (
+    # Steps 3-5 (both engines) and their LaTeX twins (lapbias report)
+    "validation.csv", "detection.csv", "placebo.csv", "placebo_validation.csv",
+    "validation.tex", "detection.tex", "placebo.tex", "placebo_validation.tex", "estimation_notes.csv",
+    # Python engine only: extended specifications (estimate/extended.py)
+    "descriptive.csv", "table2.csv", "magnitudes.csv", "table3.csv", "table4.csv", "table5.csv",
+    "table2.tex", "table3.tex", "table4.tex", "table5.tex", "extended_notes.csv",
+    # bootstrap (both engines)
+    "bootstrap.csv", "bootstrap_draws.csv", "figures/bootstrap.png",
+    # Stata engine's own exports
+    "stata_validation.csv", "stata_detection.csv", "stata_placebo.csv", "stata_placebo_validation.csv",
+    "stata_validation.tex", "stata_detection.tex", "stata_placebo.tex", "stata_placebo_validation.tex",
+    "stata_notes.csv", "stata_bootstrap.csv", "stata_bootstrap_draws.dta", "figures/bootstrap_stata.png",
+)
+"""Every file under results/ that `lapbias estimate` writes with either engine (removed before each run)."""
+NOTE_COLUMNS = ["model", "kind", "detail"]
 
 
 class StataError(LapbiasError):
@@ -43,21 +87,71 @@ class StataError(LapbiasError):
 @dataclass(frozen=True)
 class StataInstall:
     kind: str
-    """"pystata" (an installation directory) or "batch" (an executable)."""
+    """"pystata" (an installation directory of Stata 17+) or "batch" (an executable)."""
     location: str
     edition: str = "mp"
+    executable: str = ""
+    """The console executable, for batch mode (also the fallback when pystata will not start)."""
 
 
-def find_stata(config: RunConfig) -> StataInstall | None:
+@dataclass
+class StataRun:
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: list[dict[str, str]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    """Steps that stopped, e.g. ["bootstrap"] (their notes say why; the other tables are kept)."""
+
+
+def stata_files() -> tuple[Path, Path]:
+    """(ado folder, do folder): a source checkout's ado/ and do/ beside python/, else the copies installed with the
+    package (setup.py maps them to lapbias/stata_ado and lapbias/stata_do)."""
+    package = Path(__file__).resolve().parents[1]
+    for ado, do in ((package.parents[1] / "ado", package.parents[1] / "do"),
+                    (package / "stata_ado", package / "stata_do")):
+        if (ado / "lapbias.ado").is_file() and (do / "master.do").is_file():
+            return ado, do
+    raise LapbiasError(f"the lapbias ado/do files are missing from {package} (reinstall lapbias: pip install .)")
+
+
+def _executable_in(directory: Path) -> str:
+    for name in EXECUTABLES:
+        if (directory / name).is_file():
+            return str(directory / name)
+    for app in sorted(directory.glob("Stata*.app/Contents/MacOS/stata*")):
+        return str(app)
+    return ""
+
+
+def find_stata(config: RunConfig, tried: list[str] | None = None) -> StataInstall | None:
+    """The Stata to run, or None; `tried` collects every place looked at (for the error message)."""
+    tried = [] if tried is None else tried
+    edition = config.estimate.stata_edition
     path = config.estimate.stata_path or os.environ.get("STATA_PATH", "")
     if path:
-        if not Path(path).is_dir():
-            raise LapbiasError(f"Stata path {path!r} ([estimate] stata_path or STATA_PATH) is not a directory")
-        return StataInstall("pystata", path, config.estimate.stata_edition)
+        where = Path(path)
+        if where.is_file():
+            return StataInstall("batch", str(where), edition, str(where))
+        if not where.is_dir():
+            raise LapbiasError(f"Stata path {path!r} ([estimate] stata_path or STATA_PATH) is neither a directory nor "
+                               "an executable; example: /usr/local/stata18 or /usr/local/stata18/stata-mp")
+        executable = _executable_in(where)
+        if (where / "utilities" / "pystata").is_dir():  # pystata ships with Stata 17 and later
+            return StataInstall("pystata", str(where), edition, executable)
+        if executable:  # Stata 15/16: no pystata, batch mode
+            return StataInstall("batch", executable, edition, executable)
+        raise LapbiasError(f"Stata path {path!r} has neither utilities/pystata (Stata 17+) nor an executable "
+                           f"({', '.join(EXECUTABLES)}, Stata*.app)")
+    tried.append("[estimate] stata_path and STATA_PATH (unset)")
     for name in EXECUTABLES:
+        tried.append(f"{name} on PATH")
         found = shutil.which(name)
         if found:
-            return StataInstall("batch", found, config.estimate.stata_edition)
+            return StataInstall("batch", found, edition, found)
+    for pattern in KNOWN_LOCATIONS:
+        tried.append(pattern)
+        hits = sorted(glob.glob(pattern))
+        if hits:
+            return StataInstall("batch", hits[-1], edition, hits[-1])
     return None
 
 
@@ -65,13 +159,25 @@ def select_engine(config: RunConfig, requested: str) -> tuple[str, StataInstall 
     """(engine, install, message): auto takes Stata when it is found, else the Python engine, and says which."""
     if requested == "python":
         return "python", None, "engine: python (reghdfe's conventions on pyfixest)"
-    install = find_stata(config)
+    tried: list[str] = []
+    install = find_stata(config, tried)
     if install is not None:
         return "stata", install, f"engine: stata ({install.kind}: {install.location})"
     if requested == "stata":
-        raise LapbiasError("--engine stata: no Stata found; set [estimate] stata_path or STATA_PATH to the Stata "
-                           f"directory, or put one of {', '.join(EXECUTABLES)} on PATH")
-    return "python", None, "engine: python (auto: no Stata found via stata_path, STATA_PATH or PATH)"
+        raise LapbiasError("--engine stata: no Stata found; tried " + "; ".join(tried) + ". Set [estimate] "
+                           "stata_path or STATA_PATH to the Stata directory, e.g. STATA_PATH=/usr/local/stata18")
+    return "python", None, "engine: python (auto: no Stata found via stata_path, STATA_PATH, PATH or the usual places)"
+
+
+def clear_results(results: Path) -> list[str]:
+    """Remove every result file either engine writes (RESULT_FILES) from `results`; returns the names removed."""
+    removed = []
+    for name in RESULT_FILES:
+        path = Path(results) / name
+        if path.exists():
+            path.unlink()
+            removed.append(name)
+    return removed
 
 
 def check_log(log_text: str, log_path: Path) -> None:
@@ -83,35 +189,76 @@ def check_log(log_text: str, log_path: Path) -> None:
                          + "\n".join(f"  {line}" for line in lines))
 
 
-def _run_batch(install: StataInstall, root: Path, do_file: str) -> Path:
-    subprocess.run([install.location, "-b", "do", do_file], cwd=root, check=False,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    log = root / (Path(do_file).stem + ".log")
-    if not log.exists():
-        raise StataError(f"Stata wrote no log {log} for {do_file}: did it start? ({install.location})")
-    target = root / "logs" / f"stata_{log.name}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(log), target)
-    check_log(target.read_text(errors="replace"), target)
-    return target
+def _do_command(do_file: Path, args: list[str]) -> list[str]:
+    """The do-file and its arguments, each quoted for Stata's `do` (paths may hold spaces)."""
+    return [f'"{do_file}"'] + [f'"{a}"' for a in args]
 
 
-def _run_pystata(install: StataInstall, root: Path, do_file: str) -> None:
+def batch_command(executable: str, do_file: Path, args: list[str]) -> list[str]:
+    """Stata's batch mode: `<exe> -b do <file> <args>` (Linux, macOS), `<exe> /e do <file> <args>` (Windows)."""
+    flag = "/e" if executable.lower().endswith(".exe") or sys.platform == "win32" else "-b"
+    return [executable, flag, "do", *_do_command(do_file, args)]
+
+
+def _run_batch(executable: str, logs: Path, do_file: Path, args: list[str]) -> None:
+    """Batch mode in a private working directory (the batch log is written there as <stem>.log), log moved to
+    logs/stata_batch_<stem>.log and scanned for r(###);."""
+    command = batch_command(executable, do_file, args)
+    if sys.platform == "win32":  # a list would be joined by list2cmdline, which escapes Stata's quotes as \"
+        command = " ".join([f'"{executable}"', *command[1:]])
+    work = Path(tempfile.mkdtemp(prefix="stata-run-", dir=logs))
     try:
-        import stata_setup
-
-        stata_setup.config(install.location, install.edition)
-        from pystata import stata
-    except Exception as err:  # stata_setup raises plain exceptions for a wrong path or edition
-        raise StataError(f"cannot start Stata through pystata from {install.location}: {err}") from None
-    cwd = os.getcwd()
-    try:
-        os.chdir(root)
-        stata.run(f'do "{do_file}"', echo=False)
-    except SystemError as err:
-        raise StataError(f"Stata stopped with an error in {do_file}: {err}") from None
+        subprocess.run(command, cwd=work, check=False,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        log = work / f"{do_file.stem}.log"
+        if not log.exists():
+            raise StataError(f"Stata wrote no batch log for {do_file.name}: did it start? ({executable})")
+        target = logs / f"stata_batch_{do_file.stem}.log"
+        shutil.move(str(log), target)
     finally:
-        os.chdir(cwd)
+        shutil.rmtree(work, ignore_errors=True)
+    check_log(target.read_text(errors="replace"), target)
+
+
+_PYSTATA = {}
+
+
+def _pystata(install: StataInstall):
+    """pystata's `stata` module, started once per process; StataError when it cannot start (wrong path or edition,
+    stata_setup missing, no licence)."""
+    if "stata" not in _PYSTATA:
+        try:
+            import stata_setup
+
+            stata_setup.config(install.location, install.edition, splash=False)
+            from pystata import stata
+        except (Exception, SystemExit) as err:  # stata_setup raises plain exceptions, or exits, for a bad setup
+            raise StataError(f"cannot start Stata through pystata from {install.location} "
+                             f"(edition {install.edition}): {err}") from None
+        _PYSTATA["stata"] = stata
+    return _PYSTATA["stata"]
+
+
+def _run_pystata(install: StataInstall, work: Path, do_file: Path, args: list[str]) -> None:
+    try:
+        stata = _pystata(install)
+    except StataError:
+        if not install.executable:
+            raise
+        _run_batch(install.executable, work, do_file, args)  # Stata 17+ whose pystata will not start: batch mode
+        return
+    try:
+        stata.run(f'cd "{work}"', quietly=True)  # Stata's own working directory, not only the Python process's
+        stata.run("do " + " ".join(_do_command(do_file, args)), echo=False)
+    except (SystemError, RuntimeError) as err:  # pystata reports a Stata error r(###) as SystemError
+        raise StataError(f"Stata stopped with an error in {do_file.name}: {err}") from None
+
+
+def _run(install: StataInstall, logs: Path, do_file: Path, args: list[str]) -> None:
+    if install.kind == "batch":
+        _run_batch(install.location, logs, do_file, args)
+    else:
+        _run_pystata(install, logs, do_file, args)
 
 
 def _clean(cell: str) -> str:
@@ -141,11 +288,10 @@ def parse_esttab_csv(path: Path) -> pd.DataFrame:
     models = [_clean(header[i]) for i in starts]
     if not starts or any(not m for m in models):
         raise StataError(f"{path}: no model labels above the 'b' columns; expected cells(\"b se t p ci_l ci_u\")")
-    stats_names = {"N", "N_clust", "df_r", "r2", "r2_within", "num_singletons", "p_one"}
     coefficients, stats = [], {m: {} for m in models}
     for row in rows[2:]:
         name = _clean(row[0])
-        if name in stats_names:
+        if name in STATS:
             for model, start in zip(models, starts):
                 stats[model][name] = _number(row[start]) if start < len(row) else math.nan
             continue
@@ -166,21 +312,115 @@ def parse_esttab_csv(path: Path) -> pd.DataFrame:
     return pd.DataFrame(out, columns=RESULT_COLUMNS)
 
 
-def run_stata(config: RunConfig, layout: Layout, install: StataInstall, do_file: str = "do/master.do") -> dict:
-    """Run the do-files, then write results/<table>.csv in the results schema from their esttab exports."""
-    root = layout.root.resolve()
-    if not (root / do_file).exists():
-        raise LapbiasError(f"{root / do_file} does not exist: run from the lapbias project folder")
-    if install.kind == "batch":
-        _run_batch(install, root, do_file)
-    else:
-        _run_pystata(install, root, do_file)
-    tables = {}
+def _stata_summary(results: Path) -> pd.Series:
+    """04_bootstrap.do's one-line summary; Stata writes a missing value (no identified draw: p_boot, p95) as "."."""
+    return pd.read_csv(results / "stata_bootstrap.csv", na_values=["."]).iloc[0]
+
+
+def read_bootstrap(results: Path):
+    """Stata's bootstrap (stata_bootstrap.csv summary, stata_bootstrap_draws.dta draws) as a BootstrapResult, so that
+    p_boot and p95 follow estimate/bootstrap.py's definitions; written as bootstrap.csv (engine "stata"),
+    bootstrap_draws.csv and figures/bootstrap.png by `run_stata`."""
+    from .bootstrap import BootstrapResult
+
+    summary = _stata_summary(results)
+    draws = pyreadstat.read_dta(str(results / "stata_bootstrap_draws.dta"))[0].sort_values("draw")
+    if len(draws) != int(summary["B"]):
+        raise StataError(f"{results / 'stata_bootstrap_draws.dta'} holds {len(draws)} draws, the summary says "
+                         f"{int(summary['B'])}")
+    return BootstrapResult(draws["beta3"].to_numpy(dtype=float), float(summary["b3_in_sample"]), int(summary["B"]),
+                           int(summary["seed"]), str(summary["resampling"]), int(summary["N"]), standardized=True)
+
+
+def _write_bootstrap(results: Path, run: StataRun) -> None:
+    from .bootstrap import histogram
+
+    result = read_bootstrap(results)
+    stata_summary = _stata_summary(results)
+    for name in ("p_boot", "p95", "n_unidentified"):
+        ours, theirs = float(result.summary()[name].iloc[0]), float(stata_summary[name])
+        if not (math.isnan(ours) and math.isnan(theirs)) and not math.isclose(ours, theirs, rel_tol=1e-9,
+                                                                              abs_tol=1e-12):
+            run.notes.append({"model": "bootstrap", "kind": "warning",
+                              "detail": f"lapboot's {name} = {stata_summary[name]} differs from the draws' {ours}"})
+    table = result.summary()
+    table["engine"] = "stata"
+    write_csv(table, results / "bootstrap.csv")
+    write_csv(pd.DataFrame({"draw": range(1, result.B + 1), "beta3": result.draws}), results / "bootstrap_draws.csv")
+    histogram(result, results / "figures" / "bootstrap.png")
+
+
+def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results: Path | None = None) -> StataRun:
+    """Steps 3-5 (do/master.do), then the bootstrap (do/04_bootstrap.do), in Stata on layout.derived's panel_*.dta.
+    Writes only into `results` (default layout.results; give a fresh folder to swap in on success) and Stata's logs
+    into layout.logs: <table>.csv in the results schema, bootstrap.csv/_draws.csv/figures/bootstrap.png and
+    estimation_notes.csv. A failed bootstrap is a note (StataRun.failed); no detection table is a StataError."""
+    results = Path(results if results is not None else layout.results).resolve()
+    logs, data = layout.logs.resolve(), layout.derived.resolve()
+    if not (data / "panel_pre.dta").exists():
+        raise LapbiasError(f"{data / 'panel_pre.dta'} does not exist: run `lapbias panel` first")
+    clear_results(results)
+    (results / "figures").mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    ado, do = stata_files()
+    run = StataRun()
+    try:
+        _run(install, logs, do / "master.do", [str(data), str(results), str(logs), str(ado), str(do),
+                                              str(config.estimate.newey_lag)])
+        steps_error = ""
+    except StataError as err:
+        steps_error = str(err)
+    notes_file = results / "stata_notes.csv"
+    if notes_file.exists() and notes_file.stat().st_size:
+        run.notes += pd.read_csv(notes_file, dtype=str).fillna("").to_dict("records")
+    run.failed += [note["model"] for note in run.notes if note["kind"] == "error"]
     for name, export in TABLES.items():
-        path = layout.results / export
-        if path.exists():
-            tables[name] = parse_esttab_csv(path)
-            write_csv(tables[name], layout.results / f"{name}.csv")
-        elif name in ("validation", "detection"):
-            raise StataError(f"Stata finished but wrote no {path}; see logs/stata_master.log")
-    return tables
+        if (results / export).exists():
+            run.tables[name] = parse_esttab_csv(results / export)
+            write_csv(run.tables[name], results / f"{name}.csv")
+    if "detection" not in run.tables:
+        batch_log = logs / "stata_batch_master.log"
+        tail = batch_log.read_text(errors="replace").splitlines()[-10:] if batch_log.exists() else []
+        reasons = (steps_error or "; ".join(f"{n['model']}: {n['detail']}" for n in run.notes)
+                   or "the log's last lines:\n" + "\n".join(f"  {line}" for line in tail) or "no note")
+        raise StataError(f"Stata wrote no detection table ({results / TABLES['detection']}): {reasons}; "
+                         f"see {logs / 'stata_steps.log'}")
+    estimate = config.estimate
+    if estimate.bootstrap_reps > 0 and (data / "panel_post.dta").exists():
+        try:
+            _run(install, logs, do / "04_bootstrap.do", [str(data), str(results), str(logs), str(ado),
+                                                         str(estimate.bootstrap_reps), str(estimate.bootstrap_seed),
+                                                         estimate.bootstrap_resample])
+            if (results / "stata_bootstrap.csv").exists():
+                _write_bootstrap(results, run)
+        except StataError as err:
+            run.failed.append("bootstrap")
+            first = str(err).splitlines()[0]
+            run.notes.append({"model": "bootstrap", "kind": "error",
+                              "detail": f"do/04_bootstrap.do failed, the Steps 3-5 tables are kept: {first}"})
+    run.notes.append({"model": "all", "kind": "warning", "detail": "estimated in Stata: see logs/stata_steps.log "
+                      "and logs/stata_bootstrap.log for singletons and omitted terms"})
+    write_csv(pd.DataFrame(run.notes, columns=NOTE_COLUMNS), results / "estimation_notes.csv")
+    return run
+
+
+def install_instructions(copy_to: Path | None = None) -> str:
+    """The Stata commands that install the ado files of this lapbias installation (`net install` from the folder
+    holding lapbias.pkg and stata.toc) and run its do-files; with `copy_to`, the files are first copied to
+    <copy_to>/ado and <copy_to>/do and the commands name those copies."""
+    ado, do = stata_files()
+    if copy_to is not None:
+        copy_to = Path(copy_to).resolve()
+        for source, name in ((ado, "ado"), (do, "do")):
+            shutil.copytree(source, copy_to / name, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
+        ado, do = copy_to / "ado", copy_to / "do"
+    return "\n".join([
+        "* In Stata, once: the dependencies and lapbias's commands (help lapbias, lapvalid, lapplacebo, lapboot)",
+        "ssc install require, replace", "ssc install reghdfe, replace", "ssc install ftools, replace",
+        "ssc install estout, replace",
+        f'net install lapbias, from("{ado}") replace', "help lapbias", "",
+        "* The protocol's Steps 3-5, then the bootstrap, from the project folder (paths are arguments):",
+        f'do "{do / "master.do"}" "data/derived" "results" "logs" "{ado}" "{do}"',
+        f'do "{do / "04_bootstrap.do"}" "data/derived" "results" "logs" "{ado}" 10000 20251222 obs',
+    ])

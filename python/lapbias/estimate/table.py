@@ -18,7 +18,7 @@ def format_result(result: RegResult, y: str) -> str:
         f"Absorbing {len(result.absorb)} HDFE group(s)                     R-squared         = {result.r2:>10.4f}",
         f"Std. errors: {vce:<33}Adj R-squared     = {result.r2_a:>10.4f}",
         f"{'':46}Within R-sq.      = {result.r2_within:>10.4f}",
-        f"{'':46}Root MSE          = {result.rmse:>10.4f}",
+        f"{'':46}Root MSE          = {result.rmse:>10.5g}",
     ]
     if result.N_clust is not None:
         header.append(f"{'':46}Number of clusters = {result.N_clust:>9}")
@@ -30,8 +30,8 @@ def format_result(result: RegResult, y: str) -> str:
                      f"{result.t[term]:>8.2f} {result.p[term]:>7.3f} {_number(result.ci_low[term], 11)} "
                      f"{_number(result.ci_high[term], 11)}")
     lines.append(rule)
-    for term in result.omitted:
-        lines.append(f"note: {term} omitted because of collinearity")
+    for term in result.omitted:  # reghdfe's two notes: collinear with the FEs, or with the other regressors
+        lines.append(f"note: {term} omitted: {result.omitted_reasons.get(term, 'collinear')}")
     lines.append(f"df_r = {result.df_r}, df_a = {result.df_a}, df_a_nested = {result.df_a_nested}, "
                  f"singletons dropped = {result.num_singletons}, rows with missing values = {result.N_dropped_missing}")
     lines += [f"warning: {w}" for w in result.warnings]

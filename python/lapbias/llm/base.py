@@ -1,9 +1,14 @@
 """The backend interface: the three model operations the signals need (issue "backends", item 1).
 
-1. `generate`: greedy short generation (protocol Step 1, forecast), with the top-k log-probs at the first
-   generated position (paper Table IV: probability of the first answer token).
+1. `generate`: greedy short generation (protocol Step 1, forecast), with the log-prob of every generated token
+   (paper Table IV: p(w_{N+1}) is the probability of the answer's label token, which signals/forecast.py finds
+   among them) and the top-k at the first generated position.
 2. `next_token_logprobs`: top-k (k = 20) next-token log-probs at the answer position (protocol Step 2, recall).
 3. `prompt_logprobs`: log P(w_n | w_<n) of every prompt token (paper eq. 1, Min-K% prob).
+
+The local backends (transformers, vLLM offline) see the whole next-token distribution and also provide
+`label_variants` and `answer_logprobs` (LocalBackend below): the exact log-prob of every token that decodes to a
+recall label, so the recall probabilities need no top-k and are never censored (signals/recall.py).
 
 A chat is a list of {"role", "content"} messages; the backend applies the model's own chat template (for an
 HTTP server, the server does). Raw text (Min-K%) is scored as it is, with no template.
@@ -37,14 +42,26 @@ class TokenLogprob:
 
 @dataclass(frozen=True)
 class Generation:
-    """A greedy completion: its text and the top-k candidates at the first generated position.
-
-    `first_token` is the generated first token itself (its logprob gives p_first = exp(logprob)).
-    """
+    """A greedy completion: its text, every generated token with its log-prob (in order, up to and including an
+    end-of-sequence token; empty when the endpoint returns no log-probs), and the top-k candidates at the first
+    generated position."""
 
     text: str
-    first_token: TokenLogprob
+    tokens: tuple[TokenLogprob, ...]
     first_top: tuple[TokenLogprob, ...]
+
+    @property
+    def first_token(self) -> TokenLogprob:
+        """The first generated token (log-prob NaN when the endpoint returned none)."""
+        return self.tokens[0] if self.tokens else TokenLogprob(-1, "", math.nan)
+
+
+@dataclass(frozen=True)
+class AnswerLogprobs:
+    """The answer position of one chat: its top-k candidates and the log-probs of requested token ids."""
+
+    top: tuple[TokenLogprob, ...]
+    requested: tuple[TokenLogprob, ...]
 
 
 def chat(user: str, system: str = "") -> Chat:
@@ -79,4 +96,18 @@ class Backend(Protocol):
         ...
 
     def describe(self) -> dict[str, str]:
+        ...
+
+
+class LocalBackend(Backend, Protocol):
+    """A backend holding the model (transformers, vLLM offline): the whole next-token distribution is at hand."""
+
+    def label_variants(self, label: str) -> list[int]:
+        """Every token id whose decoded string, stripped and lower-cased, equals the stripped, lower-cased label
+        (with and without a leading space, in any case: " up", "Up", "UP", ...)."""
+        ...
+
+    def answer_logprobs(self, chats: Sequence[Chat], top_logprobs: int,
+                        token_ids: Sequence[int]) -> list[AnswerLogprobs]:
+        """Per chat: the top-k at the answer position and the exact log-prob there of every id in `token_ids`."""
         ...

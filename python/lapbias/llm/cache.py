@@ -6,9 +6,11 @@ key = sha256(task | model_id | query_id | prompt | canonical-json(params)), wher
 JSON). The endpoint, API key and backend never enter the key or the line, so a run interrupted on one backend
 resumes on another serving the same model.
 
-Appends are flushed and fsynced per batch. A line cut short by a crash is the only possible damage; it is
-detected on open, reported, and dropped by an atomic rewrite of the file (temp + rename), so the query is
-simply asked again.
+Appends are flushed and fsynced per batch. A last line cut short by a crash (no newline) is an interrupted
+write: it is reported and dropped by an atomic rewrite (temp + rename), the original kept as *.damaged-<time>,
+so the query is simply asked again. Any other damage (a blank or broken line mid-file, a line of the wrong
+shape, a response breaking its laws, llm/responses.py, a key repeated with a different response) stops with the
+line number; the file is not touched. A key repeated with the same response (two runs appending) is harmless.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +27,7 @@ from typing import Any, Iterable
 
 from ..errors import CacheError
 from ..io import atomic_write
+from .responses import check_line, check_response
 
 
 def canonical_json(value: Any) -> str:
@@ -61,27 +65,56 @@ class ResponseCache:
             self._load()
 
     def _load(self) -> None:
-        good_lines, damaged = [], 0
-        with open(self.path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    damaged += 1
-                    continue
-                expected = cache_key(record["task"], record["model_id"], record["query_id"],
-                                     record["prompt"], record["params"])
-                if record["key"] != expected:
-                    raise CacheError(
-                        f"{self.path} line {number}: stored key does not match its task, model, query, prompt "
-                        "and params (edited by hand?); remove the line or the file to re-query"
-                    )
-                self._records[record["key"]] = record
-                good_lines.append(line if line.endswith("\n") else line + "\n")
-        if damaged:
-            warnings.warn(f"{self.path}: dropped {damaged} damaged line(s) from an interrupted write; "
-                          "those queries will be asked again")
-            atomic_write(self.path, lambda tmp: tmp.write_text("".join(good_lines), encoding="utf-8"))
+        """Read every line; a line is trusted only when it is JSON of the cache line's shape, its key matches its
+        content and its response obeys its task's laws (llm/responses.py). Only a last line cut short without
+        its newline is an interrupted write: it is dropped, the original file kept beside as *.damaged-<time>."""
+        if not self.path.is_file():
+            raise CacheError(f"cache {self.path} is not a file (a folder?); move it away so lapbias can write the "
+                             "cache there")
+        raw_lines = self.path.read_bytes().splitlines(keepends=True)
+        good_lines = []
+        lines_of: dict[str, int] = {}  # key -> the line it was first read from (a repeat must say the same)
+        for number, raw in enumerate(raw_lines, start=1):
+            last = number == len(raw_lines)
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                if last and not raw.endswith(b"\n") and raw.strip():
+                    self._drop_interrupted_line(good_lines, number)
+                    return
+                what = "is blank" if not raw.strip() else f"is not UTF-8 JSON ({str(err).splitlines()[0][:80]})"
+                raise CacheError(self._where(number, len(raw_lines), what)) from None
+            problem = check_line(record)
+            if problem is None:
+                problem = check_response(record["task"], record["response"])
+            if problem:
+                raise CacheError(self._where(number, len(raw_lines), problem))
+            expected = cache_key(record["task"], record["model_id"], record["query_id"],
+                                 record["prompt"], record["params"])
+            if record["key"] != expected:
+                raise CacheError(
+                    f"{self.path} line {number}: stored key does not match its task, model, query, prompt "
+                    "and params (edited by hand?); remove the line or the file to re-query"
+                )
+            earlier = self._records.get(record["key"])
+            if earlier is not None and canonical_json(earlier["response"]) != canonical_json(record["response"]):
+                raise CacheError(self._where(number, len(raw_lines), f"repeats the key of line {lines_of[record['key']]} "
+                                 f"({record['task']} query {record['query_id']!r}) with a different response; "
+                                 "which answer is right cannot be told"))
+            lines_of.setdefault(record["key"], number)
+            self._records[record["key"]] = record
+            good_lines.append(raw.decode("utf-8"))
+
+    def _where(self, number: int, total: int, problem: str) -> str:
+        return (f"{self.path} line {number} of {total} {problem}; the file holds {total} lines of cached answers "
+                "and was not changed: fix or delete that line (its query is then asked again)")
+
+    def _drop_interrupted_line(self, good_lines: list[str], number: int) -> None:
+        backup = self.path.with_name(f"{self.path.name}.damaged-{dt.datetime.now():%Y%m%dT%H%M%S}")
+        shutil.copy2(self.path, backup)
+        warnings.warn(f"{self.path}: dropped damaged line {number}, cut short by an interrupted write (its query will be "
+                      f"asked again); the original file is kept as {backup}")
+        atomic_write(self.path, lambda tmp: tmp.write_text("".join(good_lines), encoding="utf-8"))
 
     def __len__(self) -> int:
         return len(self._records)
@@ -126,6 +159,11 @@ class ResponseCache:
         if not lines:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "rb") as handle:  # a last line complete but for its newline: end it first
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    lines.insert(0, "\n")
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write("".join(lines))
             handle.flush()

@@ -28,7 +28,6 @@ quoted in errors are scrubbed of it).
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import time
@@ -194,9 +193,9 @@ class OpenAIBackend:
 
     # ---- the three operations ------------------------------------------------------------------------------
     def _chat(self, url: str, messages: Chat, max_tokens: int, top_logprobs: int,
-              require_logprobs: bool = True) -> tuple[str, list, dict | None]:
-        """(answer text, top-k at the answer position, the answer position's own entry). Without log-probs in
-        the answer: LogprobsUnavailable when `require_logprobs`, else ([], None) for the last two."""
+              require_logprobs: bool = True) -> tuple[str, list, list]:
+        """(answer text, top-k at the answer position, the answer's per-token log-prob entries). Without log-probs
+        in the answer: LogprobsUnavailable when `require_logprobs`, else ([], []) for the last two."""
         payload = {"model": self.served_model_name, "messages": messages, "temperature": 0,
                    "max_tokens": max_tokens, "logprobs": True, "top_logprobs": top_logprobs,
                    **self._extensions(url)}
@@ -206,27 +205,23 @@ class OpenAIBackend:
         content = (choice.get("logprobs") or {}).get("content") or []
         if not content or not content[0].get("top_logprobs"):
             if not require_logprobs:
-                return text, [], None
+                return text, [], []
             raise LogprobsUnavailable(
                 f"{url} answered model {self.served_model_name!r} without top_logprobs at the answer position; "
                 "this endpoint does not return log-probs: use the sampling fallback ([recall] fallback = "
                 "\"sampling\", protocol Step 2) or a server that does"
             )
-        first = content[0]
-        top = [self._candidate(url, e, rank) for rank, e in enumerate(first["top_logprobs"][:top_logprobs])]
-        return text, top, first
+        top = [self._candidate(url, e, rank) for rank, e in enumerate(content[0]["top_logprobs"][:top_logprobs])]
+        return text, top, content
 
     def generate(self, chats: Sequence[Chat], max_new_tokens: int, top_logprobs: int = 20) -> list[Generation]:
-        """Greedy answers. The forecast needs only the text, so an endpoint without log-probs still answers:
-        the first token's log-prob is then NaN (p_first missing) and its top-k empty."""
+        """Greedy answers with the log-prob of every generated token. The forecast needs only the text, so an
+        endpoint without log-probs still answers: the tokens and the top-k are then empty (p_first missing).
+        Without token ids (not a vLLM server), a generated token gets placeholder id −1 − position."""
         def call(url: str, messages: Chat) -> Generation:
-            text, top, first = self._chat(url, messages, max_new_tokens, top_logprobs, require_logprobs=False)
-            if first is None:
-                return Generation(text=text, first_token=TokenLogprob(-1, "", math.nan), first_top=())
-            chosen = self._candidate(url, first, 0)
-            if chosen.token_id < 0:
-                chosen = next((t for t in top if t.token == chosen.token), chosen)
-            return Generation(text=text, first_token=chosen, first_top=tuple(top))
+            text, top, content = self._chat(url, messages, max_new_tokens, top_logprobs, require_logprobs=False)
+            tokens = tuple(self._candidate(url, entry, position) for position, entry in enumerate(content))
+            return Generation(text=text, tokens=tokens, first_top=tuple(top))
 
         return self._map(call, list(chats))
 

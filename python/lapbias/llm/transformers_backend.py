@@ -14,7 +14,7 @@ import torch
 
 from ..errors import ModelError
 from . import bundled
-from .base import Chat, Generation, TokenLogprob
+from .base import AnswerLogprobs, Chat, Generation, TokenLogprob
 from .local_tokens import LocalTokens
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -81,18 +81,33 @@ class TransformersBackend:
 
     # ---- the three operations ------------------------------------------------------------------------------
     @torch.inference_mode()
-    def next_token_logprobs(self, chats: Sequence[Chat], top_logprobs: int = 20) -> list[list[TokenLogprob]]:
+    def answer_logprobs(self, chats: Sequence[Chat], top_logprobs: int,
+                        token_ids: Sequence[int]) -> list[AnswerLogprobs]:
+        """One forward pass per batch: the top-k at the answer position and the exact log-prob of every id in
+        `token_ids` there (read off the full log-softmax, so nothing is censored)."""
         rendered = [self.tokens.render(c) for c in chats]
-        out: list[list[TokenLogprob]] = [[] for _ in rendered]
+        requested = torch.tensor([int(i) for i in token_ids], dtype=torch.long)
+        out: list[AnswerLogprobs | None] = [None] * len(rendered)
         for indices, rows in self._batches(rendered):
             ids, mask = self._pad(rows, left=True)
             positions = (mask.cumsum(-1) - 1).clamp(min=0)
             logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
                                 logits_to_keep=1).logits[:, -1, :]
             logprobs = torch.log_softmax(logits.float(), dim=-1)
+            chosen = logprobs[:, requested.to(logprobs.device)].cpu().tolist()
             for row, index in enumerate(indices):
-                out[index] = self._top(logprobs[row], top_logprobs)
-        return out
+                out[index] = AnswerLogprobs(
+                    top=tuple(self._top(logprobs[row], top_logprobs)),
+                    requested=tuple(TokenLogprob(int(i), self.tokens.text(i), v)
+                                    for i, v in zip(requested.tolist(), chosen[row])),
+                )
+        return out  # type: ignore[return-value]
+
+    def next_token_logprobs(self, chats: Sequence[Chat], top_logprobs: int = 20) -> list[list[TokenLogprob]]:
+        return [list(answer.top) for answer in self.answer_logprobs(chats, top_logprobs, ())]
+
+    def label_variants(self, label: str) -> list[int]:
+        return self.tokens.label_variants(label)
 
     @torch.inference_mode()
     def generate(self, chats: Sequence[Chat], max_new_tokens: int, top_logprobs: int = 20) -> list[Generation]:
@@ -109,15 +124,28 @@ class TransformersBackend:
             )
             first_logprobs = torch.log_softmax(result.logits[0].float(), dim=-1)
             new_tokens = result.sequences[:, ids.shape[1]:].cpu()
+            # log P(generated token | prefix) at every step; a row that ended early is padded after its EOS.
+            step_logprobs = torch.stack([
+                torch.log_softmax(step.float(), dim=-1).gather(-1, new_tokens[:, j:j + 1].to(step.device))[:, 0]
+                for j, step in enumerate(result.logits)], dim=1).cpu().tolist()
             for row, index in enumerate(indices):
-                first_id = int(new_tokens[row, 0])
+                generated = self._until_eos(new_tokens[row].tolist())
                 out[index] = Generation(
-                    text=self.tokenizer.decode(new_tokens[row], skip_special_tokens=True),
-                    first_token=TokenLogprob(first_id, self.tokens.text(first_id),
-                                             float(first_logprobs[row, first_id])),
+                    text=self.tokenizer.decode(generated, skip_special_tokens=True),
+                    tokens=tuple(TokenLogprob(t, self.tokens.text(t), step_logprobs[row][j])
+                                 for j, t in enumerate(generated)),
                     first_top=tuple(self._top(first_logprobs[row], top_logprobs)),
                 )
         return out  # type: ignore[return-value]
+
+    def _until_eos(self, token_ids: list[int]) -> list[int]:
+        """The generated ids up to and including the first end-of-sequence id (the rest is padding)."""
+        eos = self.model.generation_config.eos_token_id
+        stops = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
+        for j, token_id in enumerate(token_ids):
+            if token_id in stops:
+                return token_ids[:j + 1]
+        return token_ids
 
     @torch.inference_mode()
     def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:

@@ -4,7 +4,9 @@ Chats (the model's chat template) and raw texts (Min-K%) are tokenized by llm/lo
 transformers backend uses, and passed as token ids, so vLLM sees exactly the tokens the transformers backend sees.
 
 - generation: `SamplingParams(temperature=0, max_tokens=n, logprobs=k)`;
-- the answer position: `SamplingParams(temperature=0, max_tokens=1, logprobs=k)`;
+- the answer position: `SamplingParams(temperature=0, max_tokens=1, logprobs=k)`, and for the exact recall label
+  probabilities `SamplingParams(temperature=0, max_tokens=1, logprob_token_ids=[...])` (the raw log-prob of each
+  requested id, at most 128 ids);
 - prompt log-probs: `SamplingParams(temperature=0, max_tokens=1, prompt_logprobs=0)` (the first token's entry
   is None: it has no context).
 vLLM returns raw log-probs (before temperature or penalties). Candidate strings are `tokenizer.decode([id])`
@@ -24,13 +26,15 @@ from typing import Sequence
 
 from ..errors import ModelError
 from . import bundled
-from .base import Chat, Generation, TokenLogprob
+from .base import AnswerLogprobs, Chat, Generation, TokenLogprob
 from .local_tokens import LocalTokens
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 INSTALL_HINT = "pip install 'lapbias[vllm]' (CPU: see docs/backends.md for the install order)"
 DTYPES = ("float32", "bfloat16", "float16")
+MAX_REQUESTED_IDS = 128
+"""vLLM's limit on `logprob_token_ids` per request (vllm.sampling_params.MAX_LOGPROB_TOKEN_IDS)."""
 
 
 class VLLMBackend:
@@ -91,20 +95,38 @@ class VLLMBackend:
         generations = []
         for output in outputs:
             completion = output.outputs[0]
-            first_id = int(completion.token_ids[0])
-            candidates = completion.logprobs[0]
-            generations.append(Generation(
-                text=completion.text,
-                first_token=TokenLogprob(first_id, self.tokens.text(first_id),
-                                         float(candidates[first_id].logprob)),
-                first_top=tuple(self._top(candidates, top_logprobs)),
-            ))
+            # Each position's dict holds the top-k and the generated token itself (vLLM adds it when outside).
+            tokens = tuple(TokenLogprob(int(t), self.tokens.text(t), float(position[int(t)].logprob))
+                           for t, position in zip(completion.token_ids, completion.logprobs))
+            generations.append(Generation(text=completion.text, tokens=tokens,
+                                          first_top=tuple(self._top(completion.logprobs[0], top_logprobs))))
         return generations
 
     def next_token_logprobs(self, chats: Sequence[Chat], top_logprobs: int = 20) -> list[list[TokenLogprob]]:
         outputs = self._run([self.tokens.render(c) for c in chats], temperature=0.0, max_tokens=1,
                             logprobs=top_logprobs)
         return [self._top(output.outputs[0].logprobs[0], top_logprobs) for output in outputs]
+
+    def answer_logprobs(self, chats: Sequence[Chat], top_logprobs: int,
+                        token_ids: Sequence[int]) -> list[AnswerLogprobs]:
+        """The top-k at the answer position and the exact raw log-prob of every id in `token_ids` (a second
+        request per chat with `logprob_token_ids`; vLLM's prefix cache reuses the prompt)."""
+        requested = [int(i) for i in token_ids]
+        if len(requested) > MAX_REQUESTED_IDS:
+            raise ModelError(f"the recall labels match {len(requested)} token ids on this tokenizer; vLLM returns "
+                             f"log-probs of at most {MAX_REQUESTED_IDS} requested ids per query")
+        tops = self.next_token_logprobs(chats, top_logprobs)
+        if not requested:
+            return [AnswerLogprobs(tuple(top), ()) for top in tops]
+        outputs = self._run([self.tokens.render(c) for c in chats], temperature=0.0, max_tokens=1,
+                            logprob_token_ids=requested)
+        return [AnswerLogprobs(tuple(top), tuple(TokenLogprob(i, self.tokens.text(i),
+                                                              float(output.outputs[0].logprobs[0][i].logprob))
+                                                 for i in requested))
+                for top, output in zip(tops, outputs)]
+
+    def label_variants(self, label: str) -> list[int]:
+        return self.tokens.label_variants(label)
 
     def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:
         encoded = [self.tokens.encode(t) for t in texts]

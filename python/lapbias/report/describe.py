@@ -7,6 +7,12 @@ import pandas as pd
 from ..io import Layout, read_parquet, write_csv
 
 SAMPLES = {"pre": 0, "post": 1}
+DEFAULTS = {"lap_exact": False, "censoring_bound": float("nan"), "release_gap": 0}
+"""Panel columns a panel written before them (or built by hand) lacks: top-k recall, no release-date gap."""
+
+
+def with_defaults(panel: pd.DataFrame) -> pd.DataFrame:
+    return panel.assign(**{column: value for column, value in DEFAULTS.items() if column not in panel})
 
 
 def lap_distribution(panel: pd.DataFrame) -> pd.DataFrame:
@@ -23,14 +29,19 @@ def lap_distribution(panel: pd.DataFrame) -> pd.DataFrame:
 
 
 def recall_checks(panel: pd.DataFrame) -> pd.DataFrame:
-    """Protocol Step 2: censoring share per label and residual mass, per sample, over unique recall queries."""
+    """Protocol Step 2: censoring share per label and residual mass, per sample, over unique recall queries;
+    `exact` = share of queries with exact label probabilities (local backends: never censored);
+    `censoring_bound_max` = the largest probability a token of a censored label could have (exp of the k-th
+    log-prob, max over the queries with a censored label; empty when none is censored)."""
     rows = []
-    queries = panel.drop_duplicates(["entity_id", "target_date"])
+    queries = with_defaults(panel).drop_duplicates(["entity_id", "target_date"])
     for sample, flag in SAMPLES.items():
         part = queries[queries["post"] == flag]
-        rows.append({"sample": sample, "n_queries": len(part),
+        censored = part[["censored_up", "censored_down", "censored_unknown"]].any(axis=1)
+        rows.append({"sample": sample, "n_queries": len(part), "exact": part["lap_exact"].mean(),
                      "censored_up": part["censored_up"].mean(), "censored_down": part["censored_down"].mean(),
                      "censored_unknown": part["censored_unknown"].mean(),
+                     "censoring_bound_max": part.loc[censored, "censoring_bound"].max(),
                      "residual_mass_mean": part["residual_mass"].mean(),
                      "residual_mass_max": part["residual_mass"].max()})
     return pd.DataFrame(rows)
@@ -38,6 +49,7 @@ def recall_checks(panel: pd.DataFrame) -> pd.DataFrame:
 
 def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, forecast: pd.DataFrame) -> pd.DataFrame:
     """Final report item 1: N pre/post, entities, periods, rows dropped in validation (by reason)."""
+    panel = with_defaults(panel)
     n_dropped = int(dropped["n_rows"].sum()) if len(dropped) else 0
     items = [("rows in the input file", len(panel) + n_dropped), ("rows dropped in validation", n_dropped)]
     items += [(f"  dropped: {r.rule}", int(r.n_rows)) for r in dropped.itertuples()]
@@ -45,6 +57,8 @@ def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, forecast: pd.
         ("rows in the panel", len(panel)),
         ("rows pre-cutoff", int((panel["post"] == 0).sum())),
         ("rows post-cutoff", int((panel["post"] == 1).sum())),
+        ("rows in the release-date gap (cutoff < target date ≤ release date: neither sample)",
+         int(panel["release_gap"].sum())),
         ("entities", int(panel["entity_id"].nunique())),
         ("realization periods", int(panel["period_num"].nunique())),
         ("first target date", f"{panel['target_date'].min():%Y-%m-%d}"),
@@ -55,14 +69,16 @@ def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, forecast: pd.
     return pd.DataFrame(items, columns=["item", "value"])
 
 
-def write_descriptives(layout: Layout) -> dict[str, pd.DataFrame]:
+def write_descriptives(layout: Layout, out: Layout | None = None) -> dict[str, pd.DataFrame]:
+    """Read the panel and validation report of `layout`; write the descriptive CSVs into `out` (default: the
+    same layout)."""
     panel = read_parquet(layout.derived_file("panel.parquet"))
     dropped = validation_drops(layout)
     forecast = read_parquet(layout.derived_file("forecast.parquet"))
     tables = {"lap_distribution": lap_distribution(panel), "recall_checks": recall_checks(panel),
               "sample": sample_description(panel, dropped, forecast)}
     for name, table in tables.items():
-        write_csv(table, layout.results / f"{name}.csv")
+        write_csv(table, (out or layout).results / f"{name}.csv")
     return tables
 
 

@@ -21,10 +21,14 @@ def _tex_escape(text: str) -> str:
     return str(text).replace("_", r"\_").replace("#", r"\#").replace("%", r"\%").replace("&", r"\&")
 
 
-def to_latex(table: pd.DataFrame, caption: str) -> str:
-    """One column per model, one row pair (coefficient, t-statistic) per term, then N and R²."""
+def to_latex(table: pd.DataFrame, caption: str, order: list[str] | None = None) -> str:
+    """One column per model, one row pair (coefficient, t-statistic) per term (in `order` where given, else in
+    order of appearance; `_cons` last), then N and R²; an omitted term's cell is empty."""
     models = list(dict.fromkeys(table["model"]))
-    terms = list(dict.fromkeys(table["term"]))
+    terms = [t for t in dict.fromkeys(table["term"]) if t != "_cons"]
+    if order:
+        terms.sort(key=lambda t: order.index(t) if t in order else len(order))
+    terms += ["_cons"] if "_cons" in set(table["term"]) else []
     lines = [r"\begin{table}[htbp]\centering", rf"\caption{{{_tex_escape(caption)}}}",
              rf"\begin{{tabular}}{{l{'c' * len(models)}}}", r"\toprule",
              " & " + " & ".join(f"({i + 1}) {_tex_escape(m)}" for i, m in enumerate(models)) + r" \\", r"\midrule"]
@@ -32,7 +36,7 @@ def to_latex(table: pd.DataFrame, caption: str) -> str:
         coefs, tstats = [], []
         for model in models:
             row = table[(table["model"] == model) & (table["term"] == term)]
-            if row.empty:
+            if row.empty or pd.isna(row.iloc[0]["coef"]):
                 coefs.append("")
                 tstats.append("")
             else:

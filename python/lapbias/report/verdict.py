@@ -4,12 +4,18 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap):
 - significant beta_3: coef > 0 and one-sided p < detection_alpha (0.05);
 - validation pattern: high-LAP theta > 0 with two-sided p < validation_alpha (0.05), and low-LAP theta not
   significant (two-sided p >= validation_alpha);
-- placebo passes: post-cutoff one-sided p for beta_3 > placebo_alpha (0.10) (protocol Step 5); infeasible without
-  post-cutoff rows;
-- meaningful LAP variation: pre-cutoff SD(lap) / mean(lap) >= min_lap_cv (0.10).
-Order: a failed placebo -> Mixed/invalid; significant beta_3 with validation and placebo -> Contamination detected;
-significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 -> No evidence of
-contamination with meaningful LAP variation, else Underpowered.
+- placebo passes: post-cutoff one-sided p for beta_3 > placebo_alpha (0.10) (protocol Step 5); it also passes when
+  post-cutoff LAP has collapsed to a constant (protocol Step 5 expects "LAP collapsed toward zero": beta_3 is then
+  not identified there, the strongest form of "indistinguishable from zero"); infeasible without post-cutoff rows,
+  when the placebo regression cannot be estimated, or when its beta_3 has no p-value (the reason is named);
+- power (estimate/power.py): the minimum detectable beta_3 (one-sided at detection_alpha, 80% power) as a share of
+  the standalone LLM effect, MDE x SD(lap) / b1, at most max_mde_share (0.37, the paper's in-sample magnitude).
+Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
+a failed placebo -> Mixed/invalid; significant beta_3 with validation and placebo -> Contamination detected;
+significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 -> Underpowered with the
+number when the MDE share is above max_mde_share; else Mixed/invalid (validation) when the validation pattern is
+absent (protocol Step 3: a null high-LAP theta means "the detection test in Step 4 has little power"; final rule:
+"Mixed/invalid: validation fails"); else No evidence of contamination.
 """
 
 from __future__ import annotations
@@ -42,27 +48,79 @@ def _term(table: pd.DataFrame | None, model: str, term: str) -> pd.Series | None
     return None if rows.empty else rows.iloc[0]
 
 
+def _reasons(notes: pd.DataFrame | None, prefix: str, kinds: tuple[str, ...]) -> list[str]:
+    if notes is None or notes.empty:
+        return []
+    rows = notes[notes["model"].astype(str).str.startswith(prefix) & notes["kind"].isin(kinds)]
+    return list(dict.fromkeys(rows["detail"].astype(str)))
+
+
+def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
+    """(feasible, passes, sentence) of the post-cutoff placebo."""
+    post = _term(placebo, "post", BETA3)
+    if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
+        return False, False, (f"the placebo is infeasible (post-cutoff beta_3 = {post['coef']:.4g} has no standard "
+                              "error, hence no p-value; results/estimation_notes.csv)")
+    if post is not None and not pd.isna(post["coef"]):
+        text = (f"the post-cutoff placebo beta_3 = {post['coef']:.4g} (one-sided p = {post['p_one_sided']:.4f}, "
+                "results/placebo.csv)")
+        return True, post["p_one_sided"] > alpha, text
+    lap = _term(placebo, "post", "lap")
+    omitted = _reasons(notes, "placebo:post", ("omitted",))
+    if post is not None and (lap is None or pd.isna(lap["coef"])) and any(n.startswith("lap omitted") for n in omitted):
+        return True, True, ("post-cutoff LAP is constant within the fixed effects (it collapsed, as expected after "
+                            "the training cutoff, e.g. every recall answer is 'unknown'), so beta_3 cannot arise "
+                            "after the cutoff: the placebo")
+    reasons = _reasons(notes, "placebo", ("failed", "error", "warning", "omitted"))
+    reasons = [r for r in reasons if "clusters (<" not in r] or ["no post-cutoff observations"]
+    return False, False, f"the placebo is infeasible ({'; '.join(reasons)})"
+
+
+def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
+    share = power.get("mde_share", math.nan)
+    mde, b1 = power.get("mde_beta3", math.nan), power.get("b1_standalone", math.nan)
+    if math.isfinite(share):
+        return share, (f"the minimum detectable beta_3 ({alpha * 100:g}% one-sided, 80% power) is {mde:.4g}, i.e. "
+                       f"{share:.0%} of the standalone LLM effect per SD of LAP (paper's in-sample estimate: 37%; "
+                       f"within-FE SD of LAP = {power.get('sd_lap_within', math.nan):.3g}, "
+                       f"{power.get('within_share_lap', math.nan):.0%} of its SD; results/power.csv)")
+    why = (f"the standalone LLM effect b1 = {b1:.4g} is not positive, so no detectable contamination share can "
+           "be stated" if math.isfinite(b1) else "its share of the standalone LLM effect could not be computed")
+    return math.inf, f"the minimum detectable beta_3 is {mde:.4g} and {why} (results/power.csv)"
+
+
 def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd.DataFrame | None,
-           lap_pre: pd.Series, thresholds: EstimateConfig) -> Verdict:
+           power: pd.DataFrame | dict | None, thresholds: EstimateConfig,
+           notes: pd.DataFrame | None = None) -> Verdict:
+    """The label and paragraph from results/detection.csv, validation.csv, placebo.csv, power.csv and
+    estimation_notes.csv (module docstring)."""
+    if isinstance(power, pd.DataFrame):
+        power = dict(zip(power["quantity"], power["value"].astype(float)))
+    power = power or {}
     beta3 = _term(detection, "pre", BETA3)
-    if beta3 is None or math.isnan(beta3["coef"]):
-        return Verdict(MIXED, ["detection regression"], "The detection regression has no estimate of beta_3 "
-                       "(see results/estimation_notes.csv): the test could not be run.")
+    if beta3 is None:
+        reasons = _reasons(notes, "detection", ("failed", "error")) or ["see results/estimation_notes.csv"]
+        return Verdict(UNDERPOWERED, ["detection regression"], "The detection regression could not be estimated "
+                       f"({'; '.join(reasons)}), so the sample cannot test for contamination. Verdict: "
+                       f"{UNDERPOWERED} (detection regression not estimable).")
+    if pd.isna(beta3["coef"]):
+        reasons = _reasons(notes, "detection", ("omitted",)) or ["c.mu_hat#c.lap omitted: collinear"]
+        return Verdict(UNDERPOWERED, ["beta_3 omitted"], f"beta_3 is not identified ({'; '.join(reasons)}): LAP "
+                       "(or mu_hat) has no usable variation within the entity and period effects of the pre-cutoff "
+                       f"sample, so the test has no power. Verdict: {UNDERPOWERED} (beta_3 omitted as collinear).")
+    if pd.isna(beta3["p_one_sided"]):  # an estimate without a p-value is not "not significant"
+        return Verdict(MIXED, ["detection regression"], f"The detection regression estimates beta_3 = "
+                       f"{beta3['coef']:.4g} but gives it no p-value (no standard error; see "
+                       "results/estimation_notes.csv): the test could not be run.")
     significant = beta3["coef"] > 0 and beta3["p_one_sided"] < thresholds.detection_alpha
     high, low = _term(validation, "high_lap", "ud"), _term(validation, "low_lap", "ud")
     validation_present = (high is not None and high["coef"] > 0 and high["p"] < thresholds.validation_alpha
                           and low is not None and low["p"] >= thresholds.validation_alpha)
-    post = _term(placebo, "post", BETA3)
-    placebo_feasible = post is not None and not math.isnan(post["p_one_sided"])
-    placebo_passes = placebo_feasible and post["p_one_sided"] > thresholds.placebo_alpha
-    mean = float(lap_pre.mean()) if len(lap_pre) else math.nan
-    cv = float(lap_pre.std(ddof=1)) / mean if mean and not math.isnan(mean) else math.nan
-    variation = not math.isnan(cv) and cv >= thresholds.min_lap_cv
+    placebo_feasible, placebo_passes, place = _placebo(placebo, notes, thresholds.placebo_alpha)
+    share, power_text = _power_text(power, thresholds.detection_alpha)
 
     b3 = (f"The pre-cutoff interaction beta_3 = {beta3['coef']:.4g} (t = {beta3['t']:.2f}, one-sided p = "
           f"{beta3['p_one_sided']:.4f}, results/detection.csv)")
-    place = (f"the post-cutoff placebo beta_3 = {post['coef']:.4g} (one-sided p = {post['p_one_sided']:.4f}, "
-             "results/placebo.csv)" if placebo_feasible else "the placebo is infeasible (no post-cutoff rows)")
     valid = ("the validation pattern is present (high-LAP theta positive and significant, low-LAP theta not)"
              if validation_present else "the validation pattern is absent (results/validation.csv)")
 
@@ -81,10 +139,17 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(MIXED, failed, f"{b3} is positive and significant, but {valid} and {place}. "
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
                        "channels.")
-    if variation:
-        return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero while LAP varies "
-                       f"meaningfully (pre-cutoff SD/mean = {cv:.2f} >= {thresholds.min_lap_cv:.2f}); {valid}; "
-                       f"{place}. Verdict: {NO_EVIDENCE}.")
-    return Verdict(UNDERPOWERED, ["LAP variation"], f"{b3}: beta_3 is not significantly greater than zero, but LAP barely "
-                   f"varies (pre-cutoff SD/mean = {cv:.2f} < {thresholds.min_lap_cv:.2f}), so the test has little "
-                   f"power; {valid}; {place}. Verdict: {UNDERPOWERED}.")
+    if share <= thresholds.max_mde_share and not validation_present:
+        return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but {valid}: "
+                       "with a null high-LAP theta there is no evidence that LAP tracks memorization, so the "
+                       "detection test has little power (protocol Step 3) whatever its minimum detectable effect "
+                       f"({power_text}); {place}. Verdict: {MIXED} (validation).")
+    if share <= thresholds.max_mde_share:
+        return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero, and {power_text}, "
+                       f"at most {thresholds.max_mde_share:.0%} (max_mde_share): a contamination of that size would "
+                       f"have been found; {valid}; {place}. Verdict: {NO_EVIDENCE}.")
+    above = "" if math.isinf(share) else f", above {thresholds.max_mde_share:.0%} (max_mde_share)"
+    return Verdict(UNDERPOWERED, ["power"], f"{b3}: beta_3 is not significantly greater than zero, but "
+                   f"{power_text}{above}: the test could miss a "
+                   f"contamination of consequence; {valid}; {place}. Verdict: {UNDERPOWERED} (minimum detectable "
+                   f"share {'undefined' if math.isinf(share) else f'{share:.0%}'}).")

@@ -1,10 +1,17 @@
-"""Forecast signal mu_hat (protocol Step 1) and the first-token probability (paper Table IV).
+"""Forecast signal mu_hat (protocol Step 1) and the label-token probability p(w_{N+1}) (paper Table IV).
 
 The user's production prompt is used verbatim (placeholders filled from the row), decoded greedily
 (temperature 0). The user's parser: group 1 of the first match of `parse_regex` in the response, lower-cased,
-looked up in the label map -> mu_hat. p_first = exp(log P(first generated token)), the model's confidence in
-the first answer token (paper Table IV); `confidence` is parsed from the response with `confidence_regex`
-when the prompt asks for a self-reported confidence.
+looked up in the label map -> mu_hat.
+
+p_first = p(w_{N+1}) = exp(log P(t | prompt, tokens before t)), where t is the generated token that carries the
+first character of the parsed label (paper Table IV: the probability of the answer's label token, "good", "bad",
+"neutral"), NOT whatever token comes first: with an answer format such as `{good}` the first token is "{" and its
+probability is ≈ 1 whatever the model believes. The label is located by running the same parser on the
+concatenated decoded strings of the generated tokens (every generated token's log-prob is cached); p_first is
+NaN when the response does not parse or the endpoint returned no log-probs. `label_token` names t.
+`confidence` is parsed from the response with `confidence_regex` when the prompt asks for a self-reported
+confidence.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import re
 
 import pandas as pd
 
-from ..config import RunConfig
+from ..config import FORECAST_PLACEHOLDERS, RunConfig
 from ..errors import ConfigError, ParseRateError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, Generation, TokenLogprob, chat
@@ -24,7 +31,7 @@ from .batch import Confirm, ask_missing
 
 TASK = "forecast"
 TOP_LOGPROBS = 20
-PLACEHOLDERS = ("text", "entity_name", "ticker", "text_date", "target_date", "entity_id")
+PLACEHOLDERS = FORECAST_PLACEHOLDERS
 
 
 def fill_prompt(template: str, row: pd.Series) -> str:
@@ -45,7 +52,7 @@ def fill_prompt(template: str, row: pd.Series) -> str:
 def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
     params = {"decoding": "greedy", "temperature": 0, "max_new_tokens": config.forecast.max_new_tokens,
               "dtype": config.model.dtype,
-              "top_logprobs": TOP_LOGPROBS}
+              "top_logprobs": TOP_LOGPROBS, "token_logprobs": "every generated token"}
     return [
         Query(TASK, config.model.model_id, str(row["row_id"]),
               canonical_json(chat(fill_prompt(config.forecast.prompt, row), config.forecast.system_prompt)),
@@ -55,7 +62,7 @@ def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
 
 
 def _encode(generation: Generation) -> dict:
-    return {"text": generation.text, "first_token": generation.first_token.to_json(),
+    return {"text": generation.text, "tokens": [t.to_json() for t in generation.tokens],
             "first_top": [t.to_json() for t in generation.first_top]}
 
 
@@ -83,6 +90,27 @@ def parse_label(response: str, parse_regex: str, labels: dict[str, float]) -> st
     return label if label in labels else None
 
 
+def label_token(tokens: list[TokenLogprob], parse_regex: str, label: str | None) -> TokenLogprob | None:
+    """The generated token carrying the first character of the parsed `label` (paper Table IV's w_{N+1}).
+
+    The parser runs on the concatenated decoded token strings (the text the log-probs belong to); None when
+    there is no label, no token log-probs, or the parser finds another label there."""
+    if label is None or not tokens:
+        return None
+    text = "".join(t.token for t in tokens)
+    match = re.search(parse_regex, text, flags=re.IGNORECASE)
+    group = (match.group(1) or "") if match is not None and match.groups() else ""
+    if group.strip().lower() != label:
+        return None
+    start = match.start(1) + len(group) - len(group.lstrip())
+    end = 0
+    for token in tokens:
+        end += len(token.token)
+        if end > start:
+            return token
+    return None
+
+
 def parse_confidence(response: str, confidence_regex: str) -> float:
     if not confidence_regex:
         return math.nan
@@ -105,20 +133,23 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
     for query, (_, row) in zip(queries(frame, config), frame.iterrows()):
         response = cache.response(query)
         label = parse_label(response["text"], config.forecast.parse_regex, config.forecast.labels)
-        first = TokenLogprob.from_json(response["first_token"])
+        token = label_token([TokenLogprob.from_json(t) for t in response["tokens"]], config.forecast.parse_regex,
+                            label)
         rows.append({
             "row_id": row["row_id"], "entity_id": row["entity_id"], "text_date": row["text_date"],
             "target_date": row["target_date"], "response": response["text"], "label": label,
             "parsed": label is not None,
             "mu_hat": config.forecast.labels[label] if label is not None else math.nan,
-            "p_first": math.exp(first.logprob),
+            "p_first": math.exp(token.logprob) if token is not None else math.nan,
+            "label_token": token.token if token is not None else None,
             "confidence": parse_confidence(response["text"], config.forecast.confidence_regex),
             "cache_key": query.key,
         })
     result = pd.DataFrame(rows, columns=[
         "row_id", "entity_id", "text_date", "target_date", "response", "label", "parsed", "mu_hat", "p_first",
-        "confidence", "cache_key",
+        "label_token", "confidence", "cache_key",
     ])
+    result["label_token"] = result["label_token"].astype("string")
     result["label"] = result["label"].astype("string")
     result["mu_hat"] = result["mu_hat"].astype("float64")
     result["confidence"] = result["confidence"].astype("float64")

@@ -6,6 +6,17 @@ outcome description and reference period. Temperature 0, one answer token, top-2
 position. lap = P(up) + P(down) (the lookahead propensity); ud = P(up) − P(down) (the recalled direction);
 residual_mass = 1 − P(up) − P(down) − P(unknown). Probabilities are raw mass, never renormalized.
 
+Exact label probabilities (a documented deviation from the protocol's top-20 summing that removes censoring):
+with a local backend (transformers, vLLM offline) the whole next-token distribution is at hand, so P(label) is
+the exact sum of exp(logprob) over EVERY token id of the vocabulary whose decoded string, stripped and
+lower-cased, equals the label (" up", "Up", "UP", ... ; llm/local_tokens.py), and no label is ever censored.
+p_up, p_down, p_unknown, lap, ud and residual_mass use these exact values where they exist (`exact` = True);
+the protocol's top-k sums are kept beside them (p_*_topk, censored_*_topk). The cache stores the log-prob of
+every matching token id, so `lapbias rebuild` reproduces them without the model; the labels enter the query
+parameters, so answers for other labels are never reused. With an HTTP endpoint only the top-k exists: p_* are
+the top-k sums, a label outside the top-k is censored, and `censoring_bound` = exp(k-th largest log-prob) is the
+largest probability any token outside the top-k (hence any single token of a censored label) can have.
+
 Where the endpoint returns no log-probs, `[recall] fallback = "sampling"` asks n_samples (≥ 25) answers per
 query at temperature 1 with a fixed seed (protocol Step 2 fallback, llm/sampling.py): answer frequencies take
 the place of probabilities, the multiplied count is confirmed separately, and every row carries
@@ -15,19 +26,30 @@ the place of probabilities, the multiplied count is confirmed separately, and ev
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
 from ..config import RunConfig
 from ..errors import ConfigError
 from ..io import Layout, read_parquet, write_parquet
-from ..llm.base import Backend, TokenLogprob, chat
+from ..llm.base import Backend, LocalBackend, TokenLogprob, chat
 from ..llm import sampling
 from ..llm.cache import Query, ResponseCache, canonical_json
+from . import label_record
 from .batch import Confirm, ask_missing
 from .labels import check_single_token, label_mass
 
 TASK = "recall"
+EXACT_BACKENDS = ("transformers", "vllm")
+"""Backends that hold the model and give exact label probabilities (LocalBackend in llm/base.py)."""
+LABEL_NAMES = ("up", "down", "unknown")
+COLUMNS = [
+    "entity_id", "target_date", "p_up", "p_down", "p_unknown", "lap", "ud", "residual_mass",
+    "censored_up", "censored_down", "censored_unknown", "exact", "p_up_topk", "p_down_topk", "p_unknown_topk",
+    "censored_up_topk", "censored_down_topk", "censored_unknown_topk", "censoring_bound", "approximated",
+    "n_samples", "cache_key",
+]
 
 
 def recall_pairs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -58,14 +80,22 @@ def uses_sampling(config: RunConfig) -> bool:
     return config.recall.fallback == "sampling"
 
 
+def uses_exact(config: RunConfig) -> bool:
+    """Exact label probabilities: a local backend (the whole distribution at hand), log-prob mode."""
+    return config.model.backend in EXACT_BACKENDS and not uses_sampling(config)
+
+
 def queries(pairs: pd.DataFrame, config: RunConfig) -> list[Query]:
     """One query per pair. The params name the mode, so a sampled answer never shares a key with a log-prob one,
-    and the precision (`[model] dtype`), so answers computed at different precisions never mix in one run."""
+    and the precision (`[model] dtype`), so answers computed at different precisions never mix in one run; in
+    exact mode they name the labels, whose every token's log-prob the answer stores."""
     if uses_sampling(config):
         params = sampling.params(config.recall.n_samples, config.recall.sampling_seed,
                                  config.recall.sampling_temperature)
     else:
         params = {"temperature": 0, "max_tokens": 1, "top_logprobs": config.recall.top_logprobs}
+        if uses_exact(config):
+            params["exact_labels"] = [label.strip().lower() for label in config.recall.labels]
     params["dtype"] = config.model.dtype
     return [
         Query(TASK, config.model.model_id, query_id(p.entity_id, p.target_date),
@@ -91,9 +121,14 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
         if uses_sampling(config):
             return sampling.ask(backend, chats, n_samples, config.recall.sampling_seed,
                                 config.recall.sampling_temperature)
+        if uses_exact(config):
+            return ask_exact(backend, chats, config)
         tops = backend.next_token_logprobs(chats, config.recall.top_logprobs)
         return [{"top": [t.to_json() for t in top]} for top in tops]
 
+    if cache.missing(todo_queries) or label_record.unrecorded(layout, TASK, config.model.model_id,
+                                                              config.recall.labels):
+        label_record.record(layout, TASK, backend, check_single_token(backend, config.recall.labels))
     if uses_sampling(config):
         n_todo = len(cache.missing(todo_queries))
         sampling.confirm(confirm_sampling or confirm, TASK, n_todo, n_samples)
@@ -103,8 +138,28 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
     return derive(config, layout)
 
 
+def ask_exact(backend: LocalBackend, chats: list, config: RunConfig) -> list[dict]:
+    """Top-k plus the exact log-prob of every token id that decodes to a label: {"top": [...], "labels":
+    {label: [[id, token, logprob], ...]}} (labels stripped and lower-cased, as in the query parameters)."""
+    variants = {label.strip().lower(): set(backend.label_variants(label)) for label in config.recall.labels}
+    requested = sorted({i for ids in variants.values() for i in ids})
+    answers = backend.answer_logprobs(chats, config.recall.top_logprobs, requested)
+    return [{"top": [t.to_json() for t in answer.top],
+             "labels": {label: [t.to_json() for t in answer.requested if t.token_id in ids]
+                        for label, ids in variants.items()}}
+            for answer in answers]
+
+
+def exact_mass(response: dict, label: str) -> float:
+    """P(label) = Σ exp(logprob) over every token id stored for the label (each id once, no renormalizing)."""
+    tokens = {t.token_id: t for t in map(TokenLogprob.from_json, response["labels"][label.strip().lower()])}
+    return sum(math.exp(t.logprob) for t in tokens.values())
+
+
 def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
-    """recall.parquet from input.parquet and the cached responses alone (no model call)."""
+    """recall.parquet from input.parquet and the cached responses alone (no model call); the labels are checked
+    on the tokenizer recorded for the cache (label_record.py)."""
+    label_record.check(layout, TASK, config.model.model_id, config.recall.labels)
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
     up, down, unknown = config.recall.labels
@@ -113,19 +168,25 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
     for query, pair in zip(queries(pairs, config), pairs.itertuples()):
         response = cache.response(query)
         top = [TokenLogprob.from_json(t) for t in response["top"]]
-        (p_up, c_up), (p_down, c_down), (p_unknown, c_unknown) = (label_mass(top, x) for x in (up, down, unknown))
+        topk = {name: label_mass(top, label) for name, label in zip(LABEL_NAMES, (up, down, unknown))}
+        exact = "labels" in response
+        mass = {name: (exact_mass(response, label), False) if exact else topk[name]
+                for name, label in zip(LABEL_NAMES, (up, down, unknown))}
+        approximated = sampling.is_approximated(response)
+        p_up, p_down, p_unknown = (mass[name][0] for name in LABEL_NAMES)
         rows.append({
             "entity_id": pair.entity_id, "target_date": pair.target_date, "p_up": p_up, "p_down": p_down,
             "p_unknown": p_unknown, "lap": p_up + p_down, "ud": p_up - p_down,
             "residual_mass": 1.0 - p_up - p_down - p_unknown,
-            "censored_up": c_up, "censored_down": c_down, "censored_unknown": c_unknown,
-            "approximated": sampling.is_approximated(response), "n_samples": int(response.get("n_samples", 0)),
+            **{f"censored_{name}": mass[name][1] for name in LABEL_NAMES},
+            "exact": exact,
+            **{f"p_{name}_topk": topk[name][0] for name in LABEL_NAMES},
+            **{f"censored_{name}_topk": topk[name][1] for name in LABEL_NAMES},
+            "censoring_bound": math.nan if approximated or not top else math.exp(min(t.logprob for t in top)),
+            "approximated": approximated, "n_samples": int(response.get("n_samples", 0)),
             "cache_key": query.key,
         })
-    result = pd.DataFrame(rows, columns=[
-        "entity_id", "target_date", "p_up", "p_down", "p_unknown", "lap", "ud", "residual_mass",
-        "censored_up", "censored_down", "censored_unknown", "approximated", "n_samples", "cache_key",
-    ])
+    result = pd.DataFrame(rows, columns=COLUMNS)
     write_parquet(result, layout.derived_file("recall.parquet"))
     return result
 
@@ -136,6 +197,9 @@ def censoring_warnings(recall: pd.DataFrame, config: RunConfig) -> list[str]:
     for label, column in zip(config.recall.labels, ("censored_up", "censored_down", "censored_unknown")):
         share = float(recall[column].mean()) if len(recall) else 0.0
         if share > config.recall.censoring_warning:
+            bound = recall.loc[recall[column], "censoring_bound"].max()
+            below = f" (each of its tokens below {bound:.3g} there)" if pd.notna(bound) else ""  # NaN: sampled
             out.append(f"recall label {label!r} is absent from the top-{config.recall.top_logprobs} log-probs in "
-                       f"{share:.0%} of queries: its probability is censored, and LAP understates recall there")
+                       f"{share:.0%} of queries: its probability is censored{below}, and LAP understates recall "
+                       "there")
     return out

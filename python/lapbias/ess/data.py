@@ -1,0 +1,142 @@
+"""The analysis sample of one outcome: rows, covariates X (App. C features), outcome Y, checks with clear errors.
+
+Features (App. C "Outcomes and feature construction"): numeric covariates standardized (mean 0, sd 1 on the
+analysis sample; X only, no outcome information enters); categorical covariates with levels rarer than
+`min_category_count` pooled into "other", then one indicator per level with the first level dropped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputDataError
+from .config import EssConfig, Outcome
+
+
+def read(config: EssConfig) -> pd.DataFrame:
+    """The dataset: a CSV/parquet file, or statsmodels:<name> (statsmodels.datasets.<name>.load_pandas())."""
+    source = config.data
+    if source.startswith("statsmodels:"):
+        import importlib
+
+        name = source.split(":", 1)[1]
+        try:
+            frame = importlib.import_module(f"statsmodels.datasets.{name}").load_pandas().data
+        except (ImportError, AttributeError):
+            raise InputDataError(f"[ess] data = {source!r}: statsmodels has no bundled dataset {name!r}; "
+                                 "e.g. data = \"statsmodels:anes96\"") from None
+        frame = frame.reset_index(drop=True)
+    else:
+        path = Path(config.root) / source
+        if not path.exists():
+            raise InputDataError(f"[ess] data = {source!r}: {path} does not exist")
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    frame.insert(0, "ess_row", np.arange(len(frame)))
+    if config.rows and config.rows < len(frame):
+        frame = frame.sample(config.rows, random_state=config.seed).sort_values("ess_row").reset_index(drop=True)
+    return frame
+
+
+def _example(frame: pd.DataFrame, mask: pd.Series) -> str:
+    row = frame.loc[mask].iloc[0]
+    return f"row {int(row['ess_row'])}"
+
+
+def check_columns(frame: pd.DataFrame, config: EssConfig, outcome: Outcome) -> None:
+    """Every named column exists, has no missing value, and numeric where it must be."""
+    where = f"[ess.outcomes] {outcome.name!r}"
+    needed = {c: "[ess] covariates" for c in config.covariates}
+    needed[outcome.column] = f"{where} column"
+    if outcome.llm_column:
+        needed[outcome.llm_column] = f"{where} llm_column"
+    for key in ("arm", "cate"):
+        spec = getattr(outcome, key)
+        if spec:
+            needed[spec["treatment"]] = f"{where} {key}.treatment"
+            if key == "cate" and isinstance(spec.get("propensity"), str):
+                needed[spec["propensity"]] = f"{where} cate.propensity"
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise InputDataError(f"column {missing[0]!r} named by {needed[missing[0]]} is not in the data; "
+                             f"columns are {list(frame.columns)[1:12]}{' ...' if frame.shape[1] > 12 else ''}")
+    for column, by in needed.items():
+        if frame[column].isna().any():
+            raise InputDataError(f"column {column!r} ({by}) has {int(frame[column].isna().sum())} missing value(s), "
+                                 f"first at {_example(frame, frame[column].isna())}; drop or fill them first")
+    for column in config.covariates:
+        if column not in config.categorical and not pd.api.types.is_numeric_dtype(frame[column]):
+            bad = pd.to_numeric(frame[column], errors="coerce").isna()
+            raise InputDataError(f"covariate {column!r} is not numeric ({_example(frame, bad)}: "
+                                 f"{frame.loc[bad, column].iloc[0]!r}); list it in [ess] categorical = [\"{column}\"]")
+    if outcome.discrete:
+        observed = set(frame[outcome.column].tolist())
+        codes = set(outcome.labels.values()) if outcome.prompt else set(frame[outcome.llm_column].tolist())
+        foreign = sorted((str(c) for c in codes - observed))
+        if foreign:
+            source = "labels" if outcome.prompt else f"llm_column {outcome.llm_column!r}"
+            raise InputDataError(f"{where} {source} has value(s) {foreign[:5]} that column {outcome.column!r} never "
+                                 f"takes (its values: {sorted(map(str, observed))[:5]}); predictions must use the "
+                                 "outcome's codes, e.g. labels = {Clinton = 0, Dole = 1}")
+    if not outcome.discrete:
+        for column in [outcome.column] + ([outcome.llm_column] if outcome.llm_column else []):
+            if not pd.api.types.is_numeric_dtype(frame[column]) or pd.api.types.is_bool_dtype(frame[column]):
+                bad = pd.to_numeric(frame[column], errors="coerce").isna()
+                shown = frame.loc[bad, column].iloc[0] if bad.any() else frame[column].iloc[0]
+                raise InputDataError(f"column {column!r} of the continuous outcome {outcome.name!r} is not numeric "
+                                     f"(e.g. {shown!r}); squared error needs numbers, e.g. 12.5, or set type = \"discrete\"")
+
+
+def analysis_sample(frame: pd.DataFrame, outcome: Outcome) -> pd.DataFrame:
+    """The rows of this outcome: all rows, or one treatment arm (§6, arm = {treatment, value})."""
+    if outcome.arm:
+        frame = frame[frame[outcome.arm["treatment"]] == outcome.arm["value"]]
+        if frame.empty:
+            raise InputDataError(f"[ess.outcomes] {outcome.name!r} arm: no row has {outcome.arm['treatment']} = "
+                                 f"{outcome.arm['value']!r}")
+    return frame.reset_index(drop=True)
+
+
+def transformed_outcome(frame: pd.DataFrame, outcome: Outcome) -> np.ndarray:
+    """§6: Y* = Y (D − e(X)) / (e(X)(1 − e(X))), with E[Y* | X] = τ(X) under unconfoundedness and 0 < e < 1, so
+    E(Y* − τ̂(X))² = E(τ(X) − τ̂(X))² + E Var(Y* | X) and the CATE-ESS is unchanged by replacing τ with Y*."""
+    spec = outcome.cate
+    d = frame[spec["treatment"]].to_numpy(float)
+    if not np.isin(d, (0.0, 1.0)).all():
+        raise InputDataError(f"[ess.outcomes] {outcome.name!r} cate.treatment {spec['treatment']!r} must be 0/1; "
+                             f"found {sorted(set(d.tolist()) - {0.0, 1.0})[:3]}")
+    propensity = spec.get("propensity", 0.5)
+    e = frame[propensity].to_numpy(float) if isinstance(propensity, str) else np.full(len(frame), float(propensity))
+    if not ((e > 0) & (e < 1)).all():
+        raise InputDataError(f"[ess.outcomes] {outcome.name!r} cate.propensity must lie strictly in (0, 1) "
+                             "(overlap), e.g. propensity = 0.5 in a balanced RCT")
+    return frame[outcome.column].to_numpy(float) * (d - e) / (e * (1 - e))
+
+
+def features(frame: pd.DataFrame, config: EssConfig) -> np.ndarray:
+    """X as App. C builds it (module docstring)."""
+    parts = []
+    for column in config.covariates:
+        values = frame[column]
+        if column in config.categorical:
+            levels = values.astype(str)
+            counts = levels.value_counts()
+            levels = levels.where(levels.map(counts) >= config.min_category_count, "other")
+            parts.append(pd.get_dummies(levels, prefix=column, drop_first=True, dtype=float))
+        else:
+            x = values.to_numpy(float)
+            sd = x.std()
+            parts.append(pd.DataFrame({column: (x - x.mean()) / sd if sd > 0 else x - x.mean()}))
+    return pd.concat(parts, axis=1).to_numpy(float)
+
+
+def check_grid(grid: tuple, n_rows: int, outcome: str) -> None:
+    """Block-out CV needs K = ⌊N/n⌋ ≥ 2 blocks at every n of the grid (one to train, one to test)."""
+    too_big = [n for n in grid if n_rows // n < 2]
+    if too_big:
+        fits = [n for n in grid if n_rows // n >= 2]
+        raise InputDataError(
+            f"[ess] grid n = {too_big[0]} needs at least {2 * too_big[0]} rows (K = ⌊N/n⌋ ≥ 2 blocks) but outcome "
+            f"{outcome!r} has N = {n_rows}; use n ≤ {n_rows // 2}, e.g. grid = {fits or [max(1, n_rows // 4)]}")

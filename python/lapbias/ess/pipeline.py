@@ -1,0 +1,92 @@
+"""`lapbias ess CONFIG`: every outcome × comparator of the [ess] section, written under results/ess/.
+
+Files (ARCHITECTURE.md: the ESS audit owns data/derived/ess/ and results/ess/):
+  data/derived/ess/llm_predictions.parquet   the LLM prediction of every analysis row (and the cached answer)
+  results/ess/curve.csv                      error curve with intervals and per-n tests, per outcome × comparator
+  results/ess/ess.csv                        ESS plug-in and one-sided lower bound per outcome × comparator
+                                             (the paper's Table 1)
+  results/ess/llm.csv                        the LLM's error per outcome (eq. 3.1) with its interval
+  results/ess/run_config.json                the [ess] configuration of the run
+  results/ess/ESS.md                         the report section (also included in results/REPORT.md)
+  results/figures/ess_curve.png              error curves with bands, the LLM's line, the ESS marked
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from ..io import Layout, write_csv, write_parquet, write_text
+from ..llm.cache import ResponseCache
+from . import data as ess_data
+from .audit import Settings, curve, llm_risk, metric_interval, summary
+from .comparators import from_spec
+from .config import EssConfig, Outcome, snapshot
+from .llm_predict import TASK, UNANSWERED, predict
+from .losses import make_loss
+
+
+def results_dir(layout: Layout):
+    return layout.results / "ess"
+
+
+def _outcome_data(frame: pd.DataFrame, config: EssConfig, outcome: Outcome, backend, cache, confirm):
+    ess_data.check_columns(frame, config, outcome)
+    sample = ess_data.analysis_sample(frame, outcome)
+    ess_data.check_grid(config.grid, len(sample), outcome.name)
+    X = ess_data.features(sample, config)
+    y = ess_data.transformed_outcome(sample, outcome) if outcome.cate else sample[outcome.column].to_numpy()
+    if not outcome.discrete:
+        y = y.astype(float)
+    if outcome.llm_column:
+        answers = pd.DataFrame({"ess_row": sample["ess_row"], "response": "", "llm_prediction": sample[outcome.llm_column],
+                                "cache_key": ""})
+    else:
+        answers = predict(sample, config, outcome, backend, cache, confirm)
+    llm_pred = answers["llm_prediction"].to_numpy(float if not outcome.discrete else object)
+    return X, y, llm_pred, answers
+
+
+def run(config: EssConfig, layout: Layout, backend, confirm) -> dict[str, pd.DataFrame]:
+    """The whole audit (module docstring); returns the tables it wrote."""
+    frame = ess_data.read(config)
+    cache = ResponseCache(layout.raw_file(TASK))
+    settings = Settings(tuple(config.grid), config.alpha, config.band_level, config.test_variance,
+                        config.min_blocks, config.seed)
+    curves, table, llm_rows, predictions = [], [], [], []
+    prepared = [(outcome, *_outcome_data(frame, config, outcome, backend, cache, confirm)) for outcome in config.outcomes]
+    total = sum(len(o.comparators) * (len(y) // n) for o, _, y, _, _ in prepared for n in config.grid)
+    with tqdm(total=total, desc="ess block-out CV", unit="fit", file=sys.stderr) as bar:
+        for outcome, X, y, llm_pred, answers in prepared:
+            loss = make_loss(outcome.loss, y, outcome.positive, f"[ess.outcomes] {outcome.name!r} loss")
+            risk, se = llm_risk(loss, y, llm_pred)
+            value, low, high = metric_interval(loss, risk, se, config.band_level)
+            unanswered = int(np.sum(llm_pred == UNANSWERED)) if outcome.discrete else 0
+            llm_rows.append({"outcome": outcome.name, "loss": loss.name, "metric": loss.metric(risk)[0], "N": len(y),
+                             "llm_risk": risk, "llm_se": se, "metric_value": value, "metric_ci_low": low,
+                             "metric_ci_high": high, "llm_unanswered": unanswered,
+                             "source": outcome.llm_column or "prompt", "cate": bool(outcome.cate),
+                             "arm": json.dumps(outcome.arm) if outcome.arm else ""})
+            predictions.append(answers.assign(outcome=outcome.name, llm_prediction=answers["llm_prediction"].astype(str)))
+            for index, spec in enumerate(outcome.comparators):
+                comparator = from_spec(spec, outcome.discrete, loss.name, config.seed, config.n_jobs, config.trees,
+                                       f"[ess.outcomes] {outcome.name!r} comparators[{index}]")
+                result = curve(X, y, llm_pred, loss, comparator, settings, outcome.name, tick=lambda _: bar.update())
+                curves.append(result)
+                table.append({"outcome": outcome.name, "loss": loss.name, "llm_error": risk, "N": len(y),
+                              "llm_unanswered": unanswered, **summary(result, settings)})
+    tables = {"curve": pd.concat(curves, ignore_index=True), "ess": pd.DataFrame(table), "llm": pd.DataFrame(llm_rows)}
+    out = results_dir(layout)
+    for name, table_frame in tables.items():
+        write_csv(table_frame, out / f"{name}.csv")
+    write_text(out / "run_config.json", json.dumps(snapshot(config), indent=2, default=str) + "\n")
+    write_parquet(pd.concat(predictions, ignore_index=True), layout.derived / "ess" / "llm_predictions.parquet")
+    from .report import figure, markdown
+
+    figure(tables, layout.figures / "ess_curve.png")
+    write_text(out / "ESS.md", "\n".join(markdown(out, "../figures")) + "\n")
+    return tables

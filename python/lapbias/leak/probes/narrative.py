@@ -1,0 +1,20 @@
+"""Variant B (App. O): a short narrative; the committed number is extracted from the prose (parse mode
+"narrative": the first number carrying a unit or decimals)."""
+
+from __future__ import annotations
+
+from .base import UNIT_WORDS, Item, Plan, read_value, series_items
+
+
+class NarrativeProbe:
+    name = "B"
+
+    def items(self, plan: Plan) -> list[Item]:
+        def prompt(row, when: str) -> str:
+            return (f"Describe {row.label} in {when}. Include your best estimate of its value as a signed decimal "
+                    f"{UNIT_WORDS[row.unit][0]} (use a negative sign for negative values).")
+
+        return series_items(plan, self.name, prompt, plan.leak.narrative_tokens)
+
+    def parse(self, item: Item, reply: str):
+        return read_value(item, reply, mode="narrative")

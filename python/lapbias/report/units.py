@@ -1,0 +1,88 @@
+"""Readable LAP units and the table notes every coefficient table carries (issue 11 items 1 and 3).
+
+Min-K% LAP is of order 1e-5..1e-8; the paper reports it as LAP × 10^4 (Table I: "LAP (×10^4)", mean 0.073), and its
+Table II coefficients are per unit of LAP × 10^4. The report shows Min-K% LAP in those units: a coefficient on a term
+with LAP as a factor m times is divided by (10^4)^m (its t statistic unchanged), a LAP statistic multiplied by
+10^4. results/*.csv keep raw units (one schema for both engines); the captions say so. Paper Table V standardizes
+every variable within its sample (z-scores), so its coefficients are per SD and are shown as estimated.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..config import RunConfig
+from ..estimate.reghdfe import term_variables
+
+MINK_FACTOR = 1e4
+"""Min-K% LAP is shown × 10^4 (paper Table I)."""
+PROTOCOL_TABLES = ("validation", "detection", "placebo", "placebo_validation")
+STANDARDIZED_TABLES = ("table5",)
+"""Tables on z-scores (paper Table V): no display factor, whatever the LAP measure."""
+TERM_ORDER = ["mu_hat", "lap", "c.mu_hat#c.lap", "p_first", "c.mu_hat#c.p_first", "confidence",
+              "c.mu_hat#c.confidence"]
+"""Row order of paper Table IV: LLM, LAP, LLM × LAP, p(w_{N+1}), LLM × p(w_{N+1}), Confidence, LLM × Confidence."""
+
+
+def factors(config: RunConfig) -> dict[str, float]:
+    """Display factor of each LAP variable: lap_mink always × 10^4, lap when it is the Min-K% measure."""
+    return {"lap_mink": MINK_FACTOR, **({"lap": MINK_FACTOR} if config.estimate.lap_measure == "minkprob" else {})}
+
+
+def coefficients(table: pd.DataFrame, config: RunConfig, name: str = "") -> pd.DataFrame:
+    """A coefficient table with Min-K% LAP in display units (module docstring); a standardized table (`name` in
+    STANDARDIZED_TABLES) unchanged."""
+    if name in STANDARDIZED_TABLES:
+        return table.copy()
+    scale = factors(config)
+    out = table.copy()
+    for i, term in out["term"].items():
+        divisor = 1.0
+        for variable in term_variables(str(term)):  # `_cons` is its own "variable", factor 1
+            divisor *= scale.get(variable, 1.0)
+        for column in ("coef", "se", "ci_low", "ci_high"):
+            if column in out.columns:
+                out.loc[i, column] = out.loc[i, column] / divisor
+    return out
+
+
+def statistics(table: pd.DataFrame, key: str, config: RunConfig) -> pd.DataFrame:
+    """Descriptive rows (Table I, LAP distribution) of a LAP variable in display units, the name saying so."""
+    scale, out = factors(config), table.copy()
+    numeric = [c for c in out.columns if c not in (key, "sample", "n", "N") and pd.api.types.is_numeric_dtype(out[c])]
+    for i, variable in out[key].items():
+        if variable in scale:
+            out.loc[i, numeric] = out.loc[i, numeric] * scale[variable]
+            out.loc[i, key] = f"{variable} (x10^4)"
+    return out
+
+
+def power(table: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
+    """results/power.csv in display units: beta_3 and its MDE per unit of LAP × 10^4, SDs of LAP × 10^4."""
+    factor = factors(config).get("lap", 1.0)
+    out = table.copy()
+    out.loc[out["quantity"].isin(["beta3", "se_beta3", "mde_beta3"]), "value"] /= factor
+    out.loc[out["quantity"].isin(["sd_lap", "sd_lap_within"]), "value"] *= factor
+    return out
+
+
+def lap_measure(config: RunConfig, standardized: bool = False) -> str:
+    if config.estimate.lap_measure == "minkprob":
+        return (f"LAP = Min-K% prob (K = {config.minkprob.k:.0%})" + ("" if standardized else
+                " x 10^4, as the paper reports it; results/*.csv hold raw units"))
+    return "LAP = P(up) + P(down) from the recall prompt (protocol Step 2)"
+
+
+def note(name: str, config: RunConfig) -> str:
+    """The table note: clustering and LAP measure (and Table V's samples)."""
+    if name in PROTOCOL_TABLES:
+        cluster = ("absorb(entity_num period_num), standard errors clustered by entity (entity_num); a single-entity "
+                   "sample: no FE, Newey-West")
+    else:
+        by = "date (period_num)" if config.estimate.extended_cluster == "period_num" else "entity (entity_num)"
+        cluster = f"absorb(entity_num period_num), standard errors clustered by {by}"
+    if name in STANDARDIZED_TABLES:
+        return (f"{cluster}; {lap_measure(config, standardized=True)}; (1)-(2) in-sample (pre-cutoff), (3)-(4) "
+                "out-of-sample (post-cutoff), every variable standardized within its sample (z-scores: coefficients "
+                "per SD, paper Table V).")
+    return f"{cluster}; {lap_measure(config)}."

@@ -1,0 +1,125 @@
+"""ESS estimators against hand computations on tiny arrays: block-out CV (eq. 3.2), the variance components
+(eq. 4.5), fixed-K (B.2), the hybrid rule, Algorithm 3.1, Remark 3.1, the delta method and the losses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import balanced_accuracy_score, f1_score
+
+from lapbias.ess import inference, variance
+from lapbias.ess.blockcv import BlockStats, block_out_cv, fixed_predictor_cv
+from lapbias.ess.losses import make_loss
+
+Y = np.arange(6.0)
+
+
+def _mean_rule_stats() -> BlockStats:
+    """y = 0..5, n = 2, identity order: blocks {0,1}, {2,3}, {4,5}; each block predicts its own mean."""
+    return block_out_cv(np.arange(6), 2, lambda train, rows: np.full(len(rows), Y[train].mean()),
+                        lambda rows, pred: ((Y[rows] - pred) ** 2)[None, :])[0]
+
+
+def test_block_out_cv_by_hand():
+    stats = _mean_rule_stats()
+    # R̂_0 = (1.5² + 0.5²... ) computed by hand: block means 0.5, 2.5, 4.5 on the complements
+    assert stats.block_risk == pytest.approx([41 / 4, 17 / 4, 41 / 4])
+    assert stats.obs_loss == pytest.approx([13.25, 7.25, 4.25, 4.25, 7.25, 13.25])
+    assert stats.risk == pytest.approx(8.25) and stats.obs_loss.mean() == pytest.approx(8.25)
+    assert (stats.K, stats.N) == (3, 6)
+
+
+def test_block_out_cv_discards_the_remainder_and_keeps_the_permutation():
+    order = np.array([5, 3, 1, 0, 2, 4, 6])                    # N = 7, n = 3 → K = 2, row 6 discarded
+    seen = []
+    stats = block_out_cv(order, 3, lambda train, rows: seen.append((list(train), list(rows))) or np.zeros(len(rows)),
+                         lambda rows, pred: (np.asarray(rows, float))[None, :])[0]
+    assert seen[0] == ([5, 3, 1], [5, 3, 1, 0, 2, 4]) and seen[1][0] == [0, 2, 4]
+    assert stats.block_risk == pytest.approx([2.0, 3.0])       # loss = row index on the complement
+    assert stats.obs_loss == pytest.approx([5, 3, 1, 0, 2, 4])
+
+
+def test_variance_components_by_hand():
+    stats = BlockStats(2, np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0, 2.0, 3.0, 4.0]))
+    comp = variance.fixed_n(stats)
+    # σ̂₁² = (1 + 0 + 1)/2; σ̂₂² = (4+1+0+0+1+4)/5; L̂_k = 0.5, 2, 3.5 → σ̂₁₂ = ((−1)(−1.5) + 0 + (1)(1.5))/2
+    assert (comp.between_block, comp.test, comp.cross) == pytest.approx((1.0, 2.0, 1.5))
+    assert comp.sigma2 == pytest.approx(1 + 2 / 2 + 2 * 1.5)
+    assert comp.variance == pytest.approx(5 / 3)
+    assert variance.fixed_k(stats) == pytest.approx(2 / 6)
+
+
+def test_hybrid_rule_threshold_and_fallback():
+    stats = BlockStats(2, np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0, 2.0, 3.0, 4.0]))
+    assert variance.hybrid(stats).rule == "fixed_K"                       # K = 3 < 20
+    chosen = variance.hybrid(stats, min_blocks=3)
+    assert (chosen.rule, chosen.variance) == ("fixed_n", pytest.approx(5 / 3))
+    negative = BlockStats(2, np.array([1.0, 2.0, 3.0]), np.array([4.0, 3.0, 2.0, 2.0, 1.0, 0.0]))
+    assert variance.fixed_n(negative).sigma2 == pytest.approx(1 + 1 - 3)  # σ̂₁₂ = −1.5
+    assert variance.hybrid(negative, min_blocks=3).rule == "fixed_K_fallback"
+
+
+def test_difference_and_sum_of_variances():
+    ml = _mean_rule_stats()
+    llm_losses = np.array([1.0, 0.0, 4.0, 1.0, 0.0, 9.0])
+    llm = fixed_predictor_cv(np.arange(6), 2, llm_losses)[0]
+    assert llm.block_risk == pytest.approx([14 / 4, 10 / 4, 6 / 4]) and llm.obs_loss == pytest.approx(llm_losses)
+    diff = ml - llm
+    assert diff.risk == pytest.approx(8.25 - llm_losses.mean())
+    assert diff.obs_loss == pytest.approx(ml.obs_loss - llm_losses)
+    expected = variance.hybrid(ml).variance + np.var(llm_losses, ddof=1) / 6
+    assert variance.sum_of_variances(ml, llm_losses) == pytest.approx(expected)
+
+
+def test_sequential_procedure_by_hand():
+    grid = [1, 5, 10, 20]
+    result = inference.sequential(grid, [3.0, 2.0, 1.0, 5.0], alpha=0.05)      # z = 1.645
+    assert (result.lower, result.stop_index) == (6, 2)                          # n_{j*-1} + 1 = 5 + 1
+    assert result.rejected == [True, True, False, False] and result.tested == [True, True, True, False]
+    assert inference.sequential(grid, [1.0, 9.0, 9.0, 9.0], 0.05).lower == 1
+    everything = inference.sequential(grid, [9.0] * 4, 0.05)
+    assert (everything.lower, everything.exceeds_grid) == (21, True)
+    assert inference.sequential(grid, [3.0, 1.7, 1.0, 1.0], 0.05).lower == 6    # 1.7 > 1.645
+    assert inference.sequential(grid, [3.0, 1.7, 1.0, 1.0], 0.01).lower == 2    # 1.7 < 2.326
+
+
+def test_excess_risk_ci_gives_the_same_bound():
+    grid, excess, se = [2, 4, 8, 16], [0.5, 0.2, 0.05, -0.1], [0.1, 0.1, 0.1, 0.1]
+    t = [d / s for d, s in zip(excess, se)]
+    lower_ends = [inference.excess_risk_lower(d, s, 0.05) for d, s in zip(excess, se)]
+    assert lower_ends[1] == pytest.approx(0.2 - 1.6448536 * 0.1)
+    assert inference.lower_from_excess_ci(grid, lower_ends) == inference.sequential(grid, t, 0.05).lower == 5
+
+
+def test_plug_in_and_t_statistic_edges():
+    assert inference.plug_in([5, 10, 20], [0.4, 0.3, 0.2], 0.3) == 10
+    assert inference.plug_in([5, 10, 20], [0.4, 0.35, 0.31], 0.3) is None
+    assert inference.t_statistic(0.1, 0.0) == np.inf and inference.t_statistic(0.0, 0.0) == 0.0
+
+
+def test_delta_method_rmse():
+    rmse, low, high = inference.rmse_interval(4.0, 0.4, 0.95)
+    assert rmse == 2.0 and (high - low) / 2 == pytest.approx(1.959964 * 0.4 / (2 * 2.0))
+
+
+def test_balanced_error_and_f1_losses_match_sklearn():
+    y, pred = np.array([0, 0, 0, 1, 1, 0, 1]), np.array([0, 1, 0, 1, 0, 0, 1])
+    order = np.arange(7)
+    balanced = make_loss("balanced_error", y)
+    stats = balanced.combine(fixed_predictor_cv(order, 1, balanced.components(y, pred)))
+    assert stats.risk == pytest.approx(1 - balanced_accuracy_score(y, pred))
+    f1 = make_loss("f1_error", y)
+    stats = f1.combine(fixed_predictor_cv(order, 1, f1.components(y, pred)))
+    assert stats.risk == pytest.approx(1 - f1_score(y, pred))
+    assert stats.obs_loss.mean() == pytest.approx(stats.risk)        # the linearised ψ averages to 1 − F1
+
+
+def test_undefined_point_stops_the_procedure_in_both_forms():
+    # An undefined excess risk or standard error (e.g. 1 − F1 = 0/0 at some n) is no evidence against H₀: Algorithm
+    # 3.1 stops there, and the excess-risk form (3.5) must give the same bound, not skip the point as if rejected.
+    grid = [2, 4, 8]
+    assert np.isnan(inference.t_statistic(0.1, np.nan)) and np.isnan(inference.t_statistic(np.nan, 0.1))
+    t = [inference.t_statistic(d, s) for d, s in zip([0.5, 0.4, 0.3], [0.1, np.nan, 0.1])]
+    lower_ends = [inference.excess_risk_lower(d, s, 0.05) for d, s in zip([0.5, np.nan, 0.3], [0.1, 0.1, 0.1])]
+    assert inference.sequential(grid, t, 0.05).lower == 3
+    assert inference.lower_from_excess_ci(grid, lower_ends) == 3

@@ -1,0 +1,218 @@
+"""NumLeak metrics, readouts and LeakShare against values computed by hand (the formulas of the docstrings)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lapbias.leak import leakshare, metrics, readouts
+
+Z = 1.959963984540054
+
+
+def wilson_by_hand(k, n):
+    p = k / n
+    centre = (p + Z ** 2 / (2 * n)) / (1 + Z ** 2 / n)
+    half = Z * math.sqrt(p * (1 - p) / n + Z ** 2 / (4 * n ** 2)) / (1 + Z ** 2 / n)
+    return centre - half, centre + half
+
+
+def panel_of(rows):
+    frame = pd.DataFrame(rows, columns=["variant", "series", "window", "unit", "period", "draw", "truth", "status",
+                                        "value"])
+    frame["entropy_bits"] = np.nan
+    return frame
+
+
+def test_value_metrics_by_hand():
+    panel = panel_of([
+        ("A", "s", "pre", "percent", "2001Q1", 0, 1.0, "parsed", 1.05),
+        ("A", "s", "pre", "percent", "2001Q2", 0, -2.0, "parsed", -1.0),
+        ("A", "s", "pre", "percent", "2001Q3", 0, 3.0, "refusal", np.nan),
+        ("A", "s", "pre", "percent", "2001Q4", 0, 0.5, "parsed", 0.5),
+    ])
+    row = metrics.summarize(panel, {"percent": 0.10}, reps=200, shuffle_reps=50, seed=1).iloc[0]
+    assert (row.n_queries, row.n_parsed, row.n_refusal, row.n_unparsed) == (4, 3, 1, 0)
+    assert row.parse_rate == 0.75
+    assert (row.parse_rate_lo, row.parse_rate_hi) == pytest.approx(wilson_by_hand(3, 4))
+    assert row.sign_accuracy == 1.0 and (row.sign_accuracy_lo, row.sign_accuracy_hi) == pytest.approx(
+        wilson_by_hand(3, 3))
+    assert row.mae == pytest.approx((0.05 + 1.0 + 0.0) / 3)
+    assert row.within_band == pytest.approx(2 / 3)            # |0.05| and |0| are within 10 bps, |1.0| is not
+    x, y = np.array([1.05, -1.0, 0.5]), np.array([1.0, -2.0, 0.5])
+    r = ((x - x.mean()) * (y - y.mean())).sum() / math.sqrt(((x - x.mean()) ** 2).sum() * ((y - y.mean()) ** 2).sum())
+    assert row.pearson_r == pytest.approx(r)
+    assert row.pearson_lo <= row.pearson_hi
+
+
+def test_rank_accuracy_and_draw_spread_by_hand():
+    panel = panel_of([
+        ("C", "s", "pre", "percent", "2001Q1", 0, 0.0, "parsed", 0.0),
+        ("C", "s", "pre", "percent", "2002Q1", 0, 1.0, "parsed", 0.0),
+        ("C", "s", "pre", "percent", "2003Q1", 0, 1.0, "unparsed", np.nan),
+        ("E", "s", "pre", "percent", "2001Q1", 0, 1.0, "parsed", 1.2),
+        ("E", "s", "pre", "percent", "2001Q1", 1, 1.0, "parsed", 1.25),
+        ("E", "s", "pre", "percent", "2002Q1", 0, 2.0, "parsed", 2.0),
+        ("E", "s", "pre", "percent", "2002Q1", 1, 2.0, "parsed", 3.0),
+        ("E", "s", "pre", "percent", "2003Q1", 0, 3.0, "parsed", 3.0),
+        ("E", "s", "pre", "percent", "2003Q1", 1, 3.0, "refusal", np.nan),
+    ])
+    summary = metrics.summarize(panel, {"percent": 0.10}, reps=100, shuffle_reps=20, seed=1).set_index("variant")
+    assert summary.loc["C", "rank_accuracy"] == 0.5           # one of the two parsed picks is right
+    assert summary.loc["C", "parse_rate"] == pytest.approx(2 / 3)
+    assert summary.loc["E", "draw_spread"] == pytest.approx((0.05 + 1.0) / 2)  # dates with both draws parsed
+    assert summary.loc["E", "draw_agree_within_band"] == 0.5
+
+
+def test_bootstrap_and_shuffle_are_seeded():
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=12)
+    recall = truth + rng.normal(scale=0.1, size=12)
+    assert metrics.pearson_bootstrap(recall, truth, 300, 5) == metrics.pearson_bootstrap(recall, truth, 300, 5)
+    low, high, p = metrics.shuffle_null(recall, truth, 200, 3)
+    assert p == pytest.approx(1 / 201)                        # no permutation reaches the near-perfect r
+    assert low < 0 < high
+    low, high, p = metrics.shuffle_null(rng.normal(size=12), truth, 200, 3)
+    assert p > 0.01
+
+
+def test_r_undefined_with_too_few_pairs_or_a_constant():
+    r, low, high = metrics.pearson_bootstrap(np.array([1.0, 2.0]), np.array([1.0, 3.0]), 100, 1)
+    assert math.isnan(r) and math.isnan(low) and math.isnan(high)
+    # a constant recall (np.std of [0.1] * 3 is 1.4e-17, not 0) has no correlation, not r = -0.00
+    assert math.isnan(metrics.pearson(np.array([0.1, 0.1, 0.1]), np.array([1.0, 2.0, 4.0])))
+
+
+def test_entropy_with_rest_bucket():
+    # top-2 candidates 0.5 and 0.25, rest 0.25: H = 0.5·1 + 0.25·2 + 0.25·2 = 1.5 bits
+    assert readouts.entropy_bits([math.log(0.5), math.log(0.25)]) == pytest.approx(1.5)
+    assert readouts.entropy_bits([0.0]) == pytest.approx(0.0)  # all mass on one token, nothing left over
+
+
+def test_candidate_score_takes_the_answer_tokens():
+    tokens = [[1, "Answer", -1.0], [2, ":", -1.0], [3, " +", -2.0], [4, "5", -4.0], [5, ".", -1.0], [6, "25", -3.0]]
+    assert readouts.candidate_score(tokens, "+5.25") == (pytest.approx(-2.5), 4)
+
+
+def test_ranking_by_hand():
+    scored = pd.DataFrame({
+        "series": "s", "window": "pre",
+        "period": ["1"] * 5 + ["2"] * 5,
+        "kind": list(readouts.KINDS) * 2,
+        "score": [-1.0, -2.0, -3.0, -4.0, -5.0,      # date 1: the true value wins
+                  -2.0, -3.0, -1.0, -4.0, -1.5],     # date 2: the adjacent date wins, true is third
+    })
+    ranks = readouts.rank(scored)
+    assert ranks["rank_true"].tolist() == [1, 3] and ranks["top1"].tolist() == [True, False]
+    row = readouts.summarize_ranking(ranks).iloc[0]
+    assert row.top1_accuracy == 0.5 and row.mean_rank_true == 2.0 and row.chance_top1 == 0.2
+    assert row.chance_mean_rank == 3.0 and row.loses_to_adjacent_date == 1 and row.loses_to_random_decoy == 0
+
+
+def test_candidates_kinds_and_duplicates():
+    dates = pd.to_datetime(["2001-01-01", "2001-04-01", "2001-07-01"])
+    table = pd.DataFrame({"series": ["a"] * 3 + ["b"] * 3, "date": list(dates) * 2,
+                          "period": ["2001Q1", "2001Q2", "2001Q3"] * 2, "value": [1.5, 1.5, -2.25, 7.0, 8.0, 9.0],
+                          "label": ["series a"] * 3 + ["series b"] * 3, "unit": "percent", "frequency": "quarter",
+                          "window": "pre"})
+    out = readouts.candidates(table.iloc[[0]], table, seed=1)
+    # the adjacent date's value (1.5) equals the true value: left out; two decimals as in the series
+    assert out["kind"].tolist() == ["true", "sign_flipped", "other_series", "random_decoy"]
+    assert out["candidate"].tolist()[:3] == ["+1.50", "-1.50", "+7.00"]
+    assert out["text"].iloc[0].startswith("Question: What was series a in the first quarter of 2001?")
+    assert out["text"].iloc[0].endswith("\nAnswer: +1.50")
+    decoy = float(out["candidate"].iloc[3])
+    assert -2.25 <= decoy <= 1.5
+
+
+def test_leakshare_perfect_recall():
+    # M = F: the residual of S on M is orthogonal to F, so rho(e, F) = 0 and LeakShare = 1; ceiling min(1, 1/rho) = 1
+    frame = pd.DataFrame({"truth": [1.0, 2, 3, 4], "recall": [1.0, 2, 3, 4], "signal": [1.0, 2, 3, 5]})
+    out = leakshare.attribute(frame)
+    assert out["rho_residual_truth"] == pytest.approx(0.0, abs=1e-12)
+    assert out["leakshare"] == pytest.approx(1.0) and out["ceiling"] == 1.0
+
+
+def test_leakshare_signal_exactly_linear_in_recall():
+    # S = 0.1 M + 0.05 exactly: the residual is zero (only float rounding), so rho(e, F) = 0 and LeakShare = 1,
+    # not the correlation of rounding noise with F (which gave 1.99 or 0.11 before)
+    m = np.array([0.3, -1.2, 2.1, 0.4, -0.7, 1.6])
+    for recall in (m, np.array([1.0, 2, 3, 4, 5, 6.5])):
+        truth = recall + np.array([0.2, -0.1, 0.3, -0.4, 0.1, 0.05])
+        out = leakshare.attribute(pd.DataFrame({"truth": truth, "recall": recall, "signal": 0.1 * recall + 0.05}))
+        assert out["rho_residual_truth"] == 0.0
+        assert out["leakshare"] == pytest.approx(1.0)
+
+
+def test_leakshare_ceiling_bounds_a_sign_flipped_recall():
+    # M recalls F with the sign flipped and S = -M: all of S's truth-correlation runs through M (LeakShare = 1),
+    # so the worst-case ceiling must be 1 (|rho(M, F)| / rho(S, F) = 1), not rho(M, F) / rho(S, F) = -1
+    truth = np.array([1.0, -0.5, 2.0, 0.3, -1.1])
+    recall = -truth + np.array([0.1, -0.2, 0.05, 0.3, -0.1])
+    out = leakshare.attribute(pd.DataFrame({"truth": truth, "recall": recall, "signal": -recall}))
+    assert out["rho_recall_truth"] < 0 and out["leakshare"] == pytest.approx(1.0)
+    assert out["ceiling"] == 1.0 and out["ceiling"] >= out["leakshare"] - 1e-12
+    half = leakshare.attribute(pd.DataFrame({"truth": truth, "recall": -truth + np.array([2.0, -1, 0, 1, -2.0]),
+                                             "signal": truth}))
+    assert half["ceiling"] == pytest.approx(abs(half["rho_recall_truth"]))    # rho(S, F) = 1
+
+
+def test_leakshare_recall_without_truth_content():
+    # M is uncorrelated with F and S = F + M: regressing S on M leaves F (+ constant), so rho(e, F) = 1;
+    # rho(S, F) = sd(F)/sd(S) = sqrt(1.25)/1.5; LeakShare = 1 - 1/rho(S, F) < 0; ceiling = rho(M, F)/rho(S, F) = 0
+    frame = pd.DataFrame({"truth": [1.0, 2, 3, 4], "recall": [1.0, -1, -1, 1], "signal": [2.0, 1, 2, 5]})
+    out = leakshare.attribute(frame)
+    rho_sf = math.sqrt(1.25) / 1.5
+    assert out["rho_signal_truth"] == pytest.approx(rho_sf)
+    assert out["rho_residual_truth"] == pytest.approx(1.0)
+    assert out["leakshare"] == pytest.approx(1 - 1 / rho_sf)
+    assert out["ceiling"] == pytest.approx(0.0, abs=1e-12)
+    assert "worst-case aligned" in out["ceiling_assumptions"]
+
+
+def test_leakshare_needs_dates_and_positive_correlation():
+    assert "fewer than 4" in leakshare.attribute(pd.DataFrame({"truth": [1.0], "recall": [1.0],
+                                                                "signal": [1.0]}))["note"]
+    out = leakshare.attribute(pd.DataFrame({"truth": [1.0, 2, 3, 4], "recall": [1.0, 2, 3, 4],
+                                            "signal": [4.0, 3, 2, 1]}))
+    assert math.isnan(out["leakshare"]) and "not positive" in out["note"]
+
+
+def test_selectivity_matrix():
+    dates = pd.to_datetime(["2001-01-01", "2001-04-01", "2001-07-01", "2001-10-01"])
+    table = pd.DataFrame({"series": ["a"] * 4 + ["b"] * 4, "date": list(dates) * 2,
+                          "value": [1.0, 2, 3, 4, 4.0, 1, 3, 2]})
+    panel = pd.DataFrame({"variant": "A", "series": "a", "date": dates, "status": "parsed",
+                          "value": [1.1, 2.1, 2.9, 4.2]})
+    out = metrics.selectivity(panel, table).set_index("truth_series")
+    assert out.loc["a", "pearson_r"] == pytest.approx(np.corrcoef([1.1, 2.1, 2.9, 4.2], [1, 2, 3, 4])[0, 1])
+    assert out.loc["b", "pearson_r"] == pytest.approx(np.corrcoef([1.1, 2.1, 2.9, 4.2], [4, 1, 3, 2])[0, 1])
+    assert bool(out.loc["a", "own_series"]) and out.loc["a", "n"] == 4
+
+
+def test_attribution_of_a_user_signal(tmp_path):
+    from lapbias.config import ModelConfig
+    from lapbias.errors import InputDataError
+    from lapbias.leak.config import LeakConfig, LeakRun
+    from lapbias.leak.pipeline import _attribution
+
+    dates = pd.to_datetime(["2001-01-01", "2001-04-01", "2001-07-01", "2001-10-01", "2002-01-01"])
+    panel = pd.DataFrame({"variant": "A", "series": "u", "date": dates, "window": ["pre"] * 4 + ["holdout"],
+                          "truth": [1.0, 2, 3, 4, 5], "status": ["parsed"] * 4 + ["refusal"],
+                          "value": [1.0, 3, 2, 4, np.nan], "frequency": "quarter"})
+    path = tmp_path / "signal.csv"   # dated inside each quarter: aligned to the quarter
+    path.write_text("date,signal\n2001-02-15,0.1\n2001-04-01,0.4\n2001-09-30,0.2\n2001-11-02,0.5\n2002-01-01,0.9\n")
+    run = LeakRun(leak=LeakConfig(signal_path=str(path), transmission_series="u"), model=ModelConfig())
+    out = _attribution(run, panel, pd.DataFrame({"series": ["u"]})).set_index("window")
+    expected = leakshare.attribute(pd.DataFrame({"signal": [0.1, 0.4, 0.2, 0.5], "recall": [1.0, 3, 2, 4],
+                                                 "truth": [1.0, 2, 3, 4]}))
+    assert out.loc["all", "n_dates"] == 4                     # the refused date has no recall
+    assert out.loc["all", "leakshare"] == pytest.approx(expected["leakshare"])
+    assert out.loc["all", "signal"].startswith("user signal")
+    path.write_text("date,signal\n2001-01-01,0.1\n2001-02-01,0.2\n")
+    with pytest.raises(InputDataError, match="two signals for the period starting 2001-01-01"):
+        _attribution(run, panel, pd.DataFrame({"series": ["u"]}))
+    path.write_text("date,signal\n2001-01-01,high\n")
+    with pytest.raises(InputDataError, match="line 2: date '2001-01-01' or signal 'high' is not readable"):
+        _attribution(run, panel, pd.DataFrame({"series": ["u"]}))
