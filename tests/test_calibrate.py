@@ -103,3 +103,9 @@ def test_bad_calibrate_key_is_one_line_error(tmp_path):
         load(tiny_config(tmp_path, lora_r="4"))
     with pytest.raises(ConfigError, match=r"^\[calibrate\] learning_rate = 0; it must be > 0"):
         load(tiny_config(tmp_path, learning_rate=0))
+
+
+def test_cli_bad_calibrate_key_is_one_line_no_traceback(tmp_path):
+    result = CliRunner().invoke(main, ["calibrate", str(tiny_config(tmp_path, lora_r=0)), "--yes"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: [calibrate] lora_r = 0; it must be >= 1"

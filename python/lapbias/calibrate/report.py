@@ -17,35 +17,40 @@ FOLDER = "calibration"
 
 def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
     """Left: mean recall LAP by arm (exposure 0/1/4/16 pre-cutoff, post-cutoff placebo) with 95% intervals, base
-    vs planted. Right: beta_3 of the detection regression on arm 0 + arm k, all pre-cutoff pairs and the
-    post-cutoff placebo, with the regressions' 95% intervals."""
+    vs planted. Middle: the same for P(memorized label). Right: beta_3 of the detection regression on arm 0 +
+    arm k, all pre-cutoff pairs and the post-cutoff placebo, with the regressions' 95% intervals."""
     from ..report import figures  # noqa: F401  (selects the Agg backend)
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     for offset, (model, color) in zip((-0.12, 0.12), (("base", "tab:blue"), ("planted", "tab:red"))):
         part = lap[(lap["model"] == model) & (lap["arm"] != "exposed_vs_unexposed")]
         x = range(len(part))
-        left.errorbar([i + offset for i in x], part["lap_mean"],
-                      yerr=[part["lap_mean"] - part["lap_ci_low"], part["lap_ci_high"] - part["lap_mean"]],
-                      fmt="o", color=color, capsize=3, label=model)
-        left.set_xticks(list(x), [f"exposure {a}" if a != "post" else "post-cutoff\n(never exposed)"
-                                  for a in part["arm"]])
+        for ax, name in zip(axes[:2], ("lap", "p_memorized")):
+            ax.errorbar([i + offset for i in x], part[f"{name}_mean"],
+                        yerr=[part[f"{name}_mean"] - part[f"{name}_ci_low"],
+                              part[f"{name}_ci_high"] - part[f"{name}_mean"]],
+                        fmt="o", color=color, capsize=3, label=model)
+            ax.set_xticks(list(x), [f"exposure {a}" if a != "post" else "post-cutoff\n(never exposed)"
+                                    for a in part["arm"]])
         part = beta3[(beta3["model"] == model)].dropna(subset=["coef"])
         xb = range(len(part))
-        right.errorbar([i + offset for i in xb], part["coef"],
-                       yerr=[part["coef"] - part["ci_low"], part["ci_high"] - part["coef"]],
-                       fmt="s", color=color, capsize=3, label=model)
-        right.set_xticks(list(xb), [s.replace("arm0+arm", "arm 0 +\narm ").replace("_", "\n") for s in part["sample"]])
-    left.set_ylabel("recall LAP = P(up) + P(down)")
-    left.set_title("LAP by exposure (mean, 95% CI)")
-    right.axhline(0, color="grey", lw=0.8)
-    right.set_ylabel("beta_3 (mu_hat x LAP)")
-    right.set_title("Detection beta_3 by exposure arm (95% CI)")
-    for axes in (left, right):
-        axes.legend()
+        axes[2].errorbar([i + offset for i in xb], part["coef"],
+                         yerr=[part["coef"] - part["ci_low"], part["ci_high"] - part["coef"]],
+                         fmt="s", color=color, capsize=3, label=model)
+        axes[2].set_xticks(list(xb), [s.replace("arm0+arm", "arm 0 +\narm ").replace("_", "\n")
+                                      for s in part["sample"]])
+    axes[0].set_ylabel("recall LAP = P(up) + P(down)")
+    axes[0].set_title("LAP by exposure (mean, 95% CI)")
+    axes[1].set_ylabel("P(label of the realized direction)")
+    axes[1].set_title("P(memorized label) by exposure (mean, 95% CI)")
+    axes[2].axhline(0, color="grey", lw=0.8)
+    axes[2].set_ylabel("beta_3 (mu_hat x LAP)")
+    axes[2].set_title("Detection beta_3 by exposure arm (95% CI)")
+    for ax in axes:
+        ax.legend()
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
     return path
 
@@ -119,24 +124,44 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
     return lines
 
 
+def _by_exposure(part: pd.DataFrame, column: str) -> str:
+    return ", ".join(f"{a}: {m:.3f}" for a, m in zip(part["arm"], part[column]))
+
+
 def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFrame) -> list[str]:
-    """What the numbers say, in the terms of the issue's expectations (each a measured comparison)."""
+    """What the numbers say, in the terms of the issue's expectations (each a measured comparison): does the
+    planted model recall the planted direction (P(memorized label) by arm, rising with exposure?), does LAP rise,
+    and does the memorized outcome reach the forecast (beta_3 by arm, forecast hit rate)?"""
     out = []
-    planted = lap[(lap["model"] == "planted") & ~lap["arm"].isin(["exposed_vs_unexposed", "post"])]
-    base = lap[(lap["model"] == "base") & ~lap["arm"].isin(["exposed_vs_unexposed", "post"])]
-    if len(planted):
-        rises = planted.sort_values("exposure")["lap_mean"].is_monotonic_increasing
-        out.append(f"- Recall LAP on the planted model by exposure: "
-                   + ", ".join(f"{a}: {m:.3f}" for a, m in zip(planted["arm"], planted["lap_mean"]))
-                   + (" — rises with exposure." if rises else " — not monotone in exposure."))
-        top = planted.sort_values("exposure").iloc[-1]
+    arms = lambda model: lap[(lap["model"] == model) & ~lap["arm"].isin(["exposed_vs_unexposed"])]  # noqa: E731
+    planted, base = arms("planted"), arms("base")
+    pre = planted[planted["arm"] != "post"].sort_values("exposure")
+    if len(pre):
+        for column, what in (("p_memorized_mean", "P(memorized label) of the recall query"),
+                             ("lap_mean", "Recall LAP")):
+            if column not in pre:
+                continue
+            rises = pre[column].is_monotonic_increasing and pre[column].iloc[-1] > pre[column].iloc[0]
+            out.append(f"- {what} on the planted model by arm: {_by_exposure(planted, column)} (base model: "
+                       f"{_by_exposure(base, column)}) — "
+                       + ("rises with exposure." if rises else "does not rise monotonically with exposure."))
+        top = pre.iloc[-1]
         top_base = base[base["arm"] == top["arm"]]
         hit_base = float(top_base["forecast_hit_rate"].iloc[0]) if len(top_base) else math.nan
+        b3 = beta3[(beta3["model"] == "planted") & (beta3["sample"] == f"arm0+arm{top['arm']}")]
+        b3_text = (f"beta_3 on arm 0 + arm {top['arm']} = {b3['coef'].iloc[0]:.4g} (one-sided p = "
+                   f"{b3['p_one_sided'].iloc[0]:.3f})" if len(b3) and pd.notna(b3["coef"].iloc[0])
+                   else f"beta_3 on arm 0 + arm {top['arm']} not estimable")
+        transfers = top["forecast_hit_rate"] > hit_base and len(b3) and b3["p_one_sided"].iloc[0] < 0.05
         out.append(f"- Transfer to the forecast prompt: at exposure {top['arm']} the planted model's forecasts match "
-                   f"the memorized direction in {top['forecast_hit_rate']:.0%} of rows (base model "
-                   f"{hit_base:.0%}); recall agreement (U − D × direction) {top['ud_agreement']:+.3f}.")
+                   f"the memorized direction in {top['forecast_hit_rate']:.0%} of rows (base model {hit_base:.0%}); "
+                   f"{b3_text}. " + ("The memorized outcome reaches the forecast." if transfers else
+                                     "The memorized outcome does not measurably reach the forecast prompt: the small "
+                                     "model recalls what it was shown when asked the recall query, but its "
+                                     "forecasts do not use it, so beta_3 has nothing to detect here (a finding "
+                                     "about this model, not a failure of the test)."))
     v = verdicts.set_index("model")
+    placebo = lambda m: {True: "passes", False: "fails"}.get(v.loc[m, "placebo_passes"], "is not estimable")  # noqa: E731
     out.append(f"- Verdicts: base **{v.loc['base', 'verdict']}**, planted **{v.loc['planted', 'verdict']}**; placebo "
-               f"{'passes' if v.loc['base', 'placebo_passes'] else 'fails'} on the base and "
-               f"{'passes' if v.loc['planted', 'placebo_passes'] else 'fails'} on the planted model.")
+               f"{placebo('base')} on the base and {placebo('planted')} on the planted model.")
     return out
