@@ -34,6 +34,8 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
             ax.set_xticks(list(x), [f"exposure {a}" if a != "post" else "post-cutoff\n(never exposed)"
                                     for a in part["arm"]])
         part = beta3[(beta3["model"] == model)].dropna(subset=["coef"])
+        if part.empty:  # not identified on this model (e.g. constant forecasts): nothing to draw
+            continue
         xb = range(len(part))
         axes[2].errorbar([i + offset for i in xb], part["coef"],
                          yerr=[part["coef"] - part["ci_low"], part["ci_high"] - part["coef"]],
@@ -162,6 +164,8 @@ def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFram
                                      "about this model, not a failure of the test)."))
     v = verdicts.set_index("model")
     placebo = lambda m: {True: "passes", False: "fails"}.get(v.loc[m, "placebo_passes"], "is not estimable")  # noqa: E731
-    out.append(f"- Verdicts: base **{v.loc['base', 'verdict']}**, planted **{v.loc['planted', 'verdict']}**; placebo "
+    why = lambda m: f" ({v.loc[m, 'failed']})" if isinstance(v.loc[m, "failed"], str) and v.loc[m, "failed"] else ""  # noqa: E731
+    out.append(f"- Verdicts: base **{v.loc['base', 'verdict']}**{why('base')}, planted "
+               f"**{v.loc['planted', 'verdict']}**{why('planted')}; placebo "
                f"{placebo('base')} on the base and {placebo('planted')} on the planted model.")
     return out
