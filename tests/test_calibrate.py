@@ -18,7 +18,7 @@ from lapbias.cli import main
 from lapbias.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = {"exposures": [0, 4], "pairs_per_arm": 2, "assignment_seed": 7, "training_seed": 7, "learning_rate": 2e-3,
+TINY = {"exposures": [0, 3], "pairs_per_arm": 2, "assignment_seed": 7, "training_seed": 7, "learning_rate": 2e-3,
         "warmup_steps": 1, "epochs": 1, "block_size": 128, "batch_size": 1, "top_layers": 8, "threads": 1}
 
 
@@ -73,7 +73,7 @@ def test_planted_model_loads_through_the_normal_config(calibrated):
 def test_recall_lap_of_exposed_pairs_rises_above_base(calibrated):
     root, output = calibrated
     lap = pd.read_csv(root / "results/calibration/lap_by_arm.csv").set_index(["model", "arm"])
-    assert lap.loc[("planted", "4"), "lap_mean"] > lap.loc[("base", "4"), "lap_mean"]
+    assert lap.loc[("planted", "3"), "lap_mean"] > lap.loc[("base", "3"), "lap_mean"]
     verdicts = pd.read_csv(root / "results/calibration/verdicts.csv")
     assert set(verdicts["model"]) == {"base", "planted"}
     assert (root / "results/figures/calibration.png").stat().st_size > 10_000
