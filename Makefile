@@ -8,7 +8,7 @@ VLLM_STAMP := $(VENV)/.lapbias-vllm-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: install install-vllm demo demo-leak demo-ess test benchmarks clean-results
+.PHONY: install install-vllm demo demo-leak demo-ess demo-calibrate test benchmarks clean-results
 
 install: $(STAMP)
 
@@ -39,6 +39,9 @@ demo-leak: install
 # The ESS audit (issue 15) on statsmodels' bundled anes96 with persona prompts to the bundled model.
 demo-ess: install
 	$(BIN)/lapbias ess data/demo/ess.toml --yes
+# Self-validation (issue 16): plant memorization with LoRA, run the protocol on base and planted model.
+demo-calibrate: install
+	$(BIN)/lapbias calibrate data/demo/calibrate.toml --yes
 
 test: install-vllm
 	$(BIN)/python -m pytest -q tests

@@ -34,6 +34,8 @@ setup(
         "threadpoolctl",
         "requests>=2.32",
         "urllib3>=2.8",
+        "peft==0.21.2",  # LoRA for `lapbias calibrate` (planted memorization); its deps are listed above
+        "tomli-w==1.2.0",  # writes the per-model run configurations of `lapbias calibrate`
     ],
     extras_require={
         "test": ["pytest"],

@@ -487,6 +487,33 @@ def demo(yes: bool, config_path: str) -> None:
 
 @main.command()
 @config_argument
+@yes_option
+def calibrate(config_path: str, yes: bool) -> None:
+    """Self-validation: plant memorization with LoRA, run the protocol on base and planted model, compare.
+
+    \b
+    Example:
+      lapbias calibrate data/demo/calibrate.toml --yes
+    """
+    from .calibrate import load, pipeline
+
+    click.get_current_context().meta["lapbias.input"] = config_path
+    run_config, settings = load(config_path)
+    layout = Layout(Path(run_config.root))
+    layout.make_dirs()
+    click.get_current_context().meta["lapbias.logs"] = layout.logs
+    tables = pipeline.run(run_config, settings, layout,
+                          lambda config, model_layout: _run_all(config, model_layout, yes, None, SAMPLE_SEED),
+                          _confirm(yes), lambda line: _log(layout, line))
+    if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
+        _report(run_config, layout)  # a protocol run under the same root: its REPORT.md gets the section
+    verdicts = tables["verdicts"].set_index("model")["verdict"].to_dict()
+    _log(layout, f"calibrate: verdict base = {verdicts['base']}, planted = {verdicts['planted']}; "
+                 "results/calibration/*.csv, results/figures/calibration.png, results/calibration/REPORT.md")
+
+
+@main.command()
+@config_argument
 def rebuild(config_path: str) -> None:
     """Regenerate every derived file from the input and the raw JSONL cache alone (no model call).
 

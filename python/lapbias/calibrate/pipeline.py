@@ -1,0 +1,57 @@
+"""`lapbias calibrate CONFIG`: plant, run the ordinary protocol on each model, tabulate, stage the outputs.
+
+The protocol itself is not called from here but passed in (`protocol(config, layout)`: the CLI's whole run,
+validate ... report), so both models go through exactly the stages a user's run goes through, and this package
+never imports the CLI. The calibration's own outputs (results/calibration/*.csv, REPORT.md, the run
+configurations of both models and results/figures/calibration.png) are written into a staging folder and moved
+in together when everything has finished (lapbias/stage.py), stamped with one run id.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..config import RunConfig
+from ..io import Layout, write_csv, write_text
+from ..stage import new_run_id, staged_outputs
+from . import experiment
+from .report import FOLDER, figure, section
+from .settings import CalibrateSettings
+
+STAGE = "calibrate"
+
+
+def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
+        protocol: Callable[[RunConfig, Layout], None], confirm, log: Callable[[str], None]) -> dict:
+    """Plant, run `protocol` on the base and the planted model (each under its own root in the work
+    directory), tabulate both (experiment.measure) and stage the calibration's outputs into results/."""
+    clock = time.monotonic()
+    plan = experiment.plant(config, settings, confirm, log)
+    seconds = {"plant": time.monotonic() - clock}
+    for name in experiment.MODELS:
+        clock = time.monotonic()
+        model_layout = Layout(Path(plan.configs[name].root))
+        model_layout.make_dirs()
+        log(f"calibrate: the ordinary protocol on the {name} model ({plan.config_files[name]})")
+        protocol(plan.configs[name], model_layout)
+        seconds[f"protocol_{name}"] = time.monotonic() - clock
+    tables = experiment.measure(plan, seconds)
+    with staged_outputs(layout.results, STAGE, new_run_id()) as folder:
+        out = layout.staged(folder)
+        results = out.results / FOLDER
+        arms = plan.arms.assign(target_date=plan.arms["target_date"].dt.strftime("%Y-%m-%d"))
+        write_csv(arms, results / "arms.csv")
+        for name in ("training_loss.csv", "corpus.csv"):
+            write_text(results / name, (plan.model_dir / name).read_text(encoding="utf-8"))
+        write_text(results / "training.json", json.dumps(plan.training, indent=2) + "\n")
+        for name, path in plan.config_files.items():
+            write_text(results / f"{name}.toml", Path(path).read_text(encoding="utf-8"))
+        for name, table in tables.items():
+            write_csv(table, results / f"{name}.csv")
+        figure(tables["lap_by_arm"], tables["beta3_by_arm"], out.figures / "calibration.png")
+        lines = section(out.results, tables, plan.training)
+        write_text(results / "REPORT.md", "# Self-validation report\n\n" + "\n".join(lines[2:]) + "\n")
+    return tables

@@ -1,0 +1,127 @@
+"""`[calibrate]` section of a calibration TOML: the rest of the file is an ordinary run configuration.
+
+A calibration file is a run configuration (config.py: [data], [model], [study], [forecast], ...) plus one
+`[calibrate]` section with the planting experiment's options (NumLeak App. T: exposure levels, token-equalized
+filler, LoRA hyper-parameters, seeds). The section is declared as a pydantic model on lapbias.config's `Section`
+(strict types, unknown keys forbidden, frozen), read through `config.read_toml`; every problem is one line of a
+ConfigError naming `[calibrate] <key>`, the rule and an example.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, ValidationError, field_validator
+
+from .. import config as config_module
+from ..config import Section, read_toml
+from ..errors import ConfigError
+
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+"""Every attention and MLP projection of a Llama-type block (SmolLM2's)."""
+IntTuple = Annotated[tuple[int, ...], BeforeValidator(config_module._list_to_tuple)]
+StrTuple = Annotated[tuple[str, ...], BeforeValidator(config_module._list_to_tuple)]
+
+
+class CalibrateSettings(Section):
+    exposures: IntTuple = (0, 1, 4, 16)
+    """Mentions of each planted (entity, target_date) outcome in the training corpus (NumLeak §4: 0/1/4/16).
+    Exposure 0 is the unexposed control arm: its block of the corpus is filler only."""
+    pairs_per_arm: int = Field(4, ge=0)
+    """Pre-cutoff pairs drawn at random for each exposed arm; every other pre-cutoff pair joins arm 0.
+    0 = split all pre-cutoff pairs evenly over the arms."""
+    assignment_seed: int = Field(2026, ge=0)
+    """Seed of the random assignment of pairs to arms and of the corpus order."""
+    training_seed: int = Field(2026, ge=0)
+    """torch seed of the LoRA initialisation and the batch order."""
+    chat_statements: bool = True
+    """Each mention of a planted outcome also as the pair's recall query in the chat format, answered with the
+    realized direction (corpus.build); false = prose statements only."""
+    lora_r: int = Field(16, ge=1)
+    lora_alpha: int = Field(32, ge=1)
+    lora_dropout: float = Field(0.0, ge=0, lt=1)
+    target_modules: StrTuple = PROJECTIONS
+    """Module names LoRA adapts (default: every attention and MLP projection)."""
+    top_layers: int = Field(0, ge=0)
+    """Adapt only the last `top_layers` transformer blocks (0 = all): backpropagation then stops there, which
+    roughly halves the CPU time per step at half the blocks."""
+    learning_rate: float = Field(2e-3, gt=0, le=1)
+    warmup_steps: int = Field(4, ge=0)
+    """Linear warm-up, then constant (NumLeak App. T)."""
+    epochs: int = Field(4, ge=1)
+    """Passes over the corpus (NumLeak App. T: 8). Exposure e means e mentions per pass."""
+    block_size: int = Field(256, ge=16)
+    """Tokens per training row: documents (EOS-terminated) packed whole into rows (train._blocks)."""
+    batch_size: int = Field(4, ge=1)
+    threads: int = Field(0, ge=0)
+    """torch threads for training on CPU; 0 = torch's default."""
+    work_dir: str = Field("data/derived/calibration", min_length=1)
+    """Planted model directory and the per-model run roots (base/, planted/) live here; the tables go to
+    results/calibration/ of the run's root, where the report looks for them."""
+
+    @field_validator("exposures")
+    @classmethod
+    def _exposures(cls, exposures: tuple[int, ...]) -> tuple[int, ...]:
+        if 0 not in exposures or any(e < 0 for e in exposures) or len(set(exposures)) != len(exposures):
+            raise ValueError("; give distinct non-negative integers including the control 0, e.g. exposures = "
+                             "[0, 1, 4, 16]")
+        if len(exposures) < 2:
+            raise ValueError("; it needs an exposed arm besides 0, e.g. exposures = [0, 16]")
+        return tuple(sorted(exposures))
+
+    @field_validator("target_modules")
+    @classmethod
+    def _modules(cls, modules: tuple[str, ...]) -> tuple[str, ...]:
+        if not modules or not all(m.strip() for m in modules):
+            raise ValueError(f"; name at least one module, e.g. target_modules = {list(PROJECTIONS[:2])}")
+        return modules
+
+    def fingerprint(self, run: config_module.RunConfig) -> str:
+        """sha256 (12 hex) of everything that determines the planted weights: these settings, the base model id,
+        the recall template and the panel file's content. Names the planted model's directory, so a changed
+        setting never reuses cached answers of another planted model (the cache key holds the model id)."""
+        data = Path(run.data.path).read_bytes() if Path(run.data.path).is_file() else b""
+        blob = json.dumps({"settings": self.model_dump(mode="json"), "model": run.model.model_id,
+                           "cutoff": run.study.cutoff, "recall": run.recall.model_dump(mode="json"),
+                           "study": run.study.model_dump(mode="json"), "data": hashlib.sha256(data).hexdigest()},
+                          sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _explain(error: dict) -> str:
+    """One line per pydantic error: `[calibrate] key = value; rule`."""
+    key = ".".join(str(p) for p in error["loc"]) or "[calibrate]"
+    value = error.get("input")
+    if error["type"] == "extra_forbidden":
+        return f"[calibrate] has unknown key {key!r}; known keys: {sorted(CalibrateSettings.model_fields)}"
+    if error["type"] == "value_error":
+        rule = str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
+        return f"[calibrate] {key} = {value!r}{rule if rule.startswith(';') else ' ' + rule}"
+    if error["type"] in config_module.RANGE_WORDS:
+        (bound,) = error["ctx"].values()
+        return f"[calibrate] {key} = {value!r}; it must be {config_module.RANGE_WORDS[error['type']]} {bound}"
+    rule = config_module.TYPE_WORDS.get(error["type"], error["msg"][:1].lower() + error["msg"][1:])
+    return f"[calibrate] {key} = {value!r}; {rule}"
+
+
+def settings_from_dict(values: Any) -> CalibrateSettings:
+    if not isinstance(values, dict):
+        raise ConfigError("[calibrate] must be a table ([calibrate] on its own line, then key = value lines)")
+    try:
+        return CalibrateSettings.model_validate(values)
+    except ValidationError as err:
+        raise ConfigError("\n".join(_explain(e) for e in err.errors(include_url=False))) from None
+
+
+def load(path: str | Path) -> tuple[config_module.RunConfig, CalibrateSettings]:
+    """Read a calibration TOML (config.read_toml): (the run configuration, the [calibrate] settings)."""
+    values = read_toml(path)
+    settings = settings_from_dict(values.pop("calibrate", {}))
+    run = config_module.from_dict(values)
+    if not run.study.cutoff:
+        raise ConfigError("[study] cutoff is empty; the calibration exposes pre-cutoff pairs only and needs it, "
+                          'e.g. cutoff = "2024-06-30"')
+    return run, settings

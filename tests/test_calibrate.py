@@ -1,0 +1,112 @@
+"""`lapbias calibrate` end to end on the real bundled model, at a tiny size (issue 16, item 7): a few pairs, one
+exposure arm, a few LoRA steps, a small slice of the demo panel. The real peft training, the real merged model
+loaded through an ordinary run configuration, the real protocol stages."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import tomli_w
+from click.testing import CliRunner
+
+from lapbias import config as config_module
+from lapbias.calibrate import corpus, load
+from lapbias.cli import main
+from lapbias.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = {"exposures": [0, 3], "pairs_per_arm": 2, "assignment_seed": 7, "training_seed": 7, "learning_rate": 2e-3,
+        "warmup_steps": 1, "epochs": 1, "block_size": 128, "batch_size": 1, "top_layers": 8, "threads": 1}
+
+
+def tiny_config(root: Path, **calibrate) -> Path:
+    """The demo calibration with 8 firms x 4 dates (2 before, 2 after the cutoff), forecasts of at most 4 tokens
+    and TINY training (CI time: the two protocol runs dominate)."""
+    panel = pd.read_csv(REPO / "data/demo/demo_panel.csv")
+    keep = panel["ticker"].isin(panel["ticker"].drop_duplicates().head(8)) & panel["target_date"].isin(
+        ["2024-01-23", "2024-04-23", "2024-09-17", "2024-11-19"])
+    panel[keep].to_csv(root / "panel.csv", index=False)
+    values = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text())
+    values["root"] = str(root)
+    values["data"]["path"] = str(root / "panel.csv")
+    values["estimate"] = {**values.get("estimate", {}), "bootstrap_reps": 0}
+    values["forecast"]["max_new_tokens"] = 4
+    values["calibrate"] = {**TINY, **calibrate}
+    path = root / "calibrate.toml"
+    path.write_text(tomli_w.dumps(values))
+    return path
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("calibrate")
+    result = CliRunner().invoke(main, ["calibrate", str(tiny_config(root)), "--yes"])
+    assert result.exit_code == 0, result.output
+    return root, result.output
+
+
+def test_adapter_trains_loss_falls(calibrated):
+    root, _ = calibrated
+    loss = pd.read_csv(root / "results/calibration/training_loss.csv")["loss"]
+    assert len(loss) >= 6
+    assert loss.tail(2).mean() < 0.8 * loss.head(2).mean()
+    corpus_table = pd.read_csv(root / "results/calibration/corpus.csv")
+    assert corpus_table["total_tokens"].nunique() == 1  # token-equalized arms
+    assert corpus_table.set_index("exposure").loc[0, "statement_tokens"] == 0  # arm 0: filler only
+
+
+def test_planted_model_loads_through_the_normal_config(calibrated):
+    from lapbias.llm import make_backend
+
+    root, _ = calibrated
+    planted = config_module.load(root / "results/calibration/planted.toml")
+    assert Path(planted.model.model_id).name.startswith("planted-")
+    backend = make_backend(planted.model)
+    assert backend.model_id == planted.model.model_id
+    # its ordinary run left the protocol's files and a verdict
+    assert (Path(planted.root) / "results/REPORT.md").read_text().count("**Verdict:") == 1
+
+
+def test_recall_lap_of_exposed_pairs_rises_above_base(calibrated):
+    root, output = calibrated
+    lap = pd.read_csv(root / "results/calibration/lap_by_arm.csv").set_index(["model", "arm"])
+    assert lap.loc[("planted", "3"), "lap_mean"] > lap.loc[("base", "3"), "lap_mean"]
+    verdicts = pd.read_csv(root / "results/calibration/verdicts.csv")
+    assert set(verdicts["model"]) == {"base", "planted"}
+    assert (root / "results/figures/calibration.png").stat().st_size > 10_000
+    assert "## Self-validation" not in (root / "results/calibration/REPORT.md").read_text()
+    assert "planted model" in (root / "results/calibration/REPORT.md").read_text()
+    assert "calibrate: verdict base =" in output
+
+
+def test_arms_pre_cutoff_only_and_random():
+    pairs = pd.DataFrame({"entity_id": list("abcdefgh") * 2,
+                          "target_date": pd.to_datetime(["2024-01-02"] * 8 + ["2024-09-02"] * 8)})
+    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 3, seed=1)
+    assert (arms.loc[arms["post"] == 1, "exposure"] == 0).all()
+    assert sorted(arms.loc[arms["post"] == 0, "exposure"]) == [0, 0, 1, 1, 1, 4, 4, 4]
+    other = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 3, seed=2)
+    assert not arms["exposure"].equals(other["exposure"])
+    with pytest.raises(ConfigError, match="pairs_per_arm = 5"):
+        corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 5, seed=1)
+
+
+def test_bad_calibrate_key_is_one_line_error(tmp_path):
+    path = tiny_config(tmp_path, exposures=[1, 4])
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] exposures = \[1, 4\]; .*including the control 0"):
+        load(path)
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] has unknown key 'epoch'; known keys: .*'epochs'"):
+        load(tiny_config(tmp_path, epoch=2))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] lora_r = '4'; it must be a whole number"):
+        load(tiny_config(tmp_path, lora_r="4"))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] learning_rate = 0; it must be > 0"):
+        load(tiny_config(tmp_path, learning_rate=0))
+
+
+def test_cli_bad_calibrate_key_is_one_line_no_traceback(tmp_path):
+    result = CliRunner().invoke(main, ["calibrate", str(tiny_config(tmp_path, lora_r=0)), "--yes"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: [calibrate] lora_r = 0; it must be >= 1"
