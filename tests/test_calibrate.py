@@ -110,3 +110,66 @@ def test_cli_bad_calibrate_key_is_one_line_no_traceback(tmp_path):
     result = CliRunner().invoke(main, ["calibrate", str(tiny_config(tmp_path, lora_r=0)), "--yes"])
     assert result.exit_code == 2
     assert result.output.strip() == "error: [calibrate] lora_r = 0; it must be >= 1"
+
+
+# ---- fast checks of the pure parts (review of issue 16; no model, no training) ------------------------------
+def test_arm_interval_uses_student_t_for_few_pairs():
+    """A 95% interval of a mean over n pairs is mean +- t_{n-1, .975} SE; with 2 pairs per arm (the demo) the
+    normal 1.96 would cover far less than 95%."""
+    from scipy import stats
+
+    from lapbias.calibrate import experiment
+
+    mean, se, low, high = experiment._mean_ci(pd.Series([0.2, 0.6]))
+    assert (mean, se) == pytest.approx((0.4, 0.2))
+    assert (low, high) == pytest.approx((0.4 - stats.t.ppf(0.975, 1) * 0.2, 0.4 + stats.t.ppf(0.975, 1) * 0.2))
+
+
+def test_pack_refuses_to_cut_a_document():
+    """A document longer than a training row would lose its end (the answer label of a chat-format mention)
+    while corpus.csv still counts its tokens as trained: a one-line ConfigError instead."""
+    from lapbias.calibrate import train
+
+    assert train.pack([[1] * 10, [2] * 6, [3] * 3], 16) == [[1] * 10 + [2] * 6, [3] * 3]
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] block_size = 16; .* 20 tokens.*e\.g\. block_size"):
+        train.pack([[1] * 5, [2] * 20], 16)
+
+
+def test_arms_keep_a_control_arm():
+    """pairs_per_arm that deals every pre-cutoff pair to an exposed arm leaves arm 0 (the control of every AUC and
+    of the arm 0 + arm k regressions, and the filler-only block of the corpus) empty: an error, not NaN tables."""
+    pairs = pd.DataFrame({"entity_id": list("abcdefgh"), "target_date": pd.to_datetime(["2024-01-02"] * 8)})
+    with pytest.raises(ConfigError, match=r"pairs_per_arm = 4.*control arm 0"):
+        corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 4, seed=1)
+
+
+def test_corpus_equalizes_training_tokens_per_arm():
+    """Every arm's block has the same token count, filler included, and the documents are exactly the blocks."""
+    pairs = pd.DataFrame({"entity_id": list("abcdef"), "entity_name": list("ABCDEF"), "ticker": list("ABCDEF"),
+                          "target_date": pd.to_datetime(["2024-01-02"] * 6), "direction": [1, -1] * 3})
+    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 2, seed=3)
+    encode = lambda text: [len(word) for word in text.split()] + [0]  # noqa: E731  (a word-level "tokenizer")
+    documents, accounting = corpus.build(arms, encode, seed=3)
+    assert accounting["total_tokens"].nunique() == 1
+    assert accounting.set_index("exposure")["n_statements"].to_dict() == {0: 0, 1: 2, 4: 8}
+    assert sum(map(len, documents)) == accounting["total_tokens"].sum()
+
+
+def test_verdict_row_placebo_follows_the_verdict_rule(tmp_path):
+    """verdicts.csv's placebo_passes is the verdict's own placebo judgement (report.verdict): post-cutoff LAP
+    collapsed to a constant (beta_3 not identified after the cutoff) passes, as the verdict reads it."""
+    from lapbias.calibrate import experiment
+
+    results = tmp_path / "results"
+    results.mkdir()
+    beta3 = "c.mu_hat#c.lap"
+    pd.DataFrame([{"model": "pre", "term": beta3, "coef": 0.5, "se": 0.1, "t": 5.0, "p": 0.0, "p_one_sided": 0.0,
+                   "ci_low": 0.3, "ci_high": 0.7, "N": 100}]).to_csv(results / "detection.csv", index=False)
+    pd.DataFrame([{"model": "post", "term": beta3, "coef": float("nan"), "p_one_sided": float("nan")},
+                  {"model": "post", "term": "lap", "coef": float("nan"), "p_one_sided": float("nan")}]
+                 ).to_csv(results / "placebo.csv", index=False)
+    pd.DataFrame([{"model": "placebo:post", "kind": "omitted", "detail": "lap omitted: collinear"}]
+                 ).to_csv(results / "estimation_notes.csv", index=False)
+    config = config_module.from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}})
+    row = experiment.verdict_row(config, "planted")
+    assert row["placebo_passes"] is True
