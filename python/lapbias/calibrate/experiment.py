@@ -27,8 +27,6 @@ from .settings import CalibrateSettings
 MODELS = ("base", "planted")
 MEASURES = (("lap_recall", "lap"), ("lap_mink", "mink"), ("p_memorized", "p_memorized"))
 """Panel column -> column prefix in lap_by_arm.csv."""
-Z95 = 1.959963984540054
-"""Normal 97.5% quantile: LAP intervals are mean ± 1.96 SE (SE = SD / sqrt(n))."""
 
 
 @dataclass
@@ -129,10 +127,17 @@ def _arm_label(frame: pd.DataFrame) -> pd.Series:
 
 
 def _mean_ci(values: pd.Series) -> tuple[float, float, float, float]:
+    """(mean, SE, 95% interval) of an arm's mean: mean ± t_{n-1, 0.975} SE, SE = SD / sqrt(n) (Student t, not the
+    normal 1.96: an exposed arm holds only a few pairs, 2 in the demo, where t_{1, 0.975} = 12.7)."""
+    from scipy import stats
+
     values = values.dropna()
     mean = float(values.mean()) if len(values) else math.nan
-    se = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else math.nan
-    return mean, se, mean - Z95 * se, mean + Z95 * se
+    if len(values) < 2:
+        return mean, math.nan, math.nan, math.nan
+    se = float(values.std(ddof=1) / math.sqrt(len(values)))
+    half = float(stats.t.ppf(0.975, len(values) - 1)) * se
+    return mean, se, mean - half, mean + half
 
 
 def _auc(frame: pd.DataFrame, column: str) -> float:
