@@ -78,11 +78,15 @@ def recall_encoder(tokenizer, run):
 
 def pack(documents: list[list[int]], block_size: int) -> list[list[int]]:
     """Documents packed greedily into rows of at most `block_size` tokens without splitting a document across
-    rows (a chat-format mention must keep its query and answer together); a document longer than a row is cut
-    at the row's end."""
+    rows (a chat-format mention must keep its query and answer together). A document longer than a row is an
+    error: cutting it would drop its end (a mention's answer label) while corpus.csv counts it as trained."""
+    longest = max(map(len, documents), default=0)
+    if longest > block_size:
+        raise ConfigError(f"[calibrate] block_size = {block_size}; a training document has {longest} tokens (a "
+                          f"planted mention with the recall query in chat format) and must fit whole in one row, "
+                          f"e.g. block_size = {max(256, 1 << (longest - 1).bit_length())}")
     rows: list[list[int]] = [[]]
     for doc in documents:
-        doc = doc[:block_size]
         if rows[-1] and len(rows[-1]) + len(doc) > block_size:
             rows.append([])
         rows[-1] += doc
