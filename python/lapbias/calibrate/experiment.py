@@ -224,8 +224,10 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
 
 def verdict_row(config: RunConfig, model: str) -> dict:
     """The protocol's verdict of the model's ordinary run: report.verdict.decide on its results/*.csv, as
-    `lapbias report` decides it (detection, validation, placebo, power, estimation notes)."""
-    from ..report.verdict import BETA3, decide
+    `lapbias report` decides it (detection, validation, placebo, power, estimation notes); `placebo_passes` is
+    the verdict's own placebo judgement (report.verdict._placebo: p > placebo_alpha, or post-cutoff LAP
+    collapsed), None where the placebo is infeasible."""
+    from ..report.verdict import BETA3, _placebo, decide
 
     results = Path(config.root) / "results"
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
@@ -237,14 +239,15 @@ def verdict_row(config: RunConfig, model: str) -> dict:
         rows = None if table is None else table[(table["model"] == sample) & (table["term"] == term)]
         return float(rows[column].iloc[0]) if rows is not None and len(rows) else math.nan
 
-    placebo_p = get(tables["placebo"], "post", BETA3, "p_one_sided")
+    placebo_feasible, placebo_passes, _ = _placebo(tables["placebo"], tables["estimation_notes"],
+                                                   config.estimate.placebo_alpha)
     return {"model": model, "model_id": config.model.model_id, "verdict": verdict.label,
             "failed": "; ".join(verdict.failed),
             "beta3": get(tables["detection"], "pre", BETA3, "coef"),
             "beta3_p_one_sided": get(tables["detection"], "pre", BETA3, "p_one_sided"),
             "placebo_beta3": get(tables["placebo"], "post", BETA3, "coef"),
-            "placebo_p_one_sided": placebo_p,
-            "placebo_passes": bool(placebo_p > config.estimate.placebo_alpha) if math.isfinite(placebo_p) else None,
+            "placebo_p_one_sided": get(tables["placebo"], "post", BETA3, "p_one_sided"),
+            "placebo_passes": bool(placebo_passes) if placebo_feasible else None,
             "validation_high_theta": get(tables["validation"], "high_lap", "ud", "coef"),
             "validation_high_p": get(tables["validation"], "high_lap", "ud", "p"),
             "validation_low_theta": get(tables["validation"], "low_lap", "ud", "coef"),
