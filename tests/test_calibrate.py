@@ -173,3 +173,36 @@ def test_verdict_row_placebo_follows_the_verdict_rule(tmp_path):
     config = config_module.from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}})
     row = experiment.verdict_row(config, "planted")
     assert row["placebo_passes"] is True
+
+
+def _arm_panel() -> pd.DataFrame:
+    """A panel as model_panel returns it: arm 0 with pairs a, b; arm 1 with pair c (3 headlines) and pair d (1);
+    post-cutoff pair e; pair f in the release-date gap (post missing: in neither sample)."""
+    rows = [("a", 0, 0, 0.1), ("b", 0, 0, 0.3), ("c", 0, 1, 0.2), ("c", 0, 1, 0.2), ("c", 0, 1, 0.2),
+            ("d", 0, 1, 0.6), ("e", 1, 0, 0.5), ("f", None, 0, 0.9)]
+    frame = pd.DataFrame(rows, columns=["entity_id", "post", "exposure", "lap_recall"])
+    return frame.assign(target_date=pd.Timestamp("2024-01-02"), post=frame["post"].astype("Int8"),
+                        p_up=frame["lap_recall"], p_down=0.0, direction=1, ud=frame["lap_recall"], mu_hat=1.0,
+                        lap_mink=-frame["lap_recall"])
+
+
+def test_lap_by_arm_recall_measures_are_per_pair():
+    """The recall query is asked once per (entity, target_date): its LAP is one observation per pair, however many
+    headlines the pair has (mean, interval and AUC over pairs, not rows)."""
+    from lapbias.calibrate import experiment
+
+    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
+    assert table.loc["1", "lap_mean"] == pytest.approx(0.4)  # pairs c, d; over rows it would be 0.3
+    assert table.loc["1", "lap_se"] == pytest.approx(0.2)
+    assert table.loc["1", "lap_auc_vs_arm0"] == pytest.approx(0.75)  # (c>a, c<b, d>a, d>b) = 3/4
+    assert table.loc["1", "mink_mean"] == pytest.approx(-0.3)  # Min-K% scores each row's prompt: per row
+
+
+def test_lap_by_arm_leaves_release_gap_rows_out():
+    """Rows in the release-date gap (post missing) are in neither sample, as in the protocol's regressions; they
+    must not be counted in the `post` arm."""
+    from lapbias.calibrate import experiment
+
+    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
+    assert table.loc["post", "N"] == 1
+    assert table.loc["post", "lap_mean"] == pytest.approx(0.5)
