@@ -27,6 +27,10 @@ from .settings import CalibrateSettings
 MODELS = ("base", "planted")
 MEASURES = (("lap_recall", "lap"), ("lap_mink", "mink"), ("p_memorized", "p_memorized"))
 """Panel column -> column prefix in lap_by_arm.csv."""
+PAIR_LEVEL = {"lap_recall", "p_memorized", "ud"}
+"""Answers of the recall query, asked once per (entity_id, target_date): one observation per pair however many
+headline rows the pair has (Min-K% scores each row's prompt, the forecast each row: per row)."""
+PAIR = ["entity_id", "target_date"]
 
 
 @dataclass
@@ -161,28 +165,37 @@ def model_panel(config: RunConfig, arms: pd.DataFrame) -> pd.DataFrame:
 def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
     """Per arm (exposure 0/1/4/16 pre-cutoff, and `post`): mean recall LAP, Min-K% prob and P(memorized label)
     (the recall query's exact probability of the label of the realized direction: p_up if it went up, else
-    p_down) with 95% intervals, AUC of each against arm 0, the recalled direction's agreement with the truth (mean ud x direction) and the
-    forecast's hit rate (sign of mu_hat = realized direction)."""
+    p_down) with 95% intervals, AUC of each against arm 0, the recalled direction's agreement with the truth
+    (mean ud x direction) and the forecast's hit rate (sign of mu_hat = realized direction). Recall measures are
+    taken once per pair (PAIR_LEVEL), the others per row; rows in the release-date gap (post missing) are left
+    out, as the protocol's regressions leave them out."""
     rows = []
+    panel = panel[panel["post"].notna()]  # release-date gap rows: in neither sample (panel.split)
     panel = panel.assign(p_memorized=panel["p_up"].where(panel["direction"] > 0, panel["p_down"]))
     pre = panel[panel["post"] == 0]
+    control = pre[pre["exposure"] == 0]
+
+    def unit(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+        return frame.drop_duplicates(PAIR) if column in PAIR_LEVEL else frame
+
     for arm, part in panel.groupby(_arm_label(panel), sort=False):
         row = {"model": model, "arm": arm, "exposure": int(part["exposure"].iloc[0]) if arm != "post" else 0,
-               "N": len(part)}
+               "N": len(part), "N_pairs": len(part.drop_duplicates(PAIR))}
         for column, name in MEASURES:
             if column in part:
                 row[f"{name}_mean"], row[f"{name}_se"], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = \
-                    _mean_ci(part[column])
-                control = pre[pre["exposure"] == 0]
-                row[f"{name}_auc_vs_arm0"] = _auc(pd.concat([control, part]), column) if arm not in ("0", "post") \
-                    else math.nan
-        row["ud_agreement"] = float((part["ud"] * part["direction"]).mean())
+                    _mean_ci(unit(part, column)[column])
+                row[f"{name}_auc_vs_arm0"] = _auc(pd.concat([unit(control, column), unit(part, column)]), column) \
+                    if arm not in ("0", "post") else math.nan
+        pairs = unit(part, "ud")
+        row["ud_agreement"] = float((pairs["ud"] * pairs["direction"]).mean())
         row["forecast_hit_rate"] = float((np.sign(part["mu_hat"]) == part["direction"]).mean())
         rows.append(row)
-    exposed = {"model": model, "arm": "exposed_vs_unexposed", "exposure": -1, "N": len(pre)}
+    exposed = {"model": model, "arm": "exposed_vs_unexposed", "exposure": -1, "N": len(pre),
+               "N_pairs": len(pre.drop_duplicates(PAIR))}
     for column, name in MEASURES:
         if column in pre:
-            exposed[f"{name}_auc_vs_arm0"] = _auc(pre, column)
+            exposed[f"{name}_auc_vs_arm0"] = _auc(unit(pre, column), column)
     rows.append(exposed)
     order = {str(e): k for k, e in enumerate(sorted(panel["exposure"].dropna().unique()))}
     frame = pd.DataFrame(rows)
