@@ -206,3 +206,22 @@ def test_lap_by_arm_leaves_release_gap_rows_out():
     table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
     assert table.loc["post", "N"] == 1
     assert table.loc["post", "lap_mean"] == pytest.approx(0.5)
+
+
+def test_training_threads_do_not_leak_into_the_protocol_runs():
+    """[calibrate] threads = 1 applies to the LoRA training only: the two protocol runs that follow in the same
+    process get torch's thread count back."""
+    import torch
+
+    from lapbias.calibrate import train
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with train.torch_threads(1):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with train.torch_threads(0):
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -105,7 +105,8 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
             from ..errors import ConfirmationDeclined
 
             raise ConfirmationDeclined("calibrate: fine-tuning not confirmed; nothing was trained")
-        result = training.train(documents, settings, model_dir, tokenizer, model, run.model.device, progress)
+        with training.torch_threads(settings.threads):
+            result = training.train(documents, settings, model_dir, tokenizer, model, run.model.device, progress)
         write_csv(result.loss, model_dir / "training_loss.csv")
         write_csv(accounting, model_dir / "corpus.csv")
         plan.training = {"fingerprint": fingerprint, "base_model": run.model.model_id, "model_dir": str(model_dir),

@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,17 +118,31 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+@contextmanager
+def torch_threads(threads: int):
+    """torch's thread count set to `threads` (0 = left as it is) inside the block and restored after it:
+    [calibrate] threads is for training; the protocol stages that run next in the same process keep theirs."""
+    import torch
+
+    previous = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def train(documents: list[list[int]], settings: CalibrateSettings, out_dir: Path, tokenizer, model,
           device: str = "cpu", progress: bool = True) -> TrainingResult:
     """Fine-tune LoRA adapters on `documents`, merge them into the weights and save to `out_dir` (atomically:
-    a temp directory renamed at the end). With `top_layers` = k > 0 only the last k blocks are adapted."""
+    a temp directory renamed at the end). With `top_layers` = k > 0 only the last k blocks are adapted. Run it
+    inside `torch_threads(settings.threads)`."""
     import torch
     from peft import LoraConfig, get_peft_model
     from tqdm import tqdm
     from transformers import get_constant_schedule_with_warmup
 
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.training_seed)
     n_layers = int(model.config.num_hidden_layers)
     layers = list(range(max(0, n_layers - settings.top_layers), n_layers)) if settings.top_layers else None
