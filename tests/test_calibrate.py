@@ -225,3 +225,12 @@ def test_training_threads_do_not_leak_into_the_protocol_runs():
             assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_probability_intervals_stay_in_the_unit_interval():
+    """The t interval of a 2-pair arm is wide; for a probability it is cut to [0, 1] (the mean cannot leave it)."""
+    from lapbias.calibrate import experiment
+
+    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
+    assert (table.loc["1", "lap_ci_low"], table.loc["1", "lap_ci_high"]) == (0.0, 1.0)
+    assert table.loc["1", "mink_ci_low"] < 0  # Min-K% (a log-probability) is not cut to [0, 1]

@@ -31,6 +31,9 @@ PAIR_LEVEL = {"lap_recall", "p_memorized", "ud"}
 """Answers of the recall query, asked once per (entity_id, target_date): one observation per pair however many
 headline rows the pair has (Min-K% scores each row's prompt, the forecast each row: per row)."""
 PAIR = ["entity_id", "target_date"]
+PROBABILITIES = {"lap_recall", "p_memorized"}
+"""Measures that are probabilities: their intervals are cut to [0, 1]."""
+UNIT, UNBOUNDED = (0.0, 1.0), (-math.inf, math.inf)
 
 
 @dataclass
@@ -131,9 +134,10 @@ def _arm_label(frame: pd.DataFrame) -> pd.Series:
     return frame["exposure"].astype(str).where(frame["post"] == 0, "post")
 
 
-def _mean_ci(values: pd.Series) -> tuple[float, float, float, float]:
+def _mean_ci(values: pd.Series, bounds: tuple[float, float] = UNBOUNDED) -> tuple[float, ...]:
     """(mean, SE, 95% interval) of an arm's mean: mean ± t_{n-1, 0.975} SE, SE = SD / sqrt(n) (Student t, not the
-    normal 1.96: an exposed arm holds only a few pairs, 2 in the demo, where t_{1, 0.975} = 12.7)."""
+    normal 1.96: an exposed arm holds only a few pairs, 2 in the demo, where t_{1, 0.975} = 12.7), intersected
+    with `bounds`, the range the mean cannot leave (probabilities: [0, 1]; coverage is unchanged)."""
     from scipy import stats
 
     values = values.dropna()
@@ -142,7 +146,7 @@ def _mean_ci(values: pd.Series) -> tuple[float, float, float, float]:
         return mean, math.nan, math.nan, math.nan
     se = float(values.std(ddof=1) / math.sqrt(len(values)))
     half = float(stats.t.ppf(0.975, len(values) - 1)) * se
-    return mean, se, mean - half, mean + half
+    return mean, se, max(mean - half, bounds[0]), min(mean + half, bounds[1])
 
 
 def _auc(frame: pd.DataFrame, column: str) -> float:
@@ -185,7 +189,7 @@ def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
         for column, name in MEASURES:
             if column in part:
                 row[f"{name}_mean"], row[f"{name}_se"], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = \
-                    _mean_ci(unit(part, column)[column])
+                    _mean_ci(unit(part, column)[column], UNIT if column in PROBABILITIES else UNBOUNDED)
                 row[f"{name}_auc_vs_arm0"] = _auc(pd.concat([unit(control, column), unit(part, column)]), column) \
                     if arm not in ("0", "post") else math.nan
         pairs = unit(part, "ud")
