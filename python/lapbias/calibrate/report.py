@@ -83,7 +83,9 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
     lines = [
         "## Self-validation (planted memorization)", "",
         f"`lapbias calibrate` fine-tuned `{training.get('base_model', '?')}` with LoRA on dated outcome statements "
-        f"for randomly drawn pre-cutoff (entity, target_date) pairs at exposures {settings.get('exposures')} "
+        + ("(each mention also the pair's recall query itself, answered with the realized direction) "
+           if settings.get("chat_statements") else "")
+        + f"for randomly drawn pre-cutoff (entity, target_date) pairs at exposures {settings.get('exposures')} "
         f"(arm 0 = never mentioned; every arm the same number of training tokens, neutral filler for the rest: "
         f"`results/calibration/corpus.csv`), then ran the unchanged protocol on the base and on the planted model "
         f"(`results/calibration/base.toml`, `planted.toml`). Post-cutoff pairs were never exposed, so their "
