@@ -234,3 +234,16 @@ def test_probability_intervals_stay_in_the_unit_interval():
     table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
     assert (table.loc["1", "lap_ci_low"], table.loc["1", "lap_ci_high"]) == (0.0, 1.0)
     assert table.loc["1", "mink_ci_low"] < 0  # Min-K% (a log-probability) is not cut to [0, 1]
+
+
+def test_per_model_configuration_round_trips(tmp_path):
+    """The generated base/planted TOML reads back as the same run configuration, model_id and root replaced."""
+    from lapbias.calibrate import experiment
+
+    run, settings = load(tiny_config(tmp_path))
+    planted = experiment.model_config(run, settings, "planted", str(tmp_path / "planted-x"))
+    path = experiment.write_config(planted, tmp_path / "planted.toml")
+    assert config_module.load(path) == planted
+    assert planted.model.model_id == str(tmp_path / "planted-x")
+    assert planted.root == str(tmp_path / settings.work_dir / "planted")
+    assert planted.replace(model={"model_id": run.model.model_id}, root=run.root) == run
