@@ -247,3 +247,17 @@ def test_per_model_configuration_round_trips(tmp_path):
     assert planted.model.model_id == str(tmp_path / "planted-x")
     assert planted.root == str(tmp_path / settings.work_dir / "planted")
     assert planted.replace(model={"model_id": run.model.model_id}, root=run.root) == run
+
+
+def test_fingerprint_follows_the_column_map(tmp_path):
+    """Another outcome column (same file, [data.columns] changed) plants other directions: the planted model of
+    the old map must not be reused (the fingerprint names its directory)."""
+    path = tiny_config(tmp_path)
+    panel = pd.read_csv(tmp_path / "panel.csv")
+    panel.assign(ret_flipped=-panel["outcome"]).to_csv(tmp_path / "panel.csv", index=False)
+    run, settings = load(path)
+    values = tomllib.loads(path.read_text())
+    values["data"]["columns"] = {"outcome": "ret_flipped"}
+    path.write_text(tomli_w.dumps(values))
+    flipped, _ = load(path)
+    assert settings.fingerprint(flipped) != settings.fingerprint(run)
