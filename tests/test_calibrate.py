@@ -261,3 +261,14 @@ def test_fingerprint_follows_the_column_map(tmp_path):
     path.write_text(tomli_w.dumps(values))
     flipped, _ = load(path)
     assert settings.fingerprint(flipped) != settings.fingerprint(run)
+
+
+def test_openai_backend_is_refused_before_training(tmp_path):
+    """The planted model is a local directory that only a local backend (transformers, vllm) can load; an HTTP
+    endpoint would fail only after the fine-tuning, on the planted model's protocol run."""
+    path = tiny_config(tmp_path)
+    values = tomllib.loads(path.read_text())
+    values["model"].update(backend="openai", base_url="http://127.0.0.1:8000/v1")
+    path.write_text(tomli_w.dumps(values))
+    with pytest.raises(ConfigError, match=r'^\[model\] backend = "openai".*e\.g\. backend = "transformers"'):
+        load(path)

@@ -127,4 +127,7 @@ def load(path: str | Path) -> tuple[config_module.RunConfig, CalibrateSettings]:
     if not run.study.cutoff:
         raise ConfigError("[study] cutoff is empty; the calibration exposes pre-cutoff pairs only and needs it, "
                           'e.g. cutoff = "2024-06-30"')
+    if run.model.backend == "openai":
+        raise ConfigError('[model] backend = "openai" cannot run the planted model, a local model directory written '
+                          'by the fine-tuning; use a local backend, e.g. backend = "transformers" (or "vllm")')
     return run, settings
