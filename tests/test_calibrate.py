@@ -110,3 +110,165 @@ def test_cli_bad_calibrate_key_is_one_line_no_traceback(tmp_path):
     result = CliRunner().invoke(main, ["calibrate", str(tiny_config(tmp_path, lora_r=0)), "--yes"])
     assert result.exit_code == 2
     assert result.output.strip() == "error: [calibrate] lora_r = 0; it must be >= 1"
+
+
+# ---- fast checks of the pure parts (review of issue 16; no model, no training) ------------------------------
+def test_arm_interval_uses_student_t_for_few_pairs():
+    """A 95% interval of a mean over n pairs is mean +- t_{n-1, .975} SE; with 2 pairs per arm (the demo) the
+    normal 1.96 would cover far less than 95%."""
+    from scipy import stats
+
+    from lapbias.calibrate import experiment
+
+    mean, se, low, high = experiment._mean_ci(pd.Series([0.2, 0.6]))
+    assert (mean, se) == pytest.approx((0.4, 0.2))
+    assert (low, high) == pytest.approx((0.4 - stats.t.ppf(0.975, 1) * 0.2, 0.4 + stats.t.ppf(0.975, 1) * 0.2))
+
+
+def test_pack_refuses_to_cut_a_document():
+    """A document longer than a training row would lose its end (the answer label of a chat-format mention)
+    while corpus.csv still counts its tokens as trained: a one-line ConfigError instead."""
+    from lapbias.calibrate import train
+
+    assert train.pack([[1] * 10, [2] * 6, [3] * 3], 16) == [[1] * 10 + [2] * 6, [3] * 3]
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] block_size = 16; .* 20 tokens.*e\.g\. block_size"):
+        train.pack([[1] * 5, [2] * 20], 16)
+
+
+def test_arms_keep_a_control_arm():
+    """pairs_per_arm that deals every pre-cutoff pair to an exposed arm leaves arm 0 (the control of every AUC and
+    of the arm 0 + arm k regressions, and the filler-only block of the corpus) empty: an error, not NaN tables."""
+    pairs = pd.DataFrame({"entity_id": list("abcdefgh"), "target_date": pd.to_datetime(["2024-01-02"] * 8)})
+    with pytest.raises(ConfigError, match=r"pairs_per_arm = 4.*control arm 0"):
+        corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 4, seed=1)
+
+
+def test_corpus_equalizes_training_tokens_per_arm():
+    """Every arm's block has the same token count, filler included, and the documents are exactly the blocks."""
+    pairs = pd.DataFrame({"entity_id": list("abcdef"), "entity_name": list("ABCDEF"), "ticker": list("ABCDEF"),
+                          "target_date": pd.to_datetime(["2024-01-02"] * 6), "direction": [1, -1] * 3})
+    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 2, seed=3)
+    encode = lambda text: [len(word) for word in text.split()] + [0]  # noqa: E731  (a word-level "tokenizer")
+    documents, accounting = corpus.build(arms, encode, seed=3)
+    assert accounting["total_tokens"].nunique() == 1
+    assert accounting.set_index("exposure")["n_statements"].to_dict() == {0: 0, 1: 2, 4: 8}
+    assert sum(map(len, documents)) == accounting["total_tokens"].sum()
+
+
+def test_verdict_row_placebo_follows_the_verdict_rule(tmp_path):
+    """verdicts.csv's placebo_passes is the verdict's own placebo judgement (report.verdict): post-cutoff LAP
+    collapsed to a constant (beta_3 not identified after the cutoff) passes, as the verdict reads it."""
+    from lapbias.calibrate import experiment
+
+    results = tmp_path / "results"
+    results.mkdir()
+    beta3 = "c.mu_hat#c.lap"
+    pd.DataFrame([{"model": "pre", "term": beta3, "coef": 0.5, "se": 0.1, "t": 5.0, "p": 0.0, "p_one_sided": 0.0,
+                   "ci_low": 0.3, "ci_high": 0.7, "N": 100}]).to_csv(results / "detection.csv", index=False)
+    pd.DataFrame([{"model": "post", "term": beta3, "coef": float("nan"), "p_one_sided": float("nan")},
+                  {"model": "post", "term": "lap", "coef": float("nan"), "p_one_sided": float("nan")}]
+                 ).to_csv(results / "placebo.csv", index=False)
+    pd.DataFrame([{"model": "placebo:post", "kind": "omitted", "detail": "lap omitted: collinear"}]
+                 ).to_csv(results / "estimation_notes.csv", index=False)
+    config = config_module.from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}})
+    row = experiment.verdict_row(config, "planted")
+    assert row["placebo_passes"] is True
+
+
+def _arm_panel() -> pd.DataFrame:
+    """A panel as model_panel returns it: arm 0 with pairs a, b; arm 1 with pair c (3 headlines) and pair d (1);
+    post-cutoff pair e; pair f in the release-date gap (post missing: in neither sample)."""
+    rows = [("a", 0, 0, 0.1), ("b", 0, 0, 0.3), ("c", 0, 1, 0.2), ("c", 0, 1, 0.2), ("c", 0, 1, 0.2),
+            ("d", 0, 1, 0.6), ("e", 1, 0, 0.5), ("f", None, 0, 0.9)]
+    frame = pd.DataFrame(rows, columns=["entity_id", "post", "exposure", "lap_recall"])
+    return frame.assign(target_date=pd.Timestamp("2024-01-02"), post=frame["post"].astype("Int8"),
+                        p_up=frame["lap_recall"], p_down=0.0, direction=1, ud=frame["lap_recall"], mu_hat=1.0,
+                        lap_mink=-frame["lap_recall"])
+
+
+def test_lap_by_arm_recall_measures_are_per_pair():
+    """The recall query is asked once per (entity, target_date): its LAP is one observation per pair, however many
+    headlines the pair has (mean, interval and AUC over pairs, not rows)."""
+    from lapbias.calibrate import experiment
+
+    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
+    assert table.loc["1", "lap_mean"] == pytest.approx(0.4)  # pairs c, d; over rows it would be 0.3
+    assert table.loc["1", "lap_se"] == pytest.approx(0.2)
+    assert table.loc["1", "lap_auc_vs_arm0"] == pytest.approx(0.75)  # (c>a, c<b, d>a, d>b) = 3/4
+    assert table.loc["1", "mink_mean"] == pytest.approx(-0.3)  # Min-K% scores each row's prompt: per row
+
+
+def test_lap_by_arm_leaves_release_gap_rows_out():
+    """Rows in the release-date gap (post missing) are in neither sample, as in the protocol's regressions; they
+    must not be counted in the `post` arm."""
+    from lapbias.calibrate import experiment
+
+    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
+    assert table.loc["post", "N"] == 1
+    assert table.loc["post", "lap_mean"] == pytest.approx(0.5)
+
+
+def test_training_threads_do_not_leak_into_the_protocol_runs():
+    """[calibrate] threads = 1 applies to the LoRA training only: the two protocol runs that follow in the same
+    process get torch's thread count back."""
+    import torch
+
+    from lapbias.calibrate import train
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with train.torch_threads(1):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with train.torch_threads(0):
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_probability_intervals_stay_in_the_unit_interval():
+    """The t interval of a 2-pair arm is wide; for a probability it is cut to [0, 1] (the mean cannot leave it)."""
+    from lapbias.calibrate import experiment
+
+    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
+    assert (table.loc["1", "lap_ci_low"], table.loc["1", "lap_ci_high"]) == (0.0, 1.0)
+    assert table.loc["1", "mink_ci_low"] < 0  # Min-K% (a log-probability) is not cut to [0, 1]
+
+
+def test_per_model_configuration_round_trips(tmp_path):
+    """The generated base/planted TOML reads back as the same run configuration, model_id and root replaced."""
+    from lapbias.calibrate import experiment
+
+    run, settings = load(tiny_config(tmp_path))
+    planted = experiment.model_config(run, settings, "planted", str(tmp_path / "planted-x"))
+    path = experiment.write_config(planted, tmp_path / "planted.toml")
+    assert config_module.load(path) == planted
+    assert planted.model.model_id == str(tmp_path / "planted-x")
+    assert planted.root == str(tmp_path / settings.work_dir / "planted")
+    assert planted.replace(model={"model_id": run.model.model_id}, root=run.root) == run
+
+
+def test_fingerprint_follows_the_column_map(tmp_path):
+    """Another outcome column (same file, [data.columns] changed) plants other directions: the planted model of
+    the old map must not be reused (the fingerprint names its directory)."""
+    path = tiny_config(tmp_path)
+    panel = pd.read_csv(tmp_path / "panel.csv")
+    panel.assign(ret_flipped=-panel["outcome"]).to_csv(tmp_path / "panel.csv", index=False)
+    run, settings = load(path)
+    values = tomllib.loads(path.read_text())
+    values["data"]["columns"] = {"outcome": "ret_flipped"}
+    path.write_text(tomli_w.dumps(values))
+    flipped, _ = load(path)
+    assert settings.fingerprint(flipped) != settings.fingerprint(run)
+
+
+def test_openai_backend_is_refused_before_training(tmp_path):
+    """The planted model is a local directory that only a local backend (transformers, vllm) can load; an HTTP
+    endpoint would fail only after the fine-tuning, on the planted model's protocol run."""
+    path = tiny_config(tmp_path)
+    values = tomllib.loads(path.read_text())
+    values["model"].update(backend="openai", base_url="http://127.0.0.1:8000/v1")
+    path.write_text(tomli_w.dumps(values))
+    with pytest.raises(ConfigError, match=r'^\[model\] backend = "openai".*e\.g\. backend = "transformers"'):
+        load(path)

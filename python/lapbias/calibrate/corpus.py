@@ -72,9 +72,11 @@ def assign_arms(pairs: pd.DataFrame, cutoff: pd.Timestamp, exposures: tuple[int,
     order = np.random.default_rng(seed).permutation(pre)
     exposed = sorted(e for e in exposures if e > 0)
     n = pairs_per_arm or len(pre) // len(exposures)
-    if n * len(exposed) > len(pre) or n == 0:
+    if n * len(exposed) >= len(pre) or n == 0:
         raise ConfigError(f"[calibrate] pairs_per_arm = {pairs_per_arm}: {len(exposed)} exposed arms need "
-                          f"{max(n, 1) * len(exposed)} pre-cutoff pairs, the panel has {len(pre)}")
+                          f"{max(n, 1) * len(exposed)} pre-cutoff pairs and the control arm 0 at least one more, "
+                          f"the panel has {len(pre)}; e.g. pairs_per_arm = "
+                          f"{max(1, (len(pre) - 1) // len(exposed))} or 0 (an even split)")
     for k, exposure in enumerate(exposed):
         frame.loc[order[k * n:(k + 1) * n], "exposure"] = exposure
     return frame

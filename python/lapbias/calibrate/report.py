@@ -83,7 +83,9 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
     lines = [
         "## Self-validation (planted memorization)", "",
         f"`lapbias calibrate` fine-tuned `{training.get('base_model', '?')}` with LoRA on dated outcome statements "
-        f"for randomly drawn pre-cutoff (entity, target_date) pairs at exposures {settings.get('exposures')} "
+        + ("(each mention also the pair's recall query itself, answered with the realized direction) "
+           if settings.get("chat_statements") else "")
+        + f"for randomly drawn pre-cutoff (entity, target_date) pairs at exposures {settings.get('exposures')} "
         f"(arm 0 = never mentioned; every arm the same number of training tokens, neutral filler for the rest: "
         f"`results/calibration/corpus.csv`), then ran the unchanged protocol on the base and on the planted model "
         f"(`results/calibration/base.toml`, `planted.toml`). Post-cutoff pairs were never exposed, so their "
@@ -111,7 +113,7 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         "label of the realized direction, AUC against arm 0; `ud_agreement` = mean of U − D × the true direction; `forecast_hit_rate` = share of forecasts whose sign is the "
         "true direction: does the memorized outcome reach the forecast prompt?):", "",
         to_markdown(lap[lap["arm"] != "exposed_vs_unexposed"],
-                    ["model", "arm", "N", "lap_mean", "lap_ci_low", "lap_ci_high", "lap_auc_vs_arm0", "mink_mean",
+                    ["model", "arm", "N", "N_pairs", "lap_mean", "lap_ci_low", "lap_ci_high", "lap_auc_vs_arm0", "mink_mean",
                      "mink_auc_vs_arm0", "p_memorized_mean", "p_memorized_auc_vs_arm0", "ud_agreement",
                      "forecast_hit_rate"]), "",
         "Detection beta_3 by sample (arm 0 + arm k: the dose-response; `post_placebo`: never-exposed post-cutoff "

@@ -81,13 +81,16 @@ class CalibrateSettings(Section):
 
     def fingerprint(self, run: config_module.RunConfig) -> str:
         """sha256 (12 hex) of everything that determines the planted weights: these settings, the base model id,
-        the recall template and the panel file's content. Names the planted model's directory, so a changed
-        setting never reuses cached answers of another planted model (the cache key holds the model id)."""
+        the recall template, the study (cutoff), the panel file's content and its column map (which column is the
+        outcome). Names the planted model's directory, so a changed setting never reuses cached answers of another
+        planted model (the cache key holds the model id)."""
         data = Path(run.data.path).read_bytes() if Path(run.data.path).is_file() else b""
-        blob = json.dumps({"settings": self.model_dump(mode="json"), "model": run.model.model_id,
-                           "cutoff": run.study.cutoff, "recall": run.recall.model_dump(mode="json"),
-                           "study": run.study.model_dump(mode="json"), "data": hashlib.sha256(data).hexdigest()},
-                          sort_keys=True)
+        values = {"settings": self.model_dump(mode="json"), "model": run.model.model_id, "cutoff": run.study.cutoff,
+                  "recall": run.recall.model_dump(mode="json"), "study": run.study.model_dump(mode="json"),
+                  "data": hashlib.sha256(data).hexdigest()}
+        if run.data.columns:  # only when mapped: the fingerprints measured without a map stay as recorded
+            values["columns"] = run.data.columns
+        blob = json.dumps(values, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -124,4 +127,7 @@ def load(path: str | Path) -> tuple[config_module.RunConfig, CalibrateSettings]:
     if not run.study.cutoff:
         raise ConfigError("[study] cutoff is empty; the calibration exposes pre-cutoff pairs only and needs it, "
                           'e.g. cutoff = "2024-06-30"')
+    if run.model.backend == "openai":
+        raise ConfigError('[model] backend = "openai" cannot run the planted model, a local model directory written '
+                          'by the fine-tuning; use a local backend, e.g. backend = "transformers" (or "vllm")')
     return run, settings

@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,11 +79,15 @@ def recall_encoder(tokenizer, run):
 
 def pack(documents: list[list[int]], block_size: int) -> list[list[int]]:
     """Documents packed greedily into rows of at most `block_size` tokens without splitting a document across
-    rows (a chat-format mention must keep its query and answer together); a document longer than a row is cut
-    at the row's end."""
+    rows (a chat-format mention must keep its query and answer together). A document longer than a row is an
+    error: cutting it would drop its end (a mention's answer label) while corpus.csv counts it as trained."""
+    longest = max(map(len, documents), default=0)
+    if longest > block_size:
+        raise ConfigError(f"[calibrate] block_size = {block_size}; a training document has {longest} tokens (a "
+                          f"planted mention with the recall query in chat format) and must fit whole in one row, "
+                          f"e.g. block_size = {max(256, 1 << (longest - 1).bit_length())}")
     rows: list[list[int]] = [[]]
     for doc in documents:
-        doc = doc[:block_size]
         if rows[-1] and len(rows[-1]) + len(doc) > block_size:
             rows.append([])
         rows[-1] += doc
@@ -113,17 +118,31 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+@contextmanager
+def torch_threads(threads: int):
+    """torch's thread count set to `threads` (0 = left as it is) inside the block and restored after it:
+    [calibrate] threads is for training; the protocol stages that run next in the same process keep theirs."""
+    import torch
+
+    previous = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def train(documents: list[list[int]], settings: CalibrateSettings, out_dir: Path, tokenizer, model,
           device: str = "cpu", progress: bool = True) -> TrainingResult:
     """Fine-tune LoRA adapters on `documents`, merge them into the weights and save to `out_dir` (atomically:
-    a temp directory renamed at the end). With `top_layers` = k > 0 only the last k blocks are adapted."""
+    a temp directory renamed at the end). With `top_layers` = k > 0 only the last k blocks are adapted. Run it
+    inside `torch_threads(settings.threads)`."""
     import torch
     from peft import LoraConfig, get_peft_model
     from tqdm import tqdm
     from transformers import get_constant_schedule_with_warmup
 
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.training_seed)
     n_layers = int(model.config.num_hidden_layers)
     layers = list(range(max(0, n_layers - settings.top_layers), n_layers)) if settings.top_layers else None
