@@ -127,3 +127,62 @@ def test_power_sentence_states_the_configured_test_level():
     verdict = decide(detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), WEAK,
                      EstimateConfig(detection_alpha=0.10))
     assert "(10% one-sided, 80% power)" in verdict.paragraph and "5% one-sided" not in verdict.paragraph
+
+
+def _with_unestimated(half):
+    """validation.csv when one half's ud is omitted as collinear (protocol._estimated: a row with empty estimates),
+    e.g. a low-LAP half whose recall is all censored 'unknown' (LAP = ud = 0, ties go to the low half)."""
+    table = validation(0.30, 0.6)
+    table.loc[table["model"] == half, ["coef", "t", "p", "p_one_sided"]] = float("nan")
+    return table
+
+
+@pytest.mark.parametrize("half", ["high_lap", "low_lap"])
+def test_a_validation_theta_without_a_p_value_is_not_estimable_never_null_or_contradicted(half):
+    """A theta without a p-value is neither 'null' nor 'significant' (as for beta_3): the validation could not be
+    run, which docs/contracts.md (rule 4) calls Mixed/invalid (validation), naming the half -- not 'high-LAP theta
+    null' (Underpowered) and not 'the validation pattern is contradicted' (no theta is significant)."""
+    notes = pd.DataFrame([{"model": f"validation:{half}", "kind": "omitted",
+                           "detail": "ud omitted: collinear with the fixed effects"}])
+    verdict = decide(detection(0.1, 0.5, 0.62), _with_unestimated(half), placebo(0.3, 0.8), POWERED,
+                     EstimateConfig(), notes)
+    assert verdict.label == MIXED and verdict.failed == ["validation"], verdict.paragraph
+    assert "contradicted" not in verdict.paragraph and "is null" not in verdict.paragraph, verdict.paragraph
+    assert f"{half.replace('_lap', '')}-LAP theta could not be estimated" in verdict.paragraph, verdict.paragraph
+    assert "collinear with the fixed effects" in verdict.paragraph
+
+
+def test_contradicted_validation_names_what_contradicts_it():
+    """Protocol, final rule: 'Mixed/invalid: validation fails or placebo fails -- explain which'."""
+    low = decide(detection(0.1, 0.5, 0.62), validation(0.30, 0.01), placebo(0.3, 0.8), POWERED, EstimateConfig())
+    assert "low-LAP theta is significant" in low.paragraph and "negative" not in low.paragraph, low.paragraph
+    high = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6, high_coef=-0.5), placebo(0.3, 0.8), POWERED,
+                  EstimateConfig())
+    assert "high-LAP theta is significantly negative" in high.paragraph and "low-LAP theta is significant" \
+        not in high.paragraph, high.paragraph
+
+
+def _collapsed_placebo():
+    collapsed = pd.DataFrame([{"model": "post", "term": t, "coef": float("nan"), "p_one_sided": float("nan")}
+                              for t in ("lap", BETA3)])
+    notes = pd.DataFrame([{"model": "placebo:post", "kind": "omitted",
+                           "detail": "lap omitted: collinear with the fixed effects"}])
+    return collapsed, notes
+
+
+@pytest.mark.parametrize("det, val, lap, label", [
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), POWERED, NO_EVIDENCE),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), WEAK, UNDERPOWERED),
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), POWERED, UNDERPOWERED),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.01), POWERED, MIXED),
+    (detection(0.8, 3.0, 0.004), validation(0.30, 0.6), POWERED, MIXED),
+    (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), POWERED, CONTAMINATION),
+])
+def test_a_collapsed_placebo_is_said_to_pass_in_every_branch(det, val, lap, label):
+    """The collapsed-LAP placebo sentence ended in '...: the placebo' and relied on the Contamination branch to add
+    'passes'; every other branch printed the dangling '...: the placebo.'"""
+    collapsed, notes = _collapsed_placebo()
+    verdict = decide(det, val, collapsed, lap, EstimateConfig(), notes)
+    assert verdict.label == label, verdict.paragraph
+    assert "the placebo passes" in verdict.paragraph and "the placebo." not in verdict.paragraph, verdict.paragraph
+    assert "passes passes" not in verdict.paragraph

@@ -13,8 +13,10 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap):
 Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
 a failed placebo -> Mixed/invalid; significant beta_3 with validation and placebo -> Contamination detected;
 significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 with the validation
-pattern contradicted (a significant low-LAP theta or a significantly negative high-LAP theta) or not estimable ->
-Mixed/invalid (final rule: "validation fails"); non-significant beta_3 with a null high-LAP theta -> Underpowered
+pattern contradicted (a significant low-LAP theta or a significantly negative high-LAP theta) or not estimable
+(a validation regression failed, or a theta omitted as collinear or without a p-value: neither null nor
+significant, as for beta_3) -> Mixed/invalid (final rule: "validation fails"), naming which; non-significant
+beta_3 with a null high-LAP theta -> Underpowered
 (protocol Step 3: "there is no evidence of memorization and the detection test in Step 4 has little power"; the
 issue-11 case of a model that almost always answers "unknown"); non-significant beta_3 with the MDE share above
 max_mde_share -> Underpowered with the number; else No evidence of contamination. Choice where the protocol is
@@ -60,7 +62,7 @@ def _reasons(notes: pd.DataFrame | None, prefix: str, kinds: tuple[str, ...]) ->
 
 
 def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
-    """(feasible, passes, sentence) of the post-cutoff placebo."""
+    """(feasible, passes, sentence) of the post-cutoff placebo; the sentence says "passes" when it passes."""
     post = _term(placebo, "post", BETA3)
     if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
         return False, False, (f"the placebo is infeasible (post-cutoff beta_3 = {post['coef']:.4g} has no standard "
@@ -68,16 +70,27 @@ def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: fl
     if post is not None and not pd.isna(post["coef"]):
         text = (f"the post-cutoff placebo beta_3 = {post['coef']:.4g} (one-sided p = {post['p_one_sided']:.4f}, "
                 "results/placebo.csv)")
-        return True, post["p_one_sided"] > alpha, text
+        passes = post["p_one_sided"] > alpha
+        return True, passes, text + (" passes" if passes else "")
     lap = _term(placebo, "post", "lap")
     omitted = _reasons(notes, "placebo:post", ("omitted",))
     if post is not None and (lap is None or pd.isna(lap["coef"])) and any(n.startswith("lap omitted") for n in omitted):
         return True, True, ("post-cutoff LAP is constant within the fixed effects (it collapsed, as expected after "
                             "the training cutoff, e.g. every recall answer is 'unknown'), so beta_3 cannot arise "
-                            "after the cutoff: the placebo")
+                            "after the cutoff: the placebo passes")
     reasons = _reasons(notes, "placebo", ("failed", "error", "warning", "omitted"))
     reasons = [r for r in reasons if "clusters (<" not in r] or ["no post-cutoff observations"]
     return False, False, f"the placebo is infeasible ({'; '.join(reasons)})"
+
+
+def _theta_state(row: pd.Series | None, alpha: float) -> str:
+    """A validation theta: "missing" (regression failed, ud omitted, or no p-value -- neither null nor
+    significant, as for beta_3), "positive" / "negative" (two-sided p < alpha), else "null"."""
+    if row is None or pd.isna(row["coef"]) or pd.isna(row["p"]):
+        return "missing"
+    if row["p"] < alpha:
+        return "positive" if row["coef"] > 0 else "negative"
+    return "null"
 
 
 def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
@@ -118,8 +131,9 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "results/estimation_notes.csv): the test could not be run.")
     significant = beta3["coef"] > 0 and beta3["p_one_sided"] < thresholds.detection_alpha
     high, low = _term(validation, "high_lap", "ud"), _term(validation, "low_lap", "ud")
-    validation_present = (high is not None and high["coef"] > 0 and high["p"] < thresholds.validation_alpha
-                          and low is not None and low["p"] >= thresholds.validation_alpha)
+    high_state, low_state = (_theta_state(high, thresholds.validation_alpha),
+                             _theta_state(low, thresholds.validation_alpha))
+    validation_present = high_state == "positive" and low_state == "null"
     placebo_feasible, placebo_passes, place = _placebo(placebo, notes, thresholds.placebo_alpha)
     share, power_text = _power_text(power, thresholds.detection_alpha)
 
@@ -133,7 +147,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "training cutoff means the recall measure proxies for something other than memorization. "
                        f"Also, {valid}. Verdict: {MIXED} (placebo failed).")
     if significant and validation_present and placebo_passes:
-        return Verdict(CONTAMINATION, [], f"{b3} is positive and significant; {valid}; and {place} passes. "
+        return Verdict(CONTAMINATION, [], f"{b3} is positive and significant; {valid}; and {place}. "
                        f"Verdict: {CONTAMINATION}: the in-sample LLM forecasts are contaminated by lookahead bias. "
                        "Restrict backtests to data after the model's training cutoff. Prompt-level fixes (masking, "
                        "instructions to ignore future information) are not a remedy unless this test, rerun, "
@@ -143,23 +157,31 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(MIXED, failed, f"{b3} is positive and significant, but {valid} and {place}. "
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
                        "channels.")
-    validation_null = (high is not None and low is not None and low["p"] >= thresholds.validation_alpha
-                       and not (high["p"] < thresholds.validation_alpha))
-    if not validation_present and not validation_null:
-        why = ("the validation regressions could not be estimated (results/estimation_notes.csv)"
-               if high is None or low is None else
-               "the validation pattern is contradicted (a significant low-LAP theta, or a significantly negative "
-               "high-LAP theta; results/validation.csv)")
-        return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but {why}, so "
-                       f"LAP cannot be read as a measure of memorization; {place}. Verdict: {MIXED} (validation).")
+    why = []
+    for half, state in (("high", high_state), ("low", low_state)):
+        if state == "missing":
+            reasons = (_reasons(notes, f"validation:{half}_lap", ("failed", "error", "omitted"))
+                       or ["no p-value; results/estimation_notes.csv"])
+            why.append(f"the {half}-LAP theta could not be estimated ({'; '.join(reasons)})")
+    if low_state in ("positive", "negative"):
+        why.append(f"the validation pattern is contradicted: the low-LAP theta is significant "
+                   f"({low['coef']:.4g}, p = {low['p']:.4f}, results/validation.csv)")
+    if high_state == "negative":
+        why.append(f"the validation pattern is contradicted: the high-LAP theta is significantly negative "
+                   f"({high['coef']:.4g}, p = {high['p']:.4f}, results/validation.csv)")
+    if why:
+        return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but "
+                       f"{'; and '.join(why)}, so LAP cannot be read as a measure of memorization; {place}. "
+                       f"Verdict: {MIXED} (validation).")
+    validation_null = high_state == "null" and low_state == "null"
     above = "" if math.isinf(share) else f", above {thresholds.max_mde_share:.0%} (max_mde_share)"
     if validation_null:
         failed = ["validation"] + (["power"] if share > thresholds.max_mde_share else [])
         return Verdict(UNDERPOWERED, failed, f"{b3}: beta_3 is not significantly greater than zero, but the "
                        "high-LAP theta is null (results/validation.csv): there is no evidence that the model "
-                       "recalls these outcomes, so LAP does not separate memorized from unmemorized rows and the "
-                       f"detection test has little power (protocol Step 3), whatever its minimum detectable effect "
-                       f"({power_text}); {place}. Verdict: {UNDERPOWERED} (validation: high-LAP theta null).")
+                       "recalls these outcomes, nothing shows that LAP separates memorized from unmemorized rows, "
+                       "and the detection test has little power (protocol Step 3), whatever its minimum detectable "
+                       f"effect ({power_text}); {place}. Verdict: {UNDERPOWERED} (validation: high-LAP theta null).")
     if share <= thresholds.max_mde_share:
         return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero, and {power_text}, "
                        f"at most {thresholds.max_mde_share:.0%} (max_mde_share): a contamination of that size would "
