@@ -138,18 +138,41 @@ def _with_unestimated(half):
 
 
 @pytest.mark.parametrize("half", ["high_lap", "low_lap"])
-def test_a_validation_theta_without_a_p_value_is_not_estimable_never_null_or_contradicted(half):
-    """A theta without a p-value is neither 'null' nor 'significant' (as for beta_3): the validation could not be
-    run, which docs/contracts.md (rule 4) calls Mixed/invalid (validation), naming the half -- not 'high-LAP theta
-    null' (Underpowered) and not 'the validation pattern is contradicted' (no theta is significant)."""
+def test_a_validation_theta_omitted_as_collinear_is_zero_recall(half):
+    """ud omitted in one half (constant within the fixed effects there, e.g. a low-LAP half whose recall is all
+    censored 'unknown': LAP = ud = 0) carries no recall signal at all: its theta is zero, the 'near zero' of
+    protocol Step 3 -- neither a failed validation nor a contradiction. With the other half null too and a quiet
+    beta_3 the verdict is Underpowered (validation), as for a null theta."""
     notes = pd.DataFrame([{"model": f"validation:{half}", "kind": "omitted",
                            "detail": "ud omitted: collinear with the fixed effects"}])
     verdict = decide(detection(0.1, 0.5, 0.62), _with_unestimated(half), placebo(0.3, 0.8), POWERED,
                      EstimateConfig(), notes)
-    assert verdict.label == MIXED and verdict.failed == ["validation"], verdict.paragraph
-    assert "contradicted" not in verdict.paragraph and "is null" not in verdict.paragraph, verdict.paragraph
-    assert f"{half.replace('_lap', '')}-LAP theta could not be estimated" in verdict.paragraph, verdict.paragraph
-    assert "collinear with the fixed effects" in verdict.paragraph
+    assert verdict.label == UNDERPOWERED and verdict.failed == ["validation"], verdict.paragraph
+    assert "contradicted" not in verdict.paragraph, verdict.paragraph
+    assert f"{half.replace('_lap', '')}-LAP half" in verdict.paragraph and "no variation" in verdict.paragraph
+
+
+def test_a_low_lap_theta_omitted_as_collinear_keeps_the_validation_pattern():
+    table = validation(0.01, 0.6)
+    table.loc[table["model"] == "low_lap", ["coef", "t", "p", "p_one_sided"]] = float("nan")
+    verdict = decide(detection(0.8, 3.0, 0.004), table, placebo(0.3, 0.8), POWERED, EstimateConfig())
+    assert verdict.label == CONTAMINATION, verdict.paragraph
+
+
+@pytest.mark.parametrize("half", ["high_lap", "low_lap"])
+def test_a_validation_theta_not_estimated_is_not_null_or_contradicted(half):
+    """A theta without a p-value (zero standard error) or a validation regression that failed (no row) is neither
+    'null' nor 'significant' (as for beta_3): the validation could not be run -- Mixed/invalid (validation),
+    naming the half (docs/contracts.md rule 4)."""
+    no_p = validation(0.30, 0.6)
+    no_p.loc[no_p["model"] == half, ["t", "p", "p_one_sided"]] = float("nan")
+    failed = validation(0.30, 0.6)
+    failed = failed[failed["model"] != half]
+    for table in (no_p, failed):
+        verdict = decide(detection(0.1, 0.5, 0.62), table, placebo(0.3, 0.8), POWERED, EstimateConfig())
+        assert verdict.label == MIXED and verdict.failed == ["validation"], verdict.paragraph
+        assert "contradicted" not in verdict.paragraph and "is null" not in verdict.paragraph, verdict.paragraph
+        assert f"{half.replace('_lap', '')}-LAP theta could not be estimated" in verdict.paragraph
 
 
 def test_contradicted_validation_names_what_contradicts_it():

@@ -14,9 +14,9 @@ Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) 
 a failed placebo -> Mixed/invalid; significant beta_3 with validation and placebo -> Contamination detected;
 significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 with the validation
 pattern contradicted (a significant low-LAP theta or a significantly negative high-LAP theta) or not estimable
-(a validation regression failed, or a theta omitted as collinear or without a p-value: neither null nor
-significant, as for beta_3) -> Mixed/invalid (final rule: "validation fails"), naming which; non-significant
-beta_3 with a null high-LAP theta -> Underpowered
+(a validation regression failed, or a theta without a p-value: neither null nor significant, as for beta_3) ->
+Mixed/invalid (final rule: "validation fails"), naming which; non-significant beta_3 with a null high-LAP theta
+(a theta whose ud is omitted as collinear -- constant within the FE of that half -- is zero, so null) -> Underpowered
 (protocol Step 3: "there is no evidence of memorization and the detection test in Step 4 has little power"; the
 issue-11 case of a model that almost always answers "unknown"); non-significant beta_3 with the MDE share above
 max_mde_share -> Underpowered with the number; else No evidence of contamination. Choice where the protocol is
@@ -84,9 +84,15 @@ def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: fl
 
 
 def _theta_state(row: pd.Series | None, alpha: float) -> str:
-    """A validation theta: "missing" (regression failed, ud omitted, or no p-value -- neither null nor
-    significant, as for beta_3), "positive" / "negative" (two-sided p < alpha), else "null"."""
-    if row is None or pd.isna(row["coef"]) or pd.isna(row["p"]):
+    """A validation theta: "missing" (regression failed, or an estimate without a p-value -- neither null nor
+    significant, as for beta_3); "zero" (ud omitted as collinear: constant within the fixed effects of that half,
+    e.g. all recall censored to 'unknown', so the half carries no recall signal and theta is zero -- Step 3's
+    "near zero", treated as null); "positive" / "negative" (two-sided p < alpha); else "null"."""
+    if row is None:
+        return "missing"
+    if pd.isna(row["coef"]):
+        return "zero"
+    if pd.isna(row["p"]):
         return "missing"
     if row["p"] < alpha:
         return "positive" if row["coef"] > 0 else "negative"
@@ -133,7 +139,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     high, low = _term(validation, "high_lap", "ud"), _term(validation, "low_lap", "ud")
     high_state, low_state = (_theta_state(high, thresholds.validation_alpha),
                              _theta_state(low, thresholds.validation_alpha))
-    validation_present = high_state == "positive" and low_state == "null"
+    validation_present = high_state == "positive" and low_state in ("null", "zero")
     placebo_feasible, placebo_passes, place = _placebo(placebo, notes, thresholds.placebo_alpha)
     share, power_text = _power_text(power, thresholds.detection_alpha)
 
@@ -173,12 +179,14 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but "
                        f"{'; and '.join(why)}, so LAP cannot be read as a measure of memorization; {place}. "
                        f"Verdict: {MIXED} (validation).")
-    validation_null = high_state == "null" and low_state == "null"
+    validation_null = high_state in ("null", "zero") and low_state in ("null", "zero")
     above = "" if math.isinf(share) else f", above {thresholds.max_mde_share:.0%} (max_mde_share)"
     if validation_null:
         failed = ["validation"] + (["power"] if share > thresholds.max_mde_share else [])
+        constant = "".join(f"; ud has no variation within the fixed effects in the {half}-LAP half (omitted as "
+                           "collinear), so theta is zero there" for half, state in (("high", high_state), ("low", low_state)) if state == "zero")
         return Verdict(UNDERPOWERED, failed, f"{b3}: beta_3 is not significantly greater than zero, but the "
-                       "high-LAP theta is null (results/validation.csv): there is no evidence that the model "
+                       f"high-LAP theta is null{constant} (results/validation.csv): there is no evidence that the model "
                        "recalls these outcomes, nothing shows that LAP separates memorized from unmemorized rows, "
                        "and the detection test has little power (protocol Step 3), whatever its minimum detectable "
                        f"effect ({power_text}); {place}. Verdict: {UNDERPOWERED} (validation: high-LAP theta null).")
