@@ -228,3 +228,16 @@ def test_full_sample_preconditioner_needs_few_iterations():
                                                    1_000)[2]
              for name, inverse in [("full sample", kernel.preconditioner(a, d, start, 100)), ("jacobi", np.eye(100))]}
     assert steps["full sample"].max() <= 14 and steps["jacobi"].min() > 2 * steps["full sample"].max()
+
+
+def test_a_draw_with_a_constant_regressor_is_not_identified_without_nan_arithmetic():
+    """A regressor constant in a draw has a centred sum of squares of 0 up to rounding, possibly -1e-17, and an FE
+    residual of 0: beta_3 is not identified there (NaN), decided without dividing by zero (the demo's bootstrap
+    warned "divide by zero" in beta3_of)."""
+    M = np.tile(np.diag([2.0, 1.0, 1.0, 1.0]), (2, 1, 1))
+    raw = np.array([[2.0, 1.5, 1.5, 1.5], [2.0, 1.5, -1e-17, 1.5]])
+    M[1, 2, 2] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        beta3 = bootstrap.beta3_of(M, raw)
+    assert np.isfinite(beta3[0]) and np.isnan(beta3[1])

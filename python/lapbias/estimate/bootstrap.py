@@ -135,7 +135,8 @@ def beta3_of(M: np.ndarray, raw: np.ndarray) -> np.ndarray:
     NaN where not identified (COLLINEAR_TOLERANCE; raw = the weighted centred sums of squares before the FEs)."""
     Mxx, Mxy = M[:, 1:, 1:], M[:, 1:, 0]
     diagonal = np.diagonal(Mxx, axis1=1, axis2=2)
-    ok = np.all(diagonal > COLLINEAR_TOLERANCE * raw[:, 1:], axis=1)
+    # a centred sum of squares is 0 up to rounding (it can be -1e-17) for a regressor constant in the draw
+    ok = np.all((diagonal > COLLINEAR_TOLERANCE * raw[:, 1:]) & (raw[:, 1:] > 0), axis=1)
     scale = 1.0 / np.sqrt(np.where(ok[:, None], diagonal, 1.0))
     ok &= np.linalg.eigvalsh(Mxx * scale[:, :, None] * scale[:, None, :])[:, 0] >= COLLINEAR_TOLERANCE
     out = np.full(len(M), np.nan)
