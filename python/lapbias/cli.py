@@ -135,7 +135,11 @@ def _backend(config):
     def announce(model) -> None:
         click.echo(f"loading model {model.model_id} ({model.backend}) ...", err=True)
 
-    return LazyBackend(config.model, on_load=announce)
+    backend = LazyBackend(config.model, on_load=announce)
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(backend.close)
+    return backend
 
 
 config_argument = click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))

@@ -23,6 +23,11 @@ class LazyBackend:
     def loaded(self) -> bool:
         return self._backend is not None
 
+    def close(self) -> None:
+        """Release the backend's resources if it was loaded and holds any (the vLLM engine process)."""
+        if self._backend is not None and hasattr(self._backend, "close"):
+            self._backend.close()
+
     def __getattr__(self, name: str):
         if self._backend is None:
             if self._on_load is not None:

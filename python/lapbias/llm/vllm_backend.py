@@ -78,6 +78,12 @@ class VLLMBackend:
         self._vllm = vllm
         self.vllm_version = vllm.__version__
 
+    def close(self) -> None:
+        """Stop vLLM's engine-core process now. Left to interpreter exit, its teardown raced the main process's
+        threads and once aborted a finished run ("terminate called without an active exception", SIGABRT, in a
+        fresh-clone CI run of tests/test_vllm_cli.py; the rerun passed)."""
+        self.llm.llm_engine.engine_core.shutdown()
+
     # ---- helpers -------------------------------------------------------------------------------------------
     def _run(self, token_ids: Sequence[list[int]], **params):
         prompts = [{"prompt_token_ids": list(ids)} for ids in token_ids]
