@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lapbias.config import DEFAULT_RECALL_TEMPLATE, from_dict, load
+from lapbias.config import DEFAULT_RECALL_TEMPLATE, EstimateConfig, from_dict, load
 from lapbias.errors import ConfigError
 
 
@@ -83,3 +83,14 @@ def test_http_batches_keep_every_server_busy():
     assert from_dict({"model": {"backend": "openai", "base_urls": servers}}).model.queries_per_batch == 24
     assert from_dict({"model": {"backend": "openai", "base_url": servers[0], "batch_size": 64}}).model.queries_per_batch == 64
     assert from_dict({"model": {"batch_size": 4}}).model.queries_per_batch == 4
+
+
+def test_a_long_key_description_is_shortened_at_a_word_not_cut_mid_word():
+    """The error quotes the key's description; a long one ends in ' ...' at a word boundary, never 'at mo)'."""
+    with pytest.raises(ConfigError) as caught:
+        from_dict({"estimate": {"max_mde_share": "abc"}})
+    said = str(caught.value)
+    assert "max_mde_share = 'abc'; it must be a number" in said
+    hint = said.split("(no quotes) (", 1)[1][:-1]
+    words = EstimateConfig.model_fields["max_mde_share"].description.split()
+    assert hint.endswith(" ...") and hint[:-4].split() == words[:len(hint[:-4].split())]

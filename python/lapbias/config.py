@@ -21,6 +21,7 @@ import math
 import os
 import re
 import string
+import textwrap
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -473,7 +474,7 @@ def _explain(error: dict) -> str:
     field = _field(loc)
     hint = ""
     if field is not None and field.description:
-        hint = f" ({' '.join(field.description.split())[:160]})"
+        hint = f" ({textwrap.shorten(field.description, 160, placeholder=' ...')})"
     value = error.get("input")
     shown = f" = {value!r}" if not isinstance(value, dict) or kind != "missing" else ""
     if len(loc) == 1 and loc[0] in RunConfig.model_fields and loc[0] != "root":
