@@ -83,3 +83,15 @@ def test_table_v_is_standardized_so_min_k_lap_is_not_rescaled(minkprob_report):
     tex = (layout.results / "table5.tex").read_text()
     assert f"{row['coef']:.4f}" in tex and f"({row['t']:.2f})" in tex
     assert "x 10^4" not in tex and "standardized" in tex
+
+
+def test_verdict_quotes_beta3_and_its_mde_in_the_units_of_the_files_it_cites(minkprob_report):
+    """The verdict paragraph cites results/detection.csv and results/power.csv, which hold raw units: it quotes
+    beta_3 and the MDE as those files give them, both in the same units (it once mixed beta_3 / 10^4 with a raw
+    MDE)."""
+    layout, text = minkprob_report
+    raw = pd.read_csv(layout.results / "detection.csv").set_index("term").loc["c.mu_hat#c.lap"]
+    power = pd.read_csv(layout.results / "power.csv").set_index("quantity")["value"]
+    paragraph = text[text.index("## 6. Verdict"):]
+    assert f"beta_3 = {raw['coef']:.4g} (t = {raw['t']:.2f}" in paragraph, paragraph[:300]
+    assert f"minimum detectable beta_3 (5% one-sided, 80% power) is {power['mde_beta3']:.4g}, i.e." in paragraph

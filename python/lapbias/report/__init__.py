@@ -95,6 +95,13 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
     with staged_outputs(layout.results, "report", run_id or new_run_id()) as folder:
         out = layout.staged(folder)
         tables.update(write_descriptives(layout, out))
+        # power and verdict on the tables in raw units, as results/*.csv hold them and the paragraph cites them;
+        # the display units (Min-K% LAP x 10^4) are applied after
+        estimated_power = tables.get("power") if "power.csv" in manifest_files(layout.results, "estimate") else None
+        power = _power(config, estimated_power, out, panel, tables["detection"])
+        verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
+                         config.estimate, tables["estimation_notes"])
+        tables["power"] = units.power(power, config)
         for name, caption in COEFFICIENT_TABLES.items():
             if name not in tables:
                 continue
@@ -110,11 +117,6 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
             tables["descriptive"] = units.statistics(tables["descriptive"], "variable", config)
         tables["lap_distribution"] = units.statistics(tables["lap_distribution"], "measure", config)
         lap_histogram(panel, out.figures / "lap_hist.png")
-        estimated_power = tables.get("power") if "power.csv" in manifest_files(layout.results, "estimate") else None
-        power = _power(config, estimated_power, out, panel, tables["detection"])  # raw units: shares are unit-free
-        verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
-                         config.estimate, tables["estimation_notes"])
-        tables["power"] = units.power(power, config)
         engine = ", ".join(sorted(set(tables["detection"]["engine"].dropna().astype(str)))) \
             if "engine" in tables["detection"] else ""
         write_text(out.results / "REPORT.md", render(config, tables, verdict, engine or config.estimate.engine,
