@@ -276,12 +276,11 @@ def run(config: RunConfig, layout: Layout, standardize: bool = True, progress: b
                              progress=progress, standardized=standardize)
     if why_not:
         result.identified, result.reason = False, "; ".join(filter(None, [why_not, result.reason]))
+    write_csv(result.summary(), layout.results / "bootstrap.csv")
     if not result.identified:
-        write_csv(result.summary(), layout.results / "bootstrap.csv")
         for name in OUTPUTS[1:]:
             (layout.results / name).unlink(missing_ok=True)
         return result
-    write_csv(result.summary(), layout.results / "bootstrap.csv")
     write_csv(pd.DataFrame({"draw": np.arange(1, result.B + 1), "beta3": result.draws}),
               layout.results / "bootstrap_draws.csv")
     histogram(result, layout.figures / "bootstrap.png")
