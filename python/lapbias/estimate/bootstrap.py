@@ -187,7 +187,8 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     n_d = int(d.max()) + 1
     inverse = kernel.preconditioner(a, d, start, n_d)
     M, raw, kept = np.zeros((1, 4, 4)), np.zeros((1, 4)), np.ones(len(z))
-    kernel.weighted_cross_products(z, kept, a, d, start, n_d, inverse, CG_MAX_ITER, M[0], raw[0])  # drops singletons
+    kernel.cross_products(z, kept, a, d, start, n_d, inverse, CG_MAX_ITER, M[0], raw[0], np.empty(len(z)),
+                          np.empty(len(z), np.int64))  # drops singletons from kept
     if not result.reason and not kept.any():
         result.reason = f"every row of the bootstrap sample is a singleton of a fixed effect ({entity.max() + 1} " \
                         f"entit{'y' if entity.max() == 0 else 'ies'}, {period.max() + 1} periods): beta_3 is not " \
