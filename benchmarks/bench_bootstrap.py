@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe  # noqa: E402
+from machine import describe, write_report  # noqa: E402
 
 from lapbias.estimate.bootstrap import draw_weights, pairs_bootstrap  # noqa: E402
 
@@ -135,9 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         *[f"\n{line}" for line in failures],
         "", "Targets (issue 17): paper scale at most 10 s and 2 GB on 2 cores; 1,000,000 rows at most 60 s.",
     ]
-    print("\n".join(lines))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_report(args.out, lines)
 
 
 if __name__ == "__main__":

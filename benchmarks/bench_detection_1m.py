@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe  # noqa: E402
+from machine import describe, write_report  # noqa: E402
 
 N, ENTITIES, PERIODS = 1_000_000, 50_000, 2_500
 OUT = Path(__file__).resolve().parent / "results" / "detection_1m.md"
@@ -90,9 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     lines += [f"| {r['method']} | {r['cold']:.2f} s | {r['warm']:.2f} s | {r['peak_gb']:.2f} GB | {r['beta3']:.8f} |"
               for r in rows]
     lines += ["", "Targets: at most 5 s and 2 GB for lapbias."]
-    print("\n".join(lines))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_report(args.out, lines)
 
 
 if __name__ == "__main__":

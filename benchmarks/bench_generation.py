@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe  # noqa: E402
+from machine import describe, write_report  # noqa: E402
 
 from lapbias.config import ForecastConfig  # noqa: E402
 from lapbias.llm.transformers_backend import TransformersBackend  # noqa: E402
@@ -99,9 +99,7 @@ def main(argv: list[str] | None = None) -> None:
         f"| (b) transformers backend generate, batch {batch_size}, KV cache | {t_fast:.2f} | {n_chats / t_fast:.2f} | "
         f"{t_ref / t_fast:.1f}x | {same}/{n_chats} |",
     ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    write_report(out, lines)
 
 
 if __name__ == "__main__":

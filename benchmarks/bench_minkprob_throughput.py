@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe  # noqa: E402
+from machine import describe, write_report  # noqa: E402
 
 from lapbias.config import ForecastConfig  # noqa: E402
 from lapbias.llm.transformers_backend import TransformersBackend  # noqa: E402
@@ -125,9 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             lines.append(f"| {name} | — | — | — | {diff} |")
     lines += ["", "Target: (b) or (c) at least 3x (a)."]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    write_report(out, lines)
 
 
 if __name__ == "__main__":

@@ -145,17 +145,13 @@ def beta3_of(M: np.ndarray, raw: np.ndarray) -> np.ndarray:
     return out
 
 
-def _not_identified(data: pd.DataFrame, z: np.ndarray) -> str:
-    """Why beta_3 cannot be identified in any draw ('' when it can): a draw's design is a subset of the pool's rows,
-    so what is collinear in the pool is collinear in every draw."""
+def _constant_regressor(z: np.ndarray) -> str:
+    """Why beta_3 cannot be identified in any draw because a regressor has no variation in the pool ('' when none):
+    a draw's design is a subset of the pool's rows, so what is collinear in the pool is collinear in every draw."""
     for name, column in zip(["mu_hat", "lap", "mu_hat x lap"], z[:, 1:].T):
         if np.ptp(column) == 0:
             return f"{name} has no variation in the bootstrap sample (every value {column[0]:g}): beta_3 is not " \
                    "identified"
-    entity, period = pd.factorize(data["entity_num"])[0], pd.factorize(data["period_num"])[0]
-    if not drop_weighted_singletons(np.ones(len(data)), [entity, period]).any():
-        return f"every row of the bootstrap sample is a singleton of a fixed effect ({entity.max() + 1} entit" \
-               f"{'y' if entity.max() == 0 else 'ies'}, {period.max() + 1} periods): beta_3 is not identified"
     return ""
 
 
@@ -179,7 +175,7 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     period = pd.factorize(data["period_num"])[0]
     unit, n_units = _units(len(data), entity, resample)
     result = BootstrapResult(np.full(B, np.nan), float(b3_in_sample), B, seed, resample, len(data), standardized)
-    result.reason = _not_identified(data, z)
+    result.reason = _constant_regressor(z)
     # Units never matter: standardize each column (beta_3 is scaled back), so no tolerance sees the data's units.
     centre, spread = z.mean(axis=0), z.std(axis=0)
     spread[spread == 0] = 1.0
@@ -190,9 +186,14 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     start = np.searchsorted(a, np.arange(a[-1] + 2)).astype(np.int64)
     n_d = int(d.max()) + 1
     inverse = kernel.preconditioner(a, d, start, n_d)
-    M, raw = np.zeros((1, 4, 4)), np.zeros((1, 4))
-    kernel.weighted_cross_products(z, np.ones(len(z)), a, d, start, n_d, inverse, CG_MAX_ITER, M[0], raw[0])
-    if not result.reason and np.isnan(beta3_of(M, raw)[0]):
+    M, raw, kept = np.zeros((1, 4, 4)), np.zeros((1, 4)), np.ones(len(z))
+    kernel.cross_products(z, kept, a, d, start, n_d, inverse, CG_MAX_ITER, M[0], raw[0], np.empty(len(z)),
+                          np.empty(len(z), np.int64))  # drops singletons from kept
+    if not result.reason and not kept.any():
+        result.reason = f"every row of the bootstrap sample is a singleton of a fixed effect ({entity.max() + 1} " \
+                        f"entit{'y' if entity.max() == 0 else 'ies'}, {period.max() + 1} periods): beta_3 is not " \
+                        "identified"
+    elif not result.reason and np.isnan(beta3_of(M, raw)[0]):
         result.reason = "beta_3 is not identified in the bootstrap sample itself (after dropping singletons, " \
                         "mu_hat x lap is collinear with the fixed effects and the other regressors)"
     if result.reason:
@@ -276,12 +277,11 @@ def run(config: RunConfig, layout: Layout, standardize: bool = True, progress: b
                              progress=progress, standardized=standardize)
     if why_not:
         result.identified, result.reason = False, "; ".join(filter(None, [why_not, result.reason]))
+    write_csv(result.summary(), layout.results / "bootstrap.csv")
     if not result.identified:
-        write_csv(result.summary(), layout.results / "bootstrap.csv")
         for name in OUTPUTS[1:]:
             (layout.results / name).unlink(missing_ok=True)
         return result
-    write_csv(result.summary(), layout.results / "bootstrap.csv")
     write_csv(pd.DataFrame({"draw": np.arange(1, result.B + 1), "beta3": result.draws}),
               layout.results / "bootstrap_draws.csv")
     histogram(result, layout.figures / "bootstrap.png")

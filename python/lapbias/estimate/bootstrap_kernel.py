@@ -250,13 +250,6 @@ def preconditioner(a, d, start, n_d):
 
 
 @njit(cache=True)
-def weighted_cross_products(z, w, a, d, start, n_d, inverse, max_iter, M, raw):
-    """`cross_products` with its work arrays allocated here."""
-    return cross_products(z, w, a, d, start, n_d, inverse, max_iter, M, raw, np.empty(w.size),
-                          np.empty(w.size, np.int64))
-
-
-@njit(cache=True)
 def cross_products(z, w, a, d, start, n_d, inverse, max_iter, M, raw, kept_w, kept_d):
     """Into M (4 x 4): the cross-product of z (4 columns) residualised on both FEs under weights w (rows sorted by a;
     singletons dropped here, w changed in place); into raw (4): the weighted centred sums of squares of z.

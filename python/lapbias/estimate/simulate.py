@@ -127,10 +127,3 @@ def verdict(pre: pd.DataFrame, post: pd.DataFrame, thresholds: EstimateConfig | 
                   detection_power(pre, detection, thresholds.detection_alpha), thresholds,
                   pd.DataFrame(results.notes, columns=["model", "kind", "detail"]))
 
-
-def rates(shape: Shape, share: float, reps: int, flat_lap: bool = False, noise_factor: float = 1.0,
-          first_seed: int = 0, unknown: bool = False) -> pd.Series:
-    """Share of `reps` simulated panels given each verdict label."""
-    labels = [verdict(*simulate(first_seed + r, shape, share, flat_lap, noise_factor, unknown)).label
-              for r in range(reps)]
-    return pd.Series(labels).value_counts(normalize=True)

@@ -179,12 +179,12 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but "
                        f"{'; and '.join(why)}, so LAP cannot be read as a measure of memorization; {place}. "
                        f"Verdict: {MIXED} (validation).")
-    validation_null = high_state in ("null", "zero") and low_state in ("null", "zero")
     above = "" if math.isinf(share) else f", above {thresholds.max_mde_share:.0%} (max_mde_share)"
-    if validation_null:
+    if high_state in ("null", "zero"):  # the low-LAP theta is null or zero here: anything else returned above
         failed = ["validation"] + (["power"] if share > thresholds.max_mde_share else [])
         constant = "".join(f"; ud has no variation within the fixed effects in the {half}-LAP half (omitted as "
-                           "collinear), so theta is zero there" for half, state in (("high", high_state), ("low", low_state)) if state == "zero")
+                           "collinear), so theta is zero there"
+                           for half, state in (("high", high_state), ("low", low_state)) if state == "zero")
         return Verdict(UNDERPOWERED, failed, f"{b3}: beta_3 is not significantly greater than zero, but the "
                        f"high-LAP theta is null{constant} (results/validation.csv): there is no evidence that the model "
                        "recalls these outcomes, nothing shows that LAP separates memorized from unmemorized rows, "
