@@ -95,3 +95,22 @@ def test_verdict_quotes_beta3_and_its_mde_in_the_units_of_the_files_it_cites(min
     paragraph = text[text.index("## 6. Verdict"):]
     assert f"beta_3 = {raw['coef']:.4g} (t = {raw['t']:.2f}" in paragraph, paragraph[:300]
     assert f"minimum detectable beta_3 (5% one-sided, 80% power) is {power['mde_beta3']:.4g}, i.e." in paragraph
+
+
+@pytest.mark.parametrize("n_clust, says, never", [
+    ([30, 30], ["absorb(entity_num period_num), standard errors clustered by entity (entity_num)"],
+     ["Newey-West", "single entity"]),
+    ([None, None], ["a single entity: no fixed effects, Newey-West standard errors"], ["clustered by entity"]),
+    ([30, None], ["clustered by entity (entity_num)", "model post on a single entity: no fixed effects, Newey-West"],
+     ["model pre on a single entity"]),
+])
+def test_protocol_table_note_describes_the_estimator_each_model_used(n_clust, says, never):
+    """A protocol table's note states what was run: FE with entity clusters, or (protocol, implementation notes)
+    no FE and Newey-West on a single entity -- not a rule for both, as if the table were either."""
+    from lapbias.report import units
+
+    config = from_dict({"study": {"cutoff": "2024-06-30"}})
+    table = pd.DataFrame({"model": ["pre", "post"], "term": ["c.mu_hat#c.lap"] * 2, "coef": [0.1, 0.2],
+                          "N_clust": n_clust})
+    note = units.note("placebo", config, table)
+    assert all(s in note for s in says) and not any(s in note for s in never), note

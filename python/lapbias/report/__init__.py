@@ -106,7 +106,7 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
             if name not in tables:
                 continue
             tables[name] = units.coefficients(tables[name], config, name)
-            caption = f"{caption}. {units.note(name, config)}"
+            caption = f"{caption}. {units.note(name, config, tables[name])}"
             if name == "table5" and "bootstrap" in tables:
                 caption += " Out-of-sample pairs bootstrap p of column (2)'s interaction: results/bootstrap.csv."
             if approximated:

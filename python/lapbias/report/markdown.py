@@ -36,7 +36,7 @@ def _quoted(tables: dict[str, pd.DataFrame], name: str, columns: list[str] | Non
     # engine's: estimate/stata.py writes engine = stata into the bootstrap summary it reads back).
     engine = ", ".join(sorted(set(table["engine"].dropna().astype(str)))) if "engine" in table.columns else (
         "python" if name == "bootstrap" else "")
-    return [to_markdown(table, columns), "", *([f"_Note: {units.note(name, config)}_", ""] if config else []),
+    return [to_markdown(table, columns), "", *([f"_Note: {units.note(name, config, table)}_", ""] if config else []),
             f"Source: `results/{name}.csv`"
             + (f", LaTeX `results/{name}.tex`" if name in ("validation", "detection", "placebo",
                                                         "placebo_validation") else "")

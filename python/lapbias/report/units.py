@@ -73,11 +73,29 @@ def lap_measure(config: RunConfig, standardized: bool = False) -> str:
     return "LAP = P(up) + P(down) from the recall prompt (protocol Step 2)"
 
 
-def note(name: str, config: RunConfig) -> str:
-    """The table note: clustering and LAP measure (and Table V's samples)."""
+FE_CLUSTERED = "absorb(entity_num period_num), standard errors clustered by entity (entity_num)"
+SINGLE_ENTITY = "no fixed effects, Newey-West standard errors"
+
+
+def _protocol_estimator(table: pd.DataFrame | None) -> str:
+    """What the protocol regressions of this table ran (estimate/protocol.py): entity and period FE with entity
+    clusters, or, on a single entity, no FE and Newey-West (protocol, implementation notes) -- told apart by
+    N_clust, which a Newey-West fit leaves empty."""
+    if table is None or "N_clust" not in table.columns or table.empty:
+        return FE_CLUSTERED
+    single = sorted(set(table.loc[table["N_clust"].isna(), "model"].astype(str)))
+    if not single:
+        return FE_CLUSTERED
+    if len(single) == table["model"].nunique():
+        return f"a single entity: {SINGLE_ENTITY}"
+    return f"{FE_CLUSTERED}; model {', '.join(single)} on a single entity: {SINGLE_ENTITY}"
+
+
+def note(name: str, config: RunConfig, table: pd.DataFrame | None = None) -> str:
+    """The table note: estimator and clustering (protocol tables: as `table`'s models ran), LAP measure (and Table
+    V's samples)."""
     if name in PROTOCOL_TABLES:
-        cluster = ("absorb(entity_num period_num), standard errors clustered by entity (entity_num); a single-entity "
-                   "sample: no FE, Newey-West")
+        cluster = _protocol_estimator(table)
     else:
         by = "date (period_num)" if config.estimate.extended_cluster == "period_num" else "entity (entity_num)"
         cluster = f"absorb(entity_num period_num), standard errors clustered by {by}"
