@@ -232,9 +232,9 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
 def verdict_row(config: RunConfig, model: str) -> dict:
     """The protocol's verdict of the model's ordinary run: report.verdict.decide on its results/*.csv, as
     `lapbias report` decides it (detection, validation, placebo, power, estimation notes); `placebo_passes` is
-    the verdict's own placebo judgement (report.verdict._placebo: p > placebo_alpha, or post-cutoff LAP
+    the verdict's own placebo judgement (report.verdict.placebo_check: p > placebo_alpha, or post-cutoff LAP
     collapsed), None where the placebo is infeasible."""
-    from ..report.verdict import BETA3, _placebo, decide
+    from ..report.verdict import BETA3, decide, placebo_check
 
     results = Path(config.root) / "results"
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
@@ -246,8 +246,8 @@ def verdict_row(config: RunConfig, model: str) -> dict:
         rows = None if table is None else table[(table["model"] == sample) & (table["term"] == term)]
         return float(rows[column].iloc[0]) if rows is not None and len(rows) else math.nan
 
-    placebo_feasible, placebo_passes, _ = _placebo(tables["placebo"], tables["estimation_notes"],
-                                                   config.estimate.placebo_alpha)
+    placebo_feasible, placebo_passes, _ = placebo_check(tables["placebo"], tables["estimation_notes"],
+                                                        config.estimate.placebo_alpha)
     return {"model": model, "model_id": config.model.model_id, "verdict": verdict.label,
             "failed": "; ".join(verdict.failed),
             "beta3": get(tables["detection"], "pre", BETA3, "coef"),

@@ -61,7 +61,7 @@ def _reasons(notes: pd.DataFrame | None, prefix: str, kinds: tuple[str, ...]) ->
     return list(dict.fromkeys(rows["detail"].astype(str)))
 
 
-def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
+def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
     """(feasible, passes, sentence) of the post-cutoff placebo; the sentence says "passes" when it passes."""
     post = _term(placebo, "post", BETA3)
     if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
@@ -140,7 +140,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     high_state, low_state = (_theta_state(high, thresholds.validation_alpha),
                              _theta_state(low, thresholds.validation_alpha))
     validation_present = high_state == "positive" and low_state in ("null", "zero")
-    placebo_feasible, placebo_passes, place = _placebo(placebo, notes, thresholds.placebo_alpha)
+    placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha)
     share, power_text = _power_text(power, thresholds.detection_alpha)
 
     b3 = (f"The pre-cutoff interaction beta_3 = {beta3['coef']:.4g} (t = {beta3['t']:.2f}, one-sided p = "
