@@ -150,7 +150,7 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     lines += ess_section(Path(config.root) / "results" / "ess")
     from ..calibrate.report import section as self_validation  # `lapbias calibrate` results, if any
 
-    lines += self_validation(Path(config.root) / "results")
+    lines += self_validation(Path(config.root) / "results", alpha=config.estimate.detection_alpha)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
                                            "", "Source: `results/estimation_notes.csv`; run configuration: "
