@@ -19,7 +19,7 @@ import tomli_w
 from .. import config as config_module
 from ..config import RunConfig
 from ..data.validate import validate_file
-from ..io import read_parquet, write_csv, write_text
+from ..io import Layout, read_parquet, write_csv, write_text
 from ..signals.recall import recall_pairs
 from . import corpus
 from .settings import CalibrateSettings
@@ -151,7 +151,7 @@ def _auc(frame: pd.DataFrame, column: str) -> float:
 
 def model_panel(config: RunConfig, arms: pd.DataFrame) -> pd.DataFrame:
     """The model's ordinary panel (data/derived/panel.parquet of its root) with each row's arm and direction."""
-    panel = read_parquet(Path(config.root) / "data" / "derived" / "panel.parquet")
+    panel = read_parquet(Layout(Path(config.root)).derived_file("panel.parquet"))
     keys = arms[["entity_id", "target_date", "exposure", "direction"]]
     return panel.merge(keys, on=["entity_id", "target_date"], how="left", validate="many_to_one")
 
@@ -204,7 +204,7 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
     from ..errors import EstimationError
     from ..estimate.protocol import BETA3, estimate_panel
 
-    results = Path(config.root) / "results"
+    results = Layout(Path(config.root)).results
     rows = []
 
     def add(sample: str, table: pd.DataFrame | None, exposure: int) -> None:
@@ -236,7 +236,7 @@ def verdict_row(config: RunConfig, model: str) -> dict:
     collapsed), None where the placebo is infeasible."""
     from ..report.verdict import BETA3, decide, placebo_check
 
-    results = Path(config.root) / "results"
+    results = Layout(Path(config.root)).results
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
               for name in ("detection", "validation", "placebo", "power", "estimation_notes")}
     verdict = decide(tables["detection"], tables["validation"], tables["placebo"], tables["power"],
