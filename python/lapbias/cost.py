@@ -183,11 +183,8 @@ def h100_tokens_per_s(backend) -> tuple[float, str]:
 def dry_run(config: RunConfig, probe: int = 4) -> str:
     """The dry-run report: rows, per-stage tokens, measured rate, time and memory; the total; the GPU line."""
     from .data.validate import validate_file
-    from .errors import InputDataError
     from .llm import make_backend
 
-    if not config.data.path:
-        raise InputDataError("no data file: set [data] path in the config")
     frame = validate_file(config.data.path, config).frame
     queries = stage_queries(frame, config)
     backend = make_backend(config.model)
