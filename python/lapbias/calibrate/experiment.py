@@ -19,6 +19,7 @@ import tomli_w
 from .. import config as config_module
 from ..config import RunConfig
 from ..data.validate import validate_file
+from ..errors import ConfirmationDeclined, EstimationError
 from ..io import Layout, read_parquet, write_csv, write_text
 from ..signals.recall import recall_pairs
 from . import corpus
@@ -94,8 +95,6 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
         if not confirm(f"calibrate: LoRA fine-tuning of {run.model.model_id} on {n_tokens} tokens x "
                        f"{settings.epochs} epoch(s) = {steps} steps of {settings.batch_size} rows x "
                        f"{settings.block_size} tokens"):
-            from ..errors import ConfirmationDeclined
-
             raise ConfirmationDeclined("calibrate: fine-tuning not confirmed; nothing was trained")
         with training.torch_threads(settings.threads):
             result = training.train(documents, settings, model_dir, tokenizer, model, run.model.device, progress)
@@ -201,7 +200,6 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
     panel (results/detection.csv of the model's run), on arm k plus the control arm 0 for each exposed arm
     (estimate.protocol.estimate_panel on that subsample: the dose-response), and the post-cutoff placebo
     (results/placebo.csv)."""
-    from ..errors import EstimationError
     from ..estimate.protocol import BETA3, estimate_panel
 
     results = Layout(Path(config.root)).results
