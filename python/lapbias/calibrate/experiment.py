@@ -232,7 +232,7 @@ def verdict_row(config: RunConfig, model: str) -> dict:
     `lapbias report` decides it (detection, validation, placebo, power, estimation notes); `placebo_passes` is
     the verdict's own placebo judgement (report.verdict.placebo_check: p > placebo_alpha, or post-cutoff LAP
     collapsed), None where the placebo is infeasible."""
-    from ..report.verdict import BETA3, decide, placebo_check
+    from ..report.verdict import BETA3, decide, placebo_check, term_row
 
     results = Layout(Path(config.root)).results
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
@@ -241,8 +241,8 @@ def verdict_row(config: RunConfig, model: str) -> dict:
                      config.estimate, tables["estimation_notes"])
 
     def get(table: pd.DataFrame | None, sample: str, term: str, column: str) -> float:
-        rows = None if table is None else table[(table["model"] == sample) & (table["term"] == term)]
-        return float(rows[column].iloc[0]) if rows is not None and len(rows) else math.nan
+        row = term_row(table, sample, term)
+        return math.nan if row is None else float(row[column])
 
     placebo_feasible, placebo_passes, _ = placebo_check(tables["placebo"], tables["estimation_notes"],
                                                         config.estimate.placebo_alpha)
