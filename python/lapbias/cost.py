@@ -39,6 +39,8 @@ H100_TOKENS_PER_S = {"small": 44_834, "8B": 25_233}
 architecture bf16 batch 256 (7.18e9 parameters without the input embedding)."""
 H100_8B_PARAMETERS = 7.18e9
 HOUR = 3600.0
+N_REGRESSIONS = 20
+"""About as many reghdfe fits as the protocol and the extended specifications (Tables I-V) run."""
 
 
 @dataclass
@@ -165,10 +167,6 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig, draws: int = 4) -> St
     basis = f"{N_REGRESSIONS} regressions at {fit:.2f} s{'' if fit_ok else ' (synthetic fit failed)'} + {reps:,} " \
             f"bootstrap draws at {per_draw * 1e3:.1f} ms (measured on {draws})"
     return StageCost("estimate", N_REGRESSIONS + reps, seconds, 1.0, _peak_gb(), basis)
-
-
-N_REGRESSIONS = 20
-"""About as many reghdfe fits as the protocol and the extended specifications (Tables I-V) run."""
 
 
 def h100_tokens_per_s(backend) -> tuple[float, str]:
