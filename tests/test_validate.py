@@ -136,3 +136,10 @@ def test_sample_option_keeps_a_reproducible_subsample_in_file_order(tmp_path):
     assert kept[0] == kept[1] and len(kept[0]) == 50
     order = pd.read_csv(demo)["row_id"].tolist()
     assert kept[0] == sorted(kept[0], key=order.index)
+
+
+def test_unset_data_path_is_named_by_every_caller():
+    """validate_file itself refuses an unset [data] path (the validate stage, calibrate and the dry run all read
+    the panel through it), not Path('') = '.' read as a file without extension."""
+    with pytest.raises(InputDataError, match=r"no data file: set \[data\] path"):
+        validate_file(CONFIG.data.path, CONFIG)

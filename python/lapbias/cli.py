@@ -76,10 +76,14 @@ def _write_traceback(logs: Path | None, stage: str) -> Path:
     return Path("(not written)")
 
 
-def _load(config_path: str):
+def _load(config_path: str, load=config_module.load):
+    """(what `load(CONFIG)` returns, the Layout of its root, folders made): a run configuration by default; the
+    audits pass their own loader (leak, ess), calibrate's returns (run configuration, [calibrate] settings), whose
+    first item names the root. The error boundary learns the CONFIG and the logs/ of this command."""
     meta = click.get_current_context().meta
     meta["lapbias.input"] = config_path
-    config = config_module.load(config_path)
+    loaded = load(config_path)
+    config = loaded[0] if isinstance(loaded, tuple) else loaded
     layout = Layout(Path(config.root))
     try:
         layout.make_dirs()
@@ -87,7 +91,7 @@ def _load(config_path: str):
         raise LapbiasError(f"cannot make the project folders under root = {config.root!r} ({err.strerror}: "
                            f"{err.filename})") from None
     meta["lapbias.logs"] = layout.logs
-    return config, layout
+    return loaded, layout
 
 
 def _log(layout: Layout, message: str) -> None:
@@ -501,11 +505,7 @@ def calibrate(config_path: str, yes: bool) -> None:
     """
     from .calibrate import load, pipeline
 
-    click.get_current_context().meta["lapbias.input"] = config_path
-    run_config, settings = load(config_path)
-    layout = Layout(Path(run_config.root))
-    layout.make_dirs()
-    click.get_current_context().meta["lapbias.logs"] = layout.logs
+    (run_config, settings), layout = _load(config_path, load)
     tables = pipeline.run(run_config, settings, layout,
                           lambda config, model_layout: _run_all(config, model_layout, yes, None, SAMPLE_SEED),
                           _confirm(yes), lambda line: _log(layout, line))
@@ -552,9 +552,7 @@ def leak(config_path: str, yes: bool) -> None:
     from .leak import config as leak_config
     from .leak.pipeline import run as run_leak
 
-    leak_run = leak_config.load(config_path)
-    layout = Layout(Path(leak_run.root))
-    layout.make_dirs()
+    leak_run, layout = _load(config_path, leak_config.load)
     result = run_leak(leak_run, layout, _backend(leak_run), _confirm(yes))
     parsed = result.summary.loc[result.summary["variant"] == "A"]
     _log(layout, f"leak: {len(result.panel)} probe replies ({result.n_asked} asked now), Variant A parse rate "
@@ -575,9 +573,7 @@ def ess_command(config_path: str, yes: bool) -> None:
     from .ess import config as ess_config
     from .ess.pipeline import results_dir, run as run_ess
 
-    config = ess_config.load(config_path)
-    layout = Layout(Path(config.root))
-    layout.make_dirs()
+    config, layout = _load(config_path, ess_config.load)
     tables = run_ess(config, layout, _backend(config), _confirm(yes))
     for row in tables["ess"].itertuples():
         plug = f"> {row.grid_max}" if row.plugin_beyond_grid else int(row.ess_plugin)

@@ -39,6 +39,8 @@ H100_TOKENS_PER_S = {"small": 44_834, "8B": 25_233}
 architecture bf16 batch 256 (7.18e9 parameters without the input embedding)."""
 H100_8B_PARAMETERS = 7.18e9
 HOUR = 3600.0
+N_REGRESSIONS = 20
+"""About as many reghdfe fits as the protocol and the extended specifications (Tables I-V) run."""
 
 
 @dataclass
@@ -167,10 +169,6 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig, draws: int = 4) -> St
     return StageCost("estimate", N_REGRESSIONS + reps, seconds, 1.0, _peak_gb(), basis)
 
 
-N_REGRESSIONS = 20
-"""About as many reghdfe fits as the protocol and the extended specifications (Tables I-V) run."""
-
-
 def h100_tokens_per_s(backend) -> tuple[float, str]:
     parameters = getattr(backend, "n_parameters", None)
     if parameters is not None and parameters < 1e9:
@@ -183,11 +181,8 @@ def h100_tokens_per_s(backend) -> tuple[float, str]:
 def dry_run(config: RunConfig, probe: int = 4) -> str:
     """The dry-run report: rows, per-stage tokens, measured rate, time and memory; the total; the GPU line."""
     from .data.validate import validate_file
-    from .errors import InputDataError
     from .llm import make_backend
 
-    if not config.data.path:
-        raise InputDataError("no data file: set [data] path in the config")
     frame = validate_file(config.data.path, config).frame
     queries = stage_queries(frame, config)
     backend = make_backend(config.model)

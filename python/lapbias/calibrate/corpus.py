@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import ConfigError
+
 PARAPHRASES = (
     "On {date}, the closing stock price of {name} ({ticker}) went {up} compared to the previous trading day.",
     "{name} ({ticker}) shares closed {higher} on {date} than on the previous trading day.",
@@ -63,8 +65,6 @@ def assign_arms(pairs: pd.DataFrame, cutoff: pd.Timestamp, exposures: tuple[int,
     """Pairs with a column `exposure`: pre-cutoff pairs shuffled with `seed` and dealt to the exposed arms
     (`pairs_per_arm` each; 0 = an even split over all arms), the rest of the pre-cutoff pairs to arm 0;
     post-cutoff pairs get exposure 0 and `post` = 1 (never exposed: the placebo)."""
-    from ..errors import ConfigError
-
     frame = pairs.copy()
     frame["post"] = (frame["target_date"] > cutoff).astype(int)
     frame["exposure"] = 0

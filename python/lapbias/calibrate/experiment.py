@@ -19,7 +19,8 @@ import tomli_w
 from .. import config as config_module
 from ..config import RunConfig
 from ..data.validate import validate_file
-from ..io import read_parquet, write_csv, write_text
+from ..errors import ConfirmationDeclined, EstimationError
+from ..io import Layout, read_parquet, write_csv, write_text
 from ..signals.recall import recall_pairs
 from . import corpus
 from .settings import CalibrateSettings
@@ -94,8 +95,6 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
         if not confirm(f"calibrate: LoRA fine-tuning of {run.model.model_id} on {n_tokens} tokens x "
                        f"{settings.epochs} epoch(s) = {steps} steps of {settings.batch_size} rows x "
                        f"{settings.block_size} tokens"):
-            from ..errors import ConfirmationDeclined
-
             raise ConfirmationDeclined("calibrate: fine-tuning not confirmed; nothing was trained")
         with training.torch_threads(settings.threads):
             result = training.train(documents, settings, model_dir, tokenizer, model, run.model.device, progress)
@@ -151,7 +150,7 @@ def _auc(frame: pd.DataFrame, column: str) -> float:
 
 def model_panel(config: RunConfig, arms: pd.DataFrame) -> pd.DataFrame:
     """The model's ordinary panel (data/derived/panel.parquet of its root) with each row's arm and direction."""
-    panel = read_parquet(Path(config.root) / "data" / "derived" / "panel.parquet")
+    panel = read_parquet(Layout(Path(config.root)).derived_file("panel.parquet"))
     keys = arms[["entity_id", "target_date", "exposure", "direction"]]
     return panel.merge(keys, on=["entity_id", "target_date"], how="left", validate="many_to_one")
 
@@ -201,10 +200,9 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
     panel (results/detection.csv of the model's run), on arm k plus the control arm 0 for each exposed arm
     (estimate.protocol.estimate_panel on that subsample: the dose-response), and the post-cutoff placebo
     (results/placebo.csv)."""
-    from ..errors import EstimationError
     from ..estimate.protocol import BETA3, estimate_panel
 
-    results = Path(config.root) / "results"
+    results = Layout(Path(config.root)).results
     rows = []
 
     def add(sample: str, table: pd.DataFrame | None, exposure: int) -> None:
@@ -232,22 +230,22 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
 def verdict_row(config: RunConfig, model: str) -> dict:
     """The protocol's verdict of the model's ordinary run: report.verdict.decide on its results/*.csv, as
     `lapbias report` decides it (detection, validation, placebo, power, estimation notes); `placebo_passes` is
-    the verdict's own placebo judgement (report.verdict._placebo: p > placebo_alpha, or post-cutoff LAP
+    the verdict's own placebo judgement (report.verdict.placebo_check: p > placebo_alpha, or post-cutoff LAP
     collapsed), None where the placebo is infeasible."""
-    from ..report.verdict import BETA3, _placebo, decide
+    from ..report.verdict import BETA3, decide, placebo_check, term_row
 
-    results = Path(config.root) / "results"
+    results = Layout(Path(config.root)).results
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
               for name in ("detection", "validation", "placebo", "power", "estimation_notes")}
     verdict = decide(tables["detection"], tables["validation"], tables["placebo"], tables["power"],
                      config.estimate, tables["estimation_notes"])
 
     def get(table: pd.DataFrame | None, sample: str, term: str, column: str) -> float:
-        rows = None if table is None else table[(table["model"] == sample) & (table["term"] == term)]
-        return float(rows[column].iloc[0]) if rows is not None and len(rows) else math.nan
+        row = term_row(table, sample, term)
+        return math.nan if row is None else float(row[column])
 
-    placebo_feasible, placebo_passes, _ = _placebo(tables["placebo"], tables["estimation_notes"],
-                                                   config.estimate.placebo_alpha)
+    placebo_feasible, placebo_passes, _ = placebo_check(tables["placebo"], tables["estimation_notes"],
+                                                        config.estimate.placebo_alpha)
     return {"model": model, "model_id": config.model.model_id, "verdict": verdict.label,
             "failed": "; ".join(verdict.failed),
             "beta3": get(tables["detection"], "pre", BETA3, "coef"),

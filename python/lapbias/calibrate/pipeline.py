@@ -52,6 +52,6 @@ def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
         for name, table in tables.items():
             write_csv(table, results / f"{name}.csv")
         figure(tables["lap_by_arm"], tables["beta3_by_arm"], out.figures / "calibration.png")
-        lines = section(out.results, tables, plan.training)
+        lines = section(out.results, tables, plan.training, alpha=config.estimate.detection_alpha)
         write_text(results / "REPORT.md", "# Self-validation report\n\n" + "\n".join(lines[2:]) + "\n")
     return tables

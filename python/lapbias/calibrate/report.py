@@ -62,9 +62,10 @@ def _fmt(value, digits: int = 3) -> str:
 
 
 def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
-            training: dict | None = None) -> list[str]:
+            training: dict | None = None, *, alpha: float) -> list[str]:
     """The "Self-validation" section of REPORT.md: from `tables` and `training` when given, else from
-    results/calibration/ when `lapbias calibrate` has run there (else nothing)."""
+    results/calibration/ when `lapbias calibrate` has run there (else nothing); `alpha` is the run's
+    [estimate] detection_alpha (interpretation)."""
     from ..report.tables import to_markdown
 
     folder = Path(results) / FOLDER
@@ -120,7 +121,7 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         "pairs):", "",
         to_markdown(beta3, ["model", "sample", "coef", "se", "p_one_sided", "ci_low", "ci_high", "N"]), "",
         "![LAP and beta_3 by exposure](figures/calibration.png)", "",
-        *interpretation(lap, beta3, verdicts), "",
+        *interpretation(lap, beta3, verdicts, alpha), "",
         "Source: `results/calibration/*.csv`; per-model runs under "
         f"`{settings.get('work_dir', 'data/derived/calibration')}/{{base,planted}}/` (each with its own REPORT.md).",
         "",
@@ -132,10 +133,11 @@ def _by_exposure(part: pd.DataFrame, column: str) -> str:
     return ", ".join(f"{a}: {m:.3f}" for a, m in zip(part["arm"], part[column]))
 
 
-def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFrame) -> list[str]:
+def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFrame, alpha: float) -> list[str]:
     """What the numbers say, in the terms of the issue's expectations (each a measured comparison): does the
     planted model recall the planted direction (P(memorized label) by arm, rising with exposure?), does LAP rise,
-    and does the memorized outcome reach the forecast (beta_3 by arm, forecast hit rate)?"""
+    and does the memorized outcome reach the forecast (beta_3 by arm one-sided p < `alpha`, the run's
+    detection_alpha, and a forecast hit rate above the base model's)?"""
     out = []
     arms = lambda model: lap[(lap["model"] == model) & ~lap["arm"].isin(["exposed_vs_unexposed"])]  # noqa: E731
     planted, base = arms("planted"), arms("base")
@@ -156,7 +158,7 @@ def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFram
         b3_text = (f"beta_3 on arm 0 + arm {top['arm']} = {b3['coef'].iloc[0]:.4g} (one-sided p = "
                    f"{b3['p_one_sided'].iloc[0]:.3f})" if len(b3) and pd.notna(b3["coef"].iloc[0])
                    else f"beta_3 on arm 0 + arm {top['arm']} not estimable")
-        transfers = top["forecast_hit_rate"] > hit_base and len(b3) and b3["p_one_sided"].iloc[0] < 0.05
+        transfers = top["forecast_hit_rate"] > hit_base and len(b3) and b3["p_one_sided"].iloc[0] < alpha
         out.append(f"- Transfer to the forecast prompt: at exposure {top['arm']} the planted model's forecasts match "
                    f"the memorized direction in {top['forecast_hit_rate']:.0%} of rows (base model {hit_base:.0%}); "
                    f"{b3_text}. " + ("The memorized outcome reaches the forecast." if transfers else

@@ -29,7 +29,6 @@ ADAPTER_FILE = "adapter_model.safetensors"
 
 @dataclass
 class TrainingResult:
-    model_dir: Path
     adapter_sha256: str
     loss: pd.DataFrame
     """One row per optimizer step: step, epoch, loss, learning_rate, tokens_seen."""
@@ -193,4 +192,4 @@ def train(documents: list[list[int]], settings: CalibrateSettings, out_dir: Path
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     os.replace(tmp, out_dir)
-    return TrainingResult(out_dir, adapter_hash, pd.DataFrame(rows), seconds, n_tokens, torch.get_num_threads())
+    return TrainingResult(adapter_hash, pd.DataFrame(rows), seconds, n_tokens, torch.get_num_threads())

@@ -335,6 +335,10 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
 
 
 def validate_file(path: str | Path, config: RunConfig) -> ValidationResult:
+    """The validated rows of the data file `path` (config.data.path; every caller: validate, calibrate, the dry
+    run); an unset path is a one-line error."""
+    if not path:
+        raise InputDataError("no data file: set [data] path in the config")
     return validate_frame(read_table(path), config)
 
 
@@ -344,8 +348,6 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
     `sample` keeps a random subsample of that many valid rows (fixed `seed`), as the protocol suggests for
     panels over ~10,000 rows; the kept rows stay in file order.
     """
-    if not config.data.path:
-        raise InputDataError("no data file: set [data] path in the config")
     result = validate_file(config.data.path, config)
     if sample is not None and sample < len(result.frame):
         if sample < 1:

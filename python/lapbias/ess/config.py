@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import ModelConfig, read_toml
+from ..config import ModelConfig, plain, read_toml
 from ..errors import ConfigError
 from .losses import DISCRETE_LOSSES, LOSSES
 
@@ -212,6 +212,4 @@ def load(path: str | Path) -> EssConfig:
 
 
 def snapshot(config: EssConfig) -> dict:
-    from ..config import plain
-
     return plain(config)

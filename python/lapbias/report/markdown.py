@@ -43,8 +43,9 @@ def _quoted(tables: dict[str, pd.DataFrame], name: str, columns: list[str] | Non
             + (f"; engine: {engine}." if engine else ".")]
 
 
-def power_lines(power: pd.DataFrame | None, alpha: float = 0.05) -> list[str]:
-    """beta_3 beside its minimum detectable effect (estimate/power.py), as a share of the standalone LLM effect."""
+def power_lines(power: pd.DataFrame | None, alpha: float) -> list[str]:
+    """beta_3 beside its minimum detectable effect (estimate/power.py) at the one-sided level `alpha` ([estimate]
+    detection_alpha), as a share of the standalone LLM effect."""
     if power is None or power.empty:
         return []
     values = dict(zip(power["quantity"], power["value"].astype(float)))
@@ -150,7 +151,7 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     lines += ess_section(Path(config.root) / "results" / "ess")
     from ..calibrate.report import section as self_validation  # `lapbias calibrate` results, if any
 
-    lines += self_validation(Path(config.root) / "results")
+    lines += self_validation(Path(config.root) / "results", alpha=config.estimate.detection_alpha)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
                                            "", "Source: `results/estimation_notes.csv`; run configuration: "

@@ -47,7 +47,8 @@ class Verdict:
     paragraph: str = ""
 
 
-def _term(table: pd.DataFrame | None, model: str, term: str) -> pd.Series | None:
+def term_row(table: pd.DataFrame | None, model: str, term: str) -> pd.Series | None:
+    """The row of `term` in sample `model` of a results table (detection/validation/placebo.csv), None if absent."""
     if table is None or table.empty:
         return None
     rows = table[(table["model"] == model) & (table["term"] == term)]
@@ -61,9 +62,9 @@ def _reasons(notes: pd.DataFrame | None, prefix: str, kinds: tuple[str, ...]) ->
     return list(dict.fromkeys(rows["detail"].astype(str)))
 
 
-def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
+def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
     """(feasible, passes, sentence) of the post-cutoff placebo; the sentence says "passes" when it passes."""
-    post = _term(placebo, "post", BETA3)
+    post = term_row(placebo, "post", BETA3)
     if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
         return False, False, (f"the placebo is infeasible (post-cutoff beta_3 = {post['coef']:.4g} has no standard "
                               "error, hence no p-value; results/estimation_notes.csv)")
@@ -72,7 +73,7 @@ def _placebo(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: fl
                 "results/placebo.csv)")
         passes = post["p_one_sided"] > alpha
         return True, passes, text + (" passes" if passes else "")
-    lap = _term(placebo, "post", "lap")
+    lap = term_row(placebo, "post", "lap")
     omitted = _reasons(notes, "placebo:post", ("omitted",))
     if post is not None and (lap is None or pd.isna(lap["coef"])) and any(n.startswith("lap omitted") for n in omitted):
         return True, True, ("post-cutoff LAP is constant within the fixed effects (it collapsed, as expected after "
@@ -120,7 +121,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     if isinstance(power, pd.DataFrame):
         power = dict(zip(power["quantity"], power["value"].astype(float)))
     power = power or {}
-    beta3 = _term(detection, "pre", BETA3)
+    beta3 = term_row(detection, "pre", BETA3)
     if beta3 is None:
         reasons = _reasons(notes, "detection", ("failed", "error")) or ["see results/estimation_notes.csv"]
         return Verdict(UNDERPOWERED, ["detection regression"], "The detection regression could not be estimated "
@@ -136,11 +137,11 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        f"{beta3['coef']:.4g} but gives it no p-value (no standard error; see "
                        "results/estimation_notes.csv): the test could not be run.")
     significant = beta3["coef"] > 0 and beta3["p_one_sided"] < thresholds.detection_alpha
-    high, low = _term(validation, "high_lap", "ud"), _term(validation, "low_lap", "ud")
+    high, low = term_row(validation, "high_lap", "ud"), term_row(validation, "low_lap", "ud")
     high_state, low_state = (_theta_state(high, thresholds.validation_alpha),
                              _theta_state(low, thresholds.validation_alpha))
     validation_present = high_state == "positive" and low_state in ("null", "zero")
-    placebo_feasible, placebo_passes, place = _placebo(placebo, notes, thresholds.placebo_alpha)
+    placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha)
     share, power_text = _power_text(power, thresholds.detection_alpha)
 
     b3 = (f"The pre-cutoff interaction beta_3 = {beta3['coef']:.4g} (t = {beta3['t']:.2f}, one-sided p = "
