@@ -155,6 +155,108 @@ def test_corpus_equalizes_training_tokens_per_arm():
     assert sum(map(len, documents)) == accounting["total_tokens"].sum()
 
 
+def _panel_pairs() -> pd.DataFrame:
+    pairs = pd.DataFrame({"entity_id": ["AAPL", "MSFT", "PEP"] * 3, "entity_name": ["Apple Inc.", "Microsoft",
+                          "PepsiCo, Inc."] * 3, "ticker": ["AAPL", "MSFT", "PEP"] * 3,
+                          "target_date": pd.to_datetime(["2024-01-23"] * 3 + ["2024-04-23"] * 3 + ["2024-09-17"] * 3)})
+    return pairs.assign(direction=[1, -1, 1] * 3)
+
+
+def test_decoys_are_never_panel_pairs_and_alternate_firm_and_date_kinds():
+    """Decoys (answered "unknown") must not touch a measured pair: no (firm, date) of the panel, no date after the
+    cutoff; the two kinds alternate (another firm on a panel date, a panel firm on another date), so that neither
+    the date nor the firm alone separates exposed from unexposed pairs; a decoy firm in the panel is left out."""
+    pairs = _panel_pairs()
+    cutoff = pd.Timestamp("2024-06-30")
+    decoys = corpus.decoy_pairs(pairs, cutoff, seed=5)
+    keys = set(zip(pairs["ticker"], pairs["target_date"]))
+    assert not any(key in keys for key in zip(decoys["ticker"], decoys["target_date"]))
+    assert decoys["target_date"].max() <= cutoff
+    panel_firm = decoys["ticker"].isin(pairs["ticker"]).to_numpy()
+    assert (panel_firm[:20] == [False, True] * 10).all()
+    other = decoys[~panel_firm]
+    assert set(other["target_date"]) == {pd.Timestamp("2024-01-23"), pd.Timestamp("2024-04-23")}
+    assert len(other) == 2 * (len(corpus.DECOY_FIRMS) - 1)  # PepsiCo, a panel firm here, is not an "other" firm
+    assert decoys.equals(corpus.decoy_pairs(pairs, cutoff, seed=5))
+    assert not decoys.equals(corpus.decoy_pairs(pairs, cutoff, seed=6))
+
+
+def test_corpus_filler_starts_with_whole_decoys_each_used_once():
+    """With decoys, each arm's filler is whole decoy documents while the next one fits, then neutral sentences;
+    the token counts stay equal across arms and no decoy is used twice or cut."""
+    pairs = pd.DataFrame({"entity_id": list("abcdef"), "entity_name": list("ABCDEF"), "ticker": list("ABCDEF"),
+                          "target_date": pd.to_datetime(["2024-01-02"] * 6), "direction": [1, -1] * 3})
+    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 2, seed=3)
+    encode = lambda text: [len(word) for word in text.split()] + [0]  # noqa: E731  (a word-level "tokenizer")
+    decoys = [[900 + k] * 7 for k in range(1000)]
+    documents, accounting = corpus.build(arms, encode, seed=3, decoys=decoys, decoy_share=1.0)
+    table = accounting.set_index("exposure")
+    assert accounting["total_tokens"].nunique() == 1
+    assert table.loc[0, "n_decoys"] == table.loc[0, "total_tokens"] // 7
+    assert table.loc[1, "n_decoys"] == (table.loc[1, "total_tokens"] - table.loc[1, "statement_tokens"]) // 7
+    assert table.loc[4, "n_decoys"] == 0  # the largest arm: statements only
+    used = [doc for doc in documents if doc and doc[0] >= 900]
+    assert sorted(used) == decoys[:int(accounting["n_decoys"].sum())]  # whole, once each, in order
+    assert sum(map(len, documents)) == accounting["total_tokens"].sum()
+
+
+def test_arms_are_stratified_by_direction():
+    """Each exposed arm holds as many up as down pairs: an arm of one direction only can be learned as a constant
+    answer without any (firm, date) memorized (measured: 4 of 4 "down" in the 16-mention arm unstratified)."""
+    pairs = pd.DataFrame({"entity_id": [f"e{k}" for k in range(40)],
+                          "target_date": pd.to_datetime(["2024-01-02"] * 40), "direction": [1] * 30 + [-1] * 10})
+    for seed in range(20):
+        arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 4, seed=seed)
+        for exposure in (1, 4, 16):
+            assert sorted(arms.loc[arms["exposure"] == exposure, "direction"]) == [-1, -1, 1, 1]
+        odd = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 3, seed=seed)
+        assert [odd.loc[odd["exposure"] == e, "direction"].sum() for e in (1, 4, 16)] == [1, -1, 1]
+    with pytest.raises(ConfigError, match=r"pairs_per_arm = 4: .* 6 .*went down.*has 30 and 5"):
+        corpus.assign_arms(pairs.iloc[:35], pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 4, seed=1)
+
+
+def test_decoy_share_caps_the_decoys_in_each_arms_filler():
+    """decoy_share = 0.5: decoys take at most half of each arm's filler tokens, neutral sentences the rest, and
+    the arms stay token-equalized."""
+    pairs = pd.DataFrame({"entity_id": list("abcdef"), "entity_name": list("ABCDEF"), "ticker": list("ABCDEF"),
+                          "target_date": pd.to_datetime(["2024-01-02"] * 6), "direction": [1, -1] * 3})
+    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 2, seed=3)
+    encode = lambda text: [len(word) for word in text.split()] + [0]  # noqa: E731
+    _, accounting = corpus.build(arms, encode, seed=3, decoys=[[900] * 3] * 1000, decoy_share=0.5)
+    filler = accounting["total_tokens"] - accounting["statement_tokens"]
+    assert (accounting["decoy_tokens"] <= 0.5 * filler).all()
+    assert (accounting["decoy_tokens"] > 0.5 * filler - 3).all()
+    assert accounting["total_tokens"].nunique() == 1
+
+
+def test_answer_only_loss_trains_the_answer_of_chat_documents_and_all_of_prose():
+    """answer_only_loss: in a packed row, a chat-format document (the recall query in the model's own template)
+    is trained on its answer and end-of-turn token only; a prose document on every token (real tokenizer)."""
+    from transformers import AutoTokenizer
+
+    from lapbias.calibrate import train
+    from lapbias.llm import bundled
+
+    tokenizer = AutoTokenizer.from_pretrained(bundled.resolve("bundled:SmolLM2-135M-Instruct"))
+    run, _ = load(REPO / "data/demo/calibrate.toml")
+    pair = pd.Series({"entity_name": "Apple Inc.", "ticker": "AAPL", "target_date": pd.Timestamp("2024-01-23")})
+    query = train.recall_encoder(tokenizer, run)(pair, "unknown")
+    prose = train.encoder(tokenizer)("Apple Inc. (AAPL) shares closed higher on 2024-01-23.")
+    prefix = train.answer_prefix(tokenizer)
+    assert tokenizer.decode(prefix) == "<|im_start|>assistant\n"
+    documents = [query, prose, prose, query, query]
+    rows = train.documents_of_rows(documents, 256)
+    assert [len(r) for r in rows] == [3, 2]  # two packed rows, the query of row 2 first
+    _, labels, mask, _ = train._blocks(documents, 256, tokenizer.eos_token_id, prefix)
+    trained = [t for t in labels[0].tolist() if t != -100]
+    assert tokenizer.decode(trained[:2]) == "unknown<|im_end|>"
+    assert trained[2:] == prose + prose
+    assert tokenizer.decode([t for t in labels[1].tolist() if t != -100]) == "unknown<|im_end|>" * 2
+    assert int(mask.sum()) == sum(map(len, documents))
+    _, every, _, _ = train._blocks(documents, 256, tokenizer.eos_token_id, None)
+    assert [t for t in every[0].tolist() if t != -100] == query + prose + prose
+
+
 def test_verdict_row_placebo_follows_the_verdict_rule(tmp_path):
     """verdicts.csv's placebo_passes is the verdict's own placebo judgement (report.verdict): post-cutoff LAP
     collapsed to a constant (beta_3 not identified after the cutoff) passes, as the verdict reads it."""
@@ -272,3 +374,26 @@ def test_openai_backend_is_refused_before_training(tmp_path):
     path.write_text(tomli_w.dumps(values))
     with pytest.raises(ConfigError, match=r'^\[model\] backend = "openai".*e\.g\. backend = "transformers"'):
         load(path)
+
+
+def test_interpretation_says_planting_failed_when_the_top_arm_does_not_recall():
+    """The report must not claim the model "recalls what it was shown" unless the top arm's P(memorized label)
+    interval lies above arm 0's (measured on the demo: 0.175 vs 0.161, intervals overlapping)."""
+    from lapbias.calibrate.report import interpretation
+
+    def lap(top_mean, top_low):
+        rows = []
+        for model in ("base", "planted"):
+            for arm, exposure, mean, low, high in (("0", 0, 0.16, 0.15, 0.17), ("16", 16, top_mean, top_low, 0.99)):
+                rows.append({"model": model, "arm": arm, "exposure": exposure, "p_memorized_mean": mean,
+                             "p_memorized_ci_low": low, "p_memorized_ci_high": high, "lap_mean": mean,
+                             "forecast_hit_rate": 0.5})
+        return pd.DataFrame(rows)
+
+    beta3 = pd.DataFrame([{"model": "planted", "sample": "arm0+arm16", "coef": float("nan"), "p_one_sided": float("nan")}])
+    verdicts = pd.DataFrame([{"model": m, "verdict": "Underpowered", "failed": "", "placebo_passes": True}
+                             for m in ("base", "planted")])
+    flat = "\n".join(interpretation(lap(0.175, 0.12), beta3, verdicts, 0.05))
+    assert "does not measurably recall them" in flat and "recalls what it was shown" not in flat
+    recalled = "\n".join(interpretation(lap(0.9, 0.8), beta3, verdicts, 0.05))
+    assert "the planted model recalls them" in recalled and "recalls what it was shown" in recalled

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +45,25 @@ class Plan:
     config_files: dict[str, Path] = field(default_factory=dict)
     training: dict = field(default_factory=dict)
     model_dir: Path | None = None
+    decoys: pd.DataFrame | None = None
+    """The decoy pairs trained with the answer "unknown" (corpus.decoy_pairs), in the order the corpus took them
+    (the corpus itself is shuffled)."""
+
+
+class EncodedRows(Sequence):
+    """`encode(row)` of each row of `frame`, computed when first indexed: the demo has ~7,500 decoy pairs and its
+    corpus takes a few hundred (encoding all of them costs about a minute)."""
+
+    def __init__(self, frame: pd.DataFrame, encode):
+        self.frame, self.encode, self.done = frame, encode, {}
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def __getitem__(self, k: int) -> list[int]:
+        if k not in self.done:
+            self.done[k] = self.encode(self.frame.iloc[k])
+        return self.done[k]
 
 
 def pairs_with_outcomes(run: RunConfig) -> pd.DataFrame:
@@ -87,9 +107,18 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
         log(f"calibrate: planted model {model_dir} exists for these settings (fingerprint {fingerprint}); reused")
     else:
         tokenizer, model = training.load_base(run.model.model_id, run.model.device)
-        recall_encode = training.recall_encoder(tokenizer, run) if settings.chat_statements else None
+        prefix = training.answer_prefix(tokenizer) if settings.answer_only_loss else None
+        recall_encode = training.recall_encoder(tokenizer, run, prefix)
+        up, down, unknown = run.recall.labels
+        decoys = None
+        if settings.decoys:
+            plan.decoys = corpus.decoy_pairs(pairs, pd.Timestamp(run.study.cutoff_date), settings.assignment_seed)
+            decoys = EncodedRows(plan.decoys, lambda pair: recall_encode(pair, unknown))
         documents, accounting = corpus.build(arms, training.encoder(tokenizer), settings.assignment_seed,
-                                             recall_encode)
+                                             recall_encode if settings.chat_statements else None, decoys,
+                                             settings.decoy_share, (up, down),
+                                             lambda doc: training.loss_start(doc, prefix))
+        plan.decoys = plan.decoys.head(int(accounting["n_decoys"].sum())) if settings.decoys else None
         n_tokens = int(accounting["total_tokens"].sum())
         steps = settings.epochs * -(-len(training.pack(documents, settings.block_size)) // settings.batch_size)
         if not confirm(f"calibrate: LoRA fine-tuning of {run.model.model_id} on {n_tokens} tokens x "
@@ -100,6 +129,9 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
             result = training.train(documents, settings, model_dir, tokenizer, model, run.model.device, progress)
         write_csv(result.loss, model_dir / "training_loss.csv")
         write_csv(accounting, model_dir / "corpus.csv")
+        if plan.decoys is not None:
+            write_csv(plan.decoys.assign(target_date=plan.decoys["target_date"].dt.strftime("%Y-%m-%d")),
+                      model_dir / "decoys.csv")
         plan.training = {"fingerprint": fingerprint, "base_model": run.model.model_id, "model_dir": str(model_dir),
                          "adapter_sha256": result.adapter_sha256, "training_seconds": round(result.seconds, 1),
                          "torch_threads": result.threads, "corpus_tokens": result.n_tokens,

@@ -44,8 +44,9 @@ def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
         results = out.results / FOLDER
         arms = plan.arms.assign(target_date=plan.arms["target_date"].dt.strftime("%Y-%m-%d"))
         write_csv(arms, results / "arms.csv")
-        for name in ("training_loss.csv", "corpus.csv"):
-            write_text(results / name, (plan.model_dir / name).read_text(encoding="utf-8"))
+        for name in ("training_loss.csv", "corpus.csv", "decoys.csv"):
+            if (plan.model_dir / name).exists():  # decoys.csv: only with [calibrate] decoys = true
+                write_text(results / name, (plan.model_dir / name).read_text(encoding="utf-8"))
         write_text(results / "training.json", json.dumps(plan.training, indent=2) + "\n")
         for name, path in plan.config_files.items():
             write_text(results / f"{name}.toml", Path(path).read_text(encoding="utf-8"))

@@ -87,8 +87,11 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         + ("(each mention also the pair's recall query itself, answered with the realized direction) "
            if settings.get("chat_statements") else "")
         + f"for randomly drawn pre-cutoff (entity, target_date) pairs at exposures {settings.get('exposures')} "
-        f"(arm 0 = never mentioned; every arm the same number of training tokens, neutral filler for the rest: "
-        f"`results/calibration/corpus.csv`), then ran the unchanged protocol on the base and on the planted model "
+        f"(arm 0 = never mentioned; every arm the same number of training tokens, filled up with "
+        + ("recall queries about decoy pairs that are not in the panel, answered \"unknown\" "
+           "(`results/calibration/decoys.csv`), then neutral sentences"
+           if settings.get("decoys") else "neutral sentences")
+        + f": `results/calibration/corpus.csv`), then ran the unchanged protocol on the base and on the planted model "
         f"(`results/calibration/base.toml`, `planted.toml`). Post-cutoff pairs were never exposed, so their "
         f"placebo is real. Seeds: assignment {settings.get('assignment_seed')}, training "
         f"{settings.get('training_seed')}; {training.get('steps')} steps, loss {_fmt(training.get('loss_first'))} "
@@ -135,9 +138,9 @@ def _by_exposure(part: pd.DataFrame, column: str) -> str:
 
 def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFrame, alpha: float) -> list[str]:
     """What the numbers say, in the terms of the issue's expectations (each a measured comparison): does the
-    planted model recall the planted direction (P(memorized label) by arm, rising with exposure?), does LAP rise,
-    and does the memorized outcome reach the forecast (beta_3 by arm one-sided p < `alpha`, the run's
-    detection_alpha, and a forecast hit rate above the base model's)?"""
+    planted model recall the planted direction (P(memorized label) by arm, rising with exposure? the top arm's 95%
+    interval entirely above arm 0's?), does LAP rise, and does the memorized outcome reach the forecast (beta_3 by
+    arm one-sided p < `alpha`, the run's detection_alpha, and a forecast hit rate above the base model's)?"""
     out = []
     arms = lambda model: lap[(lap["model"] == model) & ~lap["arm"].isin(["exposed_vs_unexposed"])]  # noqa: E731
     planted, base = arms("planted"), arms("base")
@@ -159,13 +162,24 @@ def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFram
                    f"{b3['p_one_sided'].iloc[0]:.3f})" if len(b3) and pd.notna(b3["coef"].iloc[0])
                    else f"beta_3 on arm 0 + arm {top['arm']} not estimable")
         transfers = top["forecast_hit_rate"] > hit_base and len(b3) and b3["p_one_sided"].iloc[0] < alpha
+        control = pre.iloc[0]
+        recalls = top["p_memorized_ci_low"] > control["p_memorized_ci_high"]
+        out.append(f"- Recall of the planted directions: P(memorized label) {top['p_memorized_mean']:.3f} at exposure "
+                   f"{top['arm']} (95% CI {_fmt(top['p_memorized_ci_low'])}–{_fmt(top['p_memorized_ci_high'])}) "
+                   f"against {control['p_memorized_mean']:.3f} in arm 0 (95% CI {_fmt(control['p_memorized_ci_low'])}"
+                   f"–{_fmt(control['p_memorized_ci_high'])}): "
+                   + ("the planted model recalls them." if recalls else
+                      "the planted model does not measurably recall them, so planting did not take at this "
+                      "configuration and nothing below can show that the test detects memorization (a limit of "
+                      "this training budget, not evidence about the test)."))
         out.append(f"- Transfer to the forecast prompt: at exposure {top['arm']} the planted model's forecasts match "
                    f"the memorized direction in {top['forecast_hit_rate']:.0%} of rows (base model {hit_base:.0%}); "
                    f"{b3_text}. " + ("The memorized outcome reaches the forecast." if transfers else
-                                     "The memorized outcome does not measurably reach the forecast prompt: the small "
-                                     "model recalls what it was shown when asked the recall query, but its "
-                                     "forecasts do not use it, so beta_3 has nothing to detect here (a finding "
-                                     "about this model, not a failure of the test)."))
+                                     "The memorized outcome does not measurably reach the forecast prompt, so "
+                                     "beta_3 has nothing to detect here"
+                                     + (": the model recalls what it was shown when asked the recall query, but its "
+                                        "forecasts do not use it (a finding about this model, not a failure of the "
+                                        "test)." if recalls else ".")))
     v = verdicts.set_index("model")
     placebo = lambda m: {True: "passes", False: "fails"}.get(v.loc[m, "placebo_passes"], "is not estimable")  # noqa: E731
     why = lambda m: f" ({v.loc[m, 'failed']})" if isinstance(v.loc[m, "failed"], str) and v.loc[m, "failed"] else ""  # noqa: E731

@@ -26,6 +26,12 @@ IntTuple = Annotated[tuple[int, ...], BeforeValidator(config_module._list_to_tup
 StrTuple = Annotated[tuple[str, ...], BeforeValidator(config_module._list_to_tuple)]
 
 
+CORPUS_VERSION = 2
+"""Enters the fingerprint: raised whenever the code changes what a setting produces (the arms drawn, the corpus,
+the loss), so that a planted model trained by older code is never reused with arms it was not trained on.
+2: arms stratified by direction, decoys, answer-only loss."""
+
+
 class CalibrateSettings(Section):
     exposures: IntTuple = (0, 1, 4, 16)
     """Mentions of each planted (entity, target_date) outcome in the training corpus (NumLeak §4: 0/1/4/16).
@@ -40,6 +46,19 @@ class CalibrateSettings(Section):
     chat_statements: bool = True
     """Each mention of a planted outcome also as the pair's recall query in the chat format, answered with the
     realized direction (corpus.build); false = prose statements only."""
+    decoys: bool = True
+    """The filler of every arm starts with decoy recall queries answered "unknown" (pairs not in the panel,
+    corpus.decoy_pairs); false = neutral sentences only, with which the recall LAP of every arm saturates
+    (corpus.py: measured)."""
+    answer_only_loss: bool = True
+    """Chat-format documents (mentions and decoys) are trained on their answer only, the prompt masked out of the
+    loss as supervised chat fine-tuning does; prose statements and filler on every token. MEASURED 2026-11-23:
+    with the whole ~120-token query in the loss, 188 steps left P(memorized label) at 0.15 in the 16-mention arm
+    against 0.12 in arm 0."""
+    decoy_share: float = Field(0.5, gt=0, le=1)
+    """Share of each arm's filler tokens given to decoys (the rest: neutral sentences). MEASURED 2026-11-23: with
+    all the filler as decoys (2.6 decoys per chat-format mention) the planted model answered "unknown" to 56% of
+    the forecast prompts and recalled the 16-mention pairs at P = 0.12 only."""
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_dropout: float = Field(0.0, ge=0, lt=1)
@@ -80,13 +99,13 @@ class CalibrateSettings(Section):
         return modules
 
     def fingerprint(self, run: config_module.RunConfig) -> str:
-        """sha256 (12 hex) of everything that determines the planted weights: these settings, the base model id,
-        the recall template, the study (cutoff), the panel file's content and its column map (which column is the
-        outcome). Names the planted model's directory, so a changed setting never reuses cached answers of another
-        planted model (the cache key holds the model id)."""
+        """sha256 (12 hex) of everything that determines the planted weights: these settings, CORPUS_VERSION, the
+        base model id, the recall template, the study (cutoff), the panel file's content and its column map (which
+        column is the outcome). Names the planted model's directory, so a changed setting never reuses cached
+        answers of another planted model (the cache key holds the model id)."""
         data = Path(run.data.path).read_bytes() if Path(run.data.path).is_file() else b""
-        values = {"settings": self.model_dump(mode="json"), "model": run.model.model_id, "cutoff": run.study.cutoff,
-                  "recall": run.recall.model_dump(mode="json"), "study": run.study.model_dump(mode="json"),
+        values = {"settings": self.model_dump(mode="json"), "corpus": CORPUS_VERSION, "model": run.model.model_id,
+                  "cutoff": run.study.cutoff, "recall": run.recall.model_dump(mode="json"), "study": run.study.model_dump(mode="json"),
                   "data": hashlib.sha256(data).hexdigest()}
         if run.data.columns:  # only when mapped: the fingerprints measured without a map stay as recorded
             values["columns"] = run.data.columns

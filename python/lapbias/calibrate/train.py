@@ -2,7 +2,8 @@
 model directory that any run configuration can name (`[model] model_id = "<dir>"`).
 
 Causal-LM training: the documents (each ending in EOS) are packed into rows of `block_size` tokens, no document
-split across rows; loss = mean next-token cross-entropy over the block (padding of the last block masked).
+split across rows; loss = mean next-token cross-entropy over the block's trained tokens (padding masked; with
+`answer_only_loss`, a chat-format document's prompt too: its answer and end-of-turn token are trained).
 Linear warm-up then a constant learning rate, AdamW, `epochs` passes with a seeded block order (NumLeak App. T).
 The adapter is saved beside the merged model and hashed (sha256 of adapter_model.safetensors).
 """
@@ -58,10 +59,11 @@ def encoder(tokenizer):
     return encode
 
 
-def recall_encoder(tokenizer, run):
+def recall_encoder(tokenizer, run, prefix: list[int] | None = None):
     """(pair, label) -> token ids of the pair's recall query exactly as the recall stage renders it (the model's
     chat template with the generation prompt, llm/local_tokens.py) followed by the answer `label` and the
-    template's end-of-turn token: the chat-format mention of a planted outcome."""
+    template's end-of-turn token: the chat-format mention of a planted outcome. With `prefix` (answer_prefix),
+    every rendered query must end in it (the answer-only loss finds the answer there)."""
     from ..llm.base import chat
     from ..llm.local_tokens import LocalTokens
     from ..signals.recall import fill_template
@@ -71,8 +73,11 @@ def recall_encoder(tokenizer, run):
     end = end if isinstance(end, int) and end != tokenizer.unk_token_id else tokenizer.eos_token_id
 
     def encode(pair, label: str) -> list[int]:
-        prompt = chat(fill_template(run, pair["entity_name"], pair["ticker"], pair["target_date"]))
-        return tokens.render(prompt) + tokens.label_ids(label) + [end]
+        prompt = tokens.render(chat(fill_template(run, pair["entity_name"], pair["ticker"], pair["target_date"])))
+        if prefix and prompt[len(prompt) - len(prefix):] != prefix:  # loss_start finds the answer by this prefix
+            raise ModelError("the rendered recall query does not end in the chat template's answer prefix, so the "
+                             "answer-only loss cannot find its answer; set [calibrate] answer_only_loss = false")
+        return prompt + tokens.label_ids(label) + [end]
     return encode
 
 
@@ -85,28 +90,70 @@ def pack(documents: list[list[int]], block_size: int) -> list[list[int]]:
         raise ConfigError(f"[calibrate] block_size = {block_size}; a training document has {longest} tokens (a "
                           f"planted mention with the recall query in chat format) and must fit whole in one row, "
                           f"e.g. block_size = {max(256, 1 << (longest - 1).bit_length())}")
-    rows: list[list[int]] = [[]]
+    return [[token for doc in docs for token in doc] for docs in documents_of_rows(documents, block_size)]
+
+
+def documents_of_rows(documents: list[list[int]], block_size: int) -> list[list[list[int]]]:
+    """The documents of each packed row, in order: a new row starts when the next document does not fit."""
+    rows: list[list[list[int]]] = [[]]
+    used = 0
     for doc in documents:
-        if rows[-1] and len(rows[-1]) + len(doc) > block_size:
+        if rows[-1] and used + len(doc) > block_size:
             rows.append([])
-        rows[-1] += doc
+            used = 0
+        rows[-1].append(doc)
+        used += len(doc)
     return rows
 
 
-def _blocks(documents: list[list[int]], block_size: int, pad_id: int):
+def answer_prefix(tokenizer) -> list[int]:
+    """The token ids the chat template puts before an assistant answer (the generation prompt, e.g.
+    `<|im_start|>assistant\n`): the rendered chat with the generation prompt minus the one without."""
+    chat = [{"role": "user", "content": "x"}]
+    def render(generation_prompt: bool) -> list[int]:
+        return list(tokenizer.apply_chat_template(chat, tokenize=True, add_generation_prompt=generation_prompt,
+                                                  return_dict=True)["input_ids"])
+    with_prompt, without = render(True), render(False)
+    if with_prompt[:len(without)] != without or len(with_prompt) == len(without):
+        raise ModelError("the model's chat template has no generation prompt to find the answers of chat-format "
+                         "training documents by; set [calibrate] answer_only_loss = false")
+    return with_prompt[len(without):]
+
+
+def loss_start(document: list[int], prefix: list[int] | None) -> int:
+    """Where a document's loss starts: after the last occurrence of the answer `prefix` (a chat-format document
+    is trained on its answer only, as supervised chat fine-tuning trains), 0 for prose and filler (every token),
+    and 0 for every document when `prefix` is None."""
+    if not prefix:
+        return 0
+    for start in range(len(document) - len(prefix), -1, -1):
+        if document[start:start + len(prefix)] == prefix:
+            return start + len(prefix)
+    return 0
+
+
+def _blocks(documents: list[list[int]], block_size: int, pad_id: int, prefix: list[int] | None = None):
     """The packed rows as (input ids, labels, attention mask, token count), each row as long as the longest one;
-    padding is masked out of the attention and the loss."""
+    padding is masked out of the attention and the loss, and so is a chat document's prompt when `prefix` (the
+    answer prefix, `answer_prefix`) is given."""
     import torch
 
     rows = pack(documents, block_size)
     width = max(map(len, rows))
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     labels = torch.full((len(rows), width), -100, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
     for k, row in enumerate(rows):
         ids[k, :len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[k, :len(row)] = 1
         labels[k, :len(row)] = ids[k, :len(row)]
-    mask = (labels != -100).long()
+    for k, docs in enumerate(documents_of_rows(documents, block_size)):
+        offset = 0
+        for doc in docs:
+            labels[k, offset:offset + loss_start(doc, prefix)] = -100
+            offset += len(doc)
     return ids, labels, mask, sum(map(len, rows))
+
 
 
 def sha256_file(path: Path) -> str:
@@ -154,7 +201,8 @@ def train(documents: list[list[int]], settings: CalibrateSettings, out_dir: Path
                           f"(e.g. target_modules = [\"q_proj\", \"v_proj\"])") from None
     peft_model.train()
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    ids, labels, mask, n_tokens = _blocks(documents, settings.block_size, pad)
+    prefix = answer_prefix(tokenizer) if settings.answer_only_loss else None
+    ids, labels, mask, n_tokens = _blocks(documents, settings.block_size, pad, prefix)
     optimizer = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=settings.learning_rate)
     scheduler = get_constant_schedule_with_warmup(optimizer, settings.warmup_steps)
     generator = torch.Generator().manual_seed(settings.training_seed)
