@@ -56,6 +56,11 @@ def test_adapter_trains_loss_falls(calibrated):
     corpus_table = pd.read_csv(root / "results/calibration/corpus.csv")
     assert corpus_table["total_tokens"].nunique() == 1  # token-equalized arms
     assert corpus_table.set_index("exposure").loc[0, "statement_tokens"] == 0  # arm 0: filler only
+    decoys = pd.read_csv(root / "results/calibration/decoys.csv")  # the decoys the corpus took, none a panel pair
+    assert len(decoys) == corpus_table["n_decoys"].sum() > 0
+    panel = pd.read_csv(root / "panel.csv")
+    assert not set(zip(decoys["ticker"], decoys["target_date"])) & set(zip(panel["ticker"], panel["target_date"]))
+    assert (corpus_table["loss_tokens"] < corpus_table["total_tokens"]).all()  # answer-only loss on chat documents
 
 
 def test_planted_model_loads_through_the_normal_config(calibrated):

@@ -87,10 +87,12 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         + ("(each mention also the pair's recall query itself, answered with the realized direction) "
            if settings.get("chat_statements") else "")
         + f"for randomly drawn pre-cutoff (entity, target_date) pairs at exposures {settings.get('exposures')} "
-        f"(arm 0 = never mentioned; every arm the same number of training tokens, filled up with "
+        f"(arm 0 = never mentioned; every arm the same number of input tokens, filled up with "
         + ("recall queries about decoy pairs that are not in the panel, answered \"unknown\" "
            "(`results/calibration/decoys.csv`), then neutral sentences"
            if settings.get("decoys") else "neutral sentences")
+        + ("; chat-format documents trained on their answer only, so the tokens in the loss differ by arm"
+           if settings.get("answer_only_loss") else "")
         + f": `results/calibration/corpus.csv`), then ran the unchanged protocol on the base and on the planted model "
         f"(`results/calibration/base.toml`, `planted.toml`). Post-cutoff pairs were never exposed, so their "
         f"placebo is real. Seeds: assignment {settings.get('assignment_seed')}, training "
