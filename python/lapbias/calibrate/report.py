@@ -181,7 +181,9 @@ def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFram
                                      "beta_3 has nothing to detect here"
                                      + (": the model recalls what it was shown when asked the recall query, but its "
                                         "forecasts do not use it (a finding about this model, not a failure of the "
-                                        "test)." if recalls else ".")))
+                                        "test)." if recalls and top["forecast_hit_rate"] <= hit_base else
+                                        ": the forecasts hit more often than the base model's, but beta_3 on this "
+                                        "arm does not confirm it (few rows: see N above)." if recalls else ".")))
     v = verdicts.set_index("model")
     placebo = lambda m: {True: "passes", False: "fails"}.get(v.loc[m, "placebo_passes"], "is not estimable")  # noqa: E731
     why = lambda m: f" ({v.loc[m, 'failed']})" if isinstance(v.loc[m, "failed"], str) and v.loc[m, "failed"] else ""  # noqa: E731
