@@ -216,6 +216,8 @@ def test_arms_are_stratified_by_direction():
             assert sorted(arms.loc[arms["exposure"] == exposure, "direction"]) == [-1, -1, 1, 1]
         odd = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 3, seed=seed)
         assert [odd.loc[odd["exposure"] == e, "direction"].sum() for e in (1, 4, 16)] == [1, -1, 1]
+    with pytest.raises(ConfigError, match=r"^\[data\] outcome: every pre-cutoff pair went up \(30 pairs, e\.g\. e"):
+        corpus.assign_arms(pairs.iloc[:30], pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 1, seed=1)
     with pytest.raises(ConfigError, match=r"pairs_per_arm = 4: .* 6 .*went down.*has 30 and 5"):
         corpus.assign_arms(pairs.iloc[:35], pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 4, seed=1)
 

@@ -148,6 +148,11 @@ def assign_arms(pairs: pd.DataFrame, cutoff: pd.Timestamp, exposures: tuple[int,
                           f"{max(n, 1) * len(exposed)} pre-cutoff pairs and the control arm 0 at least one more, "
                           f"the panel has {len(pre)}; e.g. pairs_per_arm = "
                           f"{max(1, (len(pre) - 1) // len(exposed))} or 0 (an even split)")
+    if "direction" in frame and min(len(up), len(down)) == 0:
+        went = "up" if len(up) else "down"
+        raise ConfigError(f"[data] outcome: every pre-cutoff pair went {went} ({len(pre)} pairs, e.g. "
+                          f"{frame.loc[pre[0], 'entity_id']} on {frame.loc[pre[0], 'target_date']:%Y-%m-%d}); the "
+                          "calibration plants both directions (one direction alone is learned as a constant answer)")
     if "direction" in frame and (len(up) < -(-n * len(exposed) // 2) or len(down) < n * len(exposed) // 2):
         raise ConfigError(f"[calibrate] pairs_per_arm = {pairs_per_arm}: the {len(exposed)} exposed arms need "
                           f"{-(-n * len(exposed) // 2)} pre-cutoff pairs that went up and {n * len(exposed) // 2} "

@@ -135,7 +135,7 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
 
 
 def _by_exposure(part: pd.DataFrame, column: str) -> str:
-    return ", ".join(f"{a}: {m:.3f}" for a, m in zip(part["arm"], part[column]))
+    return ", ".join(f"{a}: {m:.3g}" for a, m in zip(part["arm"], part[column]))
 
 
 def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFrame, alpha: float) -> list[str]:
