@@ -137,10 +137,6 @@ def assign_arms(pairs: pd.DataFrame, cutoff: pd.Timestamp, exposures: tuple[int,
     frame["exposure"] = 0
     pre = frame.index[frame["post"] == 0].to_numpy()
     order = np.random.default_rng(seed).permutation(pre)
-    if "direction" in frame:
-        up, down = (order[frame.loc[order, "direction"].to_numpy() == sign] for sign in (1, -1))
-        both = min(len(up), len(down))
-        order = np.concatenate([np.column_stack([up[:both], down[:both]]).ravel(), up[both:], down[both:]])
     exposed = sorted(e for e in exposures if e > 0)
     n = pairs_per_arm or len(pre) // len(exposures)
     if n * len(exposed) >= len(pre) or n == 0:
@@ -148,19 +144,30 @@ def assign_arms(pairs: pd.DataFrame, cutoff: pd.Timestamp, exposures: tuple[int,
                           f"{max(n, 1) * len(exposed)} pre-cutoff pairs and the control arm 0 at least one more, "
                           f"the panel has {len(pre)}; e.g. pairs_per_arm = "
                           f"{max(1, (len(pre) - 1) // len(exposed))} or 0 (an even split)")
-    if "direction" in frame and min(len(up), len(down)) == 0:
-        went = "up" if len(up) else "down"
-        raise ConfigError(f"[data] outcome: every pre-cutoff pair went {went} ({len(pre)} pairs, e.g. "
-                          f"{frame.loc[pre[0], 'entity_id']} on {frame.loc[pre[0], 'target_date']:%Y-%m-%d}); the "
-                          "calibration plants both directions (one direction alone is learned as a constant answer)")
-    if "direction" in frame and (len(up) < -(-n * len(exposed) // 2) or len(down) < n * len(exposed) // 2):
-        raise ConfigError(f"[calibrate] pairs_per_arm = {pairs_per_arm}: the {len(exposed)} exposed arms need "
-                          f"{-(-n * len(exposed) // 2)} pre-cutoff pairs that went up and {n * len(exposed) // 2} "
-                          f"that went down to hold both directions equally; the panel has {len(up)} and "
-                          f"{len(down)}; e.g. pairs_per_arm = {max(1, 2 * min(len(up), len(down)) // len(exposed))}")
+    if "direction" in frame:
+        order = _alternate_directions(frame, order, n, len(exposed), pairs_per_arm)
     for k, exposure in enumerate(exposed):
         frame.loc[order[k * n:(k + 1) * n], "exposure"] = exposure
     return frame
+
+
+def _alternate_directions(frame: pd.DataFrame, order: np.ndarray, n: int, n_arms: int,
+                          pairs_per_arm: int) -> np.ndarray:
+    """`order` (shuffled pre-cutoff rows) rearranged so that up and down pairs alternate, up first; a ConfigError
+    when the n_arms x n exposed pairs dealt from its front cannot hold both directions equally."""
+    up, down = (order[frame.loc[order, "direction"].to_numpy() == sign] for sign in (1, -1))
+    if min(len(up), len(down)) == 0:
+        went, first = "up" if len(up) else "down", order.min()
+        raise ConfigError(f"[data] outcome: every pre-cutoff pair went {went} ({len(order)} pairs, e.g. "
+                          f"{frame.loc[first, 'entity_id']} on {frame.loc[first, 'target_date']:%Y-%m-%d}); the "
+                          "calibration plants both directions (one direction alone is learned as a constant answer)")
+    if len(up) < -(-n * n_arms // 2) or len(down) < n * n_arms // 2:
+        raise ConfigError(f"[calibrate] pairs_per_arm = {pairs_per_arm}: the {n_arms} exposed arms need "
+                          f"{-(-n * n_arms // 2)} pre-cutoff pairs that went up and {n * n_arms // 2} "
+                          f"that went down to hold both directions equally; the panel has {len(up)} and "
+                          f"{len(down)}; e.g. pairs_per_arm = {max(1, 2 * min(len(up), len(down)) // n_arms)}")
+    both = min(len(up), len(down))
+    return np.concatenate([np.column_stack([up[:both], down[:both]]).ravel(), up[both:], down[both:]])
 
 
 def direction(outcome: float) -> int:
@@ -210,8 +217,8 @@ def build(arms: pd.DataFrame, encode, seed: int, recall_encode=None, decoys: lis
         taken = _decoys_that_fit(decoys or [], used, int(decoy_share * room))
         used += len(taken)
         filler = taken + _neutral_filler(encode, rng, room - sum(map(len, taken)))
-        documents += docs + filler
         block = docs + filler
+        documents += block
         rows.append({"exposure": exposure, "n_pairs": int((arms["exposure"].eq(exposure) & arms["post"].eq(0)).sum()),
                      "n_statements": len(docs), "statement_tokens": statement_tokens, "n_decoys": len(taken),
                      "decoy_tokens": sum(map(len, taken)), "n_filler": len(filler),

@@ -85,16 +85,17 @@ def pack(documents: list[list[int]], block_size: int) -> list[list[int]]:
     """Documents packed greedily into rows of at most `block_size` tokens without splitting a document across
     rows (a chat-format mention must keep its query and answer together). A document longer than a row is an
     error: cutting it would drop its end (a mention's answer label) while corpus.csv counts it as trained."""
+    return [[token for doc in docs for token in doc] for docs in documents_of_rows(documents, block_size)]
+
+
+def documents_of_rows(documents: list[list[int]], block_size: int) -> list[list[list[int]]]:
+    """The documents of each packed row, in order: a new row starts when the next document does not fit (`pack`:
+    a document longer than a row is an error)."""
     longest = max(map(len, documents), default=0)
     if longest > block_size:
         raise ConfigError(f"[calibrate] block_size = {block_size}; a training document has {longest} tokens (a "
                           f"planted mention with the recall query in chat format) and must fit whole in one row, "
                           f"e.g. block_size = {max(256, 1 << (longest - 1).bit_length())}")
-    return [[token for doc in docs for token in doc] for docs in documents_of_rows(documents, block_size)]
-
-
-def documents_of_rows(documents: list[list[int]], block_size: int) -> list[list[list[int]]]:
-    """The documents of each packed row, in order: a new row starts when the next document does not fit."""
     rows: list[list[list[int]]] = [[]]
     used = 0
     for doc in documents:
@@ -138,7 +139,8 @@ def _blocks(documents: list[list[int]], block_size: int, pad_id: int, prefix: li
     answer prefix, `answer_prefix`) is given."""
     import torch
 
-    rows = pack(documents, block_size)
+    grouped = documents_of_rows(documents, block_size)
+    rows = [[token for doc in docs for token in doc] for docs in grouped]
     width = max(map(len, rows))
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     labels = torch.full((len(rows), width), -100, dtype=torch.long)
@@ -147,7 +149,7 @@ def _blocks(documents: list[list[int]], block_size: int, pad_id: int, prefix: li
         ids[k, :len(row)] = torch.tensor(row, dtype=torch.long)
         mask[k, :len(row)] = 1
         labels[k, :len(row)] = ids[k, :len(row)]
-    for k, docs in enumerate(documents_of_rows(documents, block_size)):
+    for k, docs in enumerate(grouped):
         offset = 0
         for doc in docs:
             labels[k, offset:offset + loss_start(doc, prefix)] = -100
