@@ -52,12 +52,10 @@ from .reghdfe import reghdfe
 VARIABLES = ["outcome", "mu_hat", "lap"]
 ABSORB = ["entity_num", "period_num"]
 BETA3 = "c.mu_hat#c.lap"
-COLLINEAR_TOLERANCE = 1e-10
-"""A regressor whose FE-residual weighted sum of squares is below this share of its raw (centred) one, or a design
-whose scaled cross-product matrix has a smallest eigenvalue below it, leaves beta_3 unidentified in that draw."""
+COLLINEAR_TOLERANCE = kernel.COLLINEAR_TOLERANCE
 CG_MAX_ITER = 100
 """Conjugate-gradient steps per draw before the kernel solves that draw directly (dense, n_d^3 / 3): the
-full-sample preconditioner needs 3-4 on the random paper-sized panel of benchmarks/bench_bootstrap.py and about 12
+full-sample preconditioner needs 3 on the random paper-sized panel of benchmarks/bench_bootstrap.py and about 12
 where each entity is seen on a short window of dates (tests/test_bootstrap.py)."""
 OUTPUTS = ("bootstrap.csv", "bootstrap_draws.csv", "figures/bootstrap.png")
 
