@@ -404,3 +404,29 @@ def test_interpretation_says_planting_failed_when_the_top_arm_does_not_recall():
     assert "does not measurably recall them" in flat and "recalls what it was shown" not in flat
     recalled = "\n".join(interpretation(lap(0.9, 0.8), beta3, verdicts, 0.05))
     assert "the planted model recalls them" in recalled and "recalls what it was shown" in recalled
+
+
+def test_figure_says_when_beta3_is_identified_on_neither_model(tmp_path, monkeypatch):
+    """A planted model whose forecasts are constant leaves beta_3 unidentified on both models: the right panel says
+    so in words (it warned "No artists with labels found to put in legend" and drew an empty panel)."""
+    import warnings
+
+    from lapbias.calibrate.report import figure
+
+    lap = pd.DataFrame([{"model": model, "arm": arm, **{f"{name}_{stat}": value for name in ("lap", "p_memorized")
+                                                        for stat, value in (("mean", 0.5), ("ci_low", 0.4),
+                                                                            ("ci_high", 0.6))}}
+                        for model in ("base", "planted") for arm in ("0", "16", "post")])
+    beta3 = pd.DataFrame([{"model": model, "sample": sample, "coef": float("nan"), "ci_low": float("nan"),
+                           "ci_high": float("nan")} for model in ("base", "planted")
+                          for sample in ("pre_all", "arm0+arm16", "post_placebo")])
+    import matplotlib.pyplot as plt
+
+    texts, close = [], plt.close
+    monkeypatch.setattr(plt, "close", lambda fig: (texts.extend(t.get_text() for ax in fig.axes for t in ax.texts),
+                                                   close(fig)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = figure(lap, beta3, tmp_path / "calibration.png")
+    assert path.stat().st_size > 10_000
+    assert any("not identified\non either model" in text for text in texts)

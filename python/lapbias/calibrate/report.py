@@ -18,11 +18,13 @@ FOLDER = "calibration"
 def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
     """Left: mean recall LAP by arm (exposure 0/1/4/16 pre-cutoff, post-cutoff placebo) with 95% intervals, base
     vs planted. Middle: the same for P(memorized label). Right: beta_3 of the detection regression on arm 0 +
-    arm k, all pre-cutoff pairs and the post-cutoff placebo, with the regressions' 95% intervals."""
+    arm k, all pre-cutoff pairs and the post-cutoff placebo, with the regressions' 95% intervals; a model on which
+    beta_3 is not identified anywhere is named in the panel instead."""
     from ..report import figures  # noqa: F401  (selects the Agg backend)
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    unidentified = []
     for offset, (model, color) in zip((-0.12, 0.12), (("base", "tab:blue"), ("planted", "tab:red"))):
         part = lap[(lap["model"] == model) & (lap["arm"] != "exposed_vs_unexposed")]
         x = range(len(part))
@@ -35,6 +37,7 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
                                     for a in part["arm"]])
         part = beta3[(beta3["model"] == model)].dropna(subset=["coef"])
         if part.empty:  # not identified on this model (e.g. constant forecasts): nothing to draw
+            unidentified.append(model)
             continue
         xb = range(len(part))
         axes[2].errorbar([i + offset for i in xb], part["coef"],
@@ -49,8 +52,15 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
     axes[2].axhline(0, color="grey", lw=0.8)
     axes[2].set_ylabel("beta_3 (mu_hat x LAP)")
     axes[2].set_title("Detection beta_3 by exposure arm (95% CI)")
+    if unidentified:
+        both = len(unidentified) == 2  # an empty panel: the note in its middle; else under the other model's bars
+        which = "\non either model" if both else f" on the {unidentified[0]} model"
+        axes[2].text(0.5, 0.5 if both else 0.03, f"beta_3 not identified{which} (beta3_by_arm.csv)",
+                     transform=axes[2].transAxes, ha="center", va="center" if both else "bottom", color="0.3",
+                     fontsize=10 if both else 8)
     for ax in axes:
-        ax.legend()
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend()
     fig.tight_layout()
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
