@@ -23,7 +23,8 @@ Speed: a draw with replacement is the original rows with integer frequency weigh
 exact weighted fit on the original rows, computed by the compiled kernel in estimate/bootstrap_kernel.py (weighted
 FWL, conjugate gradients on the smaller FE's Schur complement preconditioned by the full sample's, threads over
 blocks of draws). It equals pyfixest on the materialised draw to ~1e-12 (tests/test_bootstrap.py;
-benchmarks/results/bootstrap.md).
+benchmarks/results/bootstrap.md), except where a regressor is nearly collinear with the FEs: the normal-equation
+form loses digits there (~1e-8 in standardized beta_3 where the date explains all but 1e-5 of LAP; bootstrap_kernel).
 
 Units never matter: the columns are standardized inside the kernel (beta_3 scaled back), so rescaling a regressor by
 any factor rescales every draw by the same factor. A sample in which beta_3 cannot be identified at all (a regressor

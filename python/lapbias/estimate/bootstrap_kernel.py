@@ -21,13 +21,16 @@ each one pass over the draw's rows and one n_d x n_d product (~0.5 ms at n_d = 3
 forming S (sum over a-levels of n_a^2 / 2 scattered updates) and factoring it (n_d^3 / 3 flops: 2 ms with numpy's
 LAPACK there) per draw. With
 X the iterate and R = B − S X its residual, B' X + X' R = B' S^+ B − E' S E (E the error of X), so M is accurate to
-the square of CG's error, E' S E = R' S^+ R, which r' P r estimates (P ~ S^+). CG stops column by column when r' P r
+the square of CG's error, E' S E = R' S^+ R, which r' P r estimates (P ~ S^+; within a factor 1 / lambda_min(P S),
+~1.05 on the paper-sized panel, ~4 where entities are seen on windows of 8 dates). CG stops column by column when r' P r
 is below CG_ACCURACY times that column's diagonal entry of M (estimated from the current X; at least
 COLLINEAR_TOLERANCE times its centred sum of squares, the smallest M entry that still identifies beta_3): the
 accuracy asked of M, not of X. A fixed reduction of the residual is too loose where the d-FE explains most of a
-regressor (at 1e-5: 1.5e-9 and 1.5e-7 off the direct solve where the date explains all but 1e-4 or 1e-5 of LAP,
-tests/test_bootstrap.py) and takes more steps than needed where it explains little (the random paper-sized panel: 4
-at 1e-6, the previous rule, where 3 resolve M to 1e-12). If CG has not stopped after max_iter steps, the draw is
+regressor (the previous rule, 1e-6 of the initial residual, stopped after 4 steps where the date explains all but
+1e-4 or 1e-5 of LAP: 1.5e-9 and 1.5e-7 off the direct solve, tests/test_bootstrap.py) and takes more steps than
+needed where it explains little (the random paper-sized panel: 4 where 3 resolve M to 1e-13). Where a regressor is
+that close to collinear, M = z~' W z~ − B' S^+ B itself loses digits in the subtraction, whichever solver is used:
+~1e-8 in beta_3 (standardized) where the date explains all but 1e-5 of LAP. If CG has not stopped after max_iter steps, the draw is
 solved directly: S plus the indicators of its connected components (which spans its null space, leaving the quadratic
 form on its range unchanged), by Cholesky.
 
@@ -153,18 +156,23 @@ def _column_dots(X, Y):
 def _solve_cg(B, w, d, start, total_a, total_d, inverse, max_iter, M, raw):
     """CG preconditioned by `inverse` on S X = B, each column with its own step; (X, R = B − S X, steps taken,
     converged). Column c stops when r' P r <= CG_ACCURACY max(M[c, c] − B' X, COLLINEAR_TOLERANCE raw[c]) (M: z~' W z~
-    so far, raw: centred sums of squares) or r' P r has fallen to CG_ACCURACY^2 of its initial value. Scalar loops
-    only: numba compiles array expressions and LAPACK calls slowly (tens of seconds on the 2-core CI machine)."""
+    so far, raw: centred sums of squares) or r' P r has fallen to CG_ACCURACY^2 of its initial value; nothing is
+    solved when a regressor is already collinear with the a-FE (beta_3 not identified). Scalar loops only: numba compiles array expressions and LAPACK calls slowly (tens of seconds on the 2-core CI machine)."""
     n_d, k = B.shape
+    X, R = np.zeros((n_d, k)), B.copy()
+    for c in range(1, k):
+        if raw[c] <= 0 or M[c, c] <= COLLINEAR_TOLERANCE * raw[c]:
+            # a regressor constant in the draw or within a-levels: beta_3 is not identified whatever X is (the FE
+            # correction only lowers M[c, c]), and B[:, c] is rounding noise on which CG would run to max_iter
+            return X, R, 0, True
     scale = np.zeros(n_d)  # the draw's preconditioner: diag(W_d)^-1/2 `inverse` diag(W_d)^-1/2
     for t in range(n_d):
         if total_d[t] > 0:
             scale[t] = 1.0 / np.sqrt(total_d[t])
-    X, R = np.zeros((n_d, k)), B.copy()
     Zr = _times(inverse, R, scale)
     P = Zr.copy()
     rz = _column_dots(R, Zr)
-    floor = rz * CG_ACCURACY**2  # a column whose M entry is ~0 (a regressor constant in the draw): rounding level
+    floor = rz * CG_ACCURACY**2  # a column whose M entry is ~0 (the outcome explained by the FEs): rounding level
     alpha, beta, done = np.zeros(k), np.zeros(k), np.zeros(k, np.bool_)
     for step in range(max_iter + 1):
         bx = _column_dots(B, X)
