@@ -30,9 +30,9 @@ regressor (the previous rule, 1e-6 of the initial residual, stopped after 4 step
 1e-4 or 1e-5 of LAP: 1.5e-9 and 1.5e-7 off the direct solve, tests/test_bootstrap.py) and takes more steps than
 needed where it explains little (the random paper-sized panel: 4 where 3 resolve M to 1e-13). Where a regressor is
 that close to collinear, M = z~' W z~ − B' S^+ B itself loses digits in the subtraction, whichever solver is used:
-~1e-8 in beta_3 (standardized) where the date explains all but 1e-5 of LAP. If CG has not stopped after max_iter steps, the draw is
-solved directly: S plus the indicators of its connected components (which spans its null space, leaving the quadratic
-form on its range unchanged), by Cholesky.
+~1e-8 in beta_3 (standardized) where the date explains all but 1e-5 of LAP. If CG has not stopped after max_iter
+steps, the draw is solved directly: S plus the indicators of its connected components (which spans its null space,
+leaving the quadratic form on its range unchanged), by Cholesky.
 
 Random draws: SplitMix64 (Steele, Lea, Flood 2014), one stream per draw started at mix(mix(seed) xor draw), so a
 draw depends only on (seed, draw number), not on threads or blocks; a pick is floor(u x n) with u the top 53 bits.
@@ -157,7 +157,8 @@ def _solve_cg(B, w, d, start, total_a, total_d, inverse, max_iter, M, raw):
     """CG preconditioned by `inverse` on S X = B, each column with its own step; (X, R = B − S X, steps taken,
     converged). Column c stops when r' P r <= CG_ACCURACY max(M[c, c] − B' X, COLLINEAR_TOLERANCE raw[c]) (M: z~' W z~
     so far, raw: centred sums of squares) or r' P r has fallen to CG_ACCURACY^2 of its initial value; nothing is
-    solved when a regressor is already collinear with the a-FE (beta_3 not identified). Scalar loops only: numba compiles array expressions and LAPACK calls slowly (tens of seconds on the 2-core CI machine)."""
+    solved when a regressor is already collinear with the a-FE (beta_3 not identified). Scalar loops only: numba
+    compiles array expressions and LAPACK calls slowly (tens of seconds on the 2-core CI machine)."""
     n_d, k = B.shape
     X, R = np.zeros((n_d, k)), B.copy()
     for c in range(1, k):
