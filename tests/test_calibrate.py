@@ -397,7 +397,8 @@ def test_interpretation_says_planting_failed_when_the_top_arm_does_not_recall():
                              "forecast_hit_rate": 0.5})
         return pd.DataFrame(rows)
 
-    beta3 = pd.DataFrame([{"model": "planted", "sample": "arm0+arm16", "coef": float("nan"), "p_one_sided": float("nan")}])
+    beta3 = pd.DataFrame([{"model": "planted", "sample": "arm0+arm16", "coef": float("nan"),
+                           "p_one_sided": float("nan")}])
     verdicts = pd.DataFrame([{"model": m, "verdict": "Underpowered", "failed": "", "placebo_passes": True}
                              for m in ("base", "planted")])
     flat = "\n".join(interpretation(lap(0.175, 0.12), beta3, verdicts, 0.05))

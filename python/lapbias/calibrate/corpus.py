@@ -98,7 +98,8 @@ def decoy_pairs(pairs: pd.DataFrame, cutoff: pd.Timestamp, seed: int) -> pd.Data
     pre = pairs[pairs["target_date"] <= cutoff]
     taken = {name.lower() for name in pairs["entity_name"]} | {str(t).upper() for t in pairs["ticker"]}
     firms = [(name, ticker) for name, ticker in DECOY_FIRMS if name.lower() not in taken and ticker not in taken]
-    other = pd.DataFrame([(name, ticker, date) for name, ticker in firms for date in sorted(pre["target_date"].unique())],
+    dates = sorted(pre["target_date"].unique())
+    other = pd.DataFrame([(name, ticker, date) for name, ticker in firms for date in dates],
                          columns=["entity_name", "ticker", "target_date"])
     days = pd.bdate_range(pre["target_date"].min() - pd.Timedelta(days=DECOY_WINDOW_DAYS), cutoff)
     firms_in_panel = pairs.drop_duplicates(["entity_name", "ticker"])[["entity_name", "ticker"]]

@@ -105,7 +105,8 @@ class CalibrateSettings(Section):
         answers of another planted model (the cache key holds the model id)."""
         data = Path(run.data.path).read_bytes() if Path(run.data.path).is_file() else b""
         values = {"settings": self.model_dump(mode="json"), "corpus": CORPUS_VERSION, "model": run.model.model_id,
-                  "cutoff": run.study.cutoff, "recall": run.recall.model_dump(mode="json"), "study": run.study.model_dump(mode="json"),
+                  "cutoff": run.study.cutoff, "recall": run.recall.model_dump(mode="json"),
+                  "study": run.study.model_dump(mode="json"),
                   "data": hashlib.sha256(data).hexdigest()}
         if run.data.columns:  # only when mapped: the fingerprints measured without a map stay as recorded
             values["columns"] = run.data.columns

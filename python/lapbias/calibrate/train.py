@@ -157,7 +157,6 @@ def _blocks(documents: list[list[int]], block_size: int, pad_id: int, prefix: li
     return ids, labels, mask, sum(map(len, rows))
 
 
-
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
