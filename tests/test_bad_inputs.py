@@ -117,6 +117,82 @@ def test_report_refuses_results_of_an_earlier_panel(estimated):
     expect(2, "data/derived/panel.parquet changed since estimate run", "report", config)
 
 
+@pytest.mark.parametrize("setting, old, new", [
+    ("[estimate]\nlap_measure", '"recall"', '"minkprob"'),  # the report would label recall-LAP tables Min-K%
+    ("[estimate]\ndetection_alpha", "0.05", "0.1"),       # power.csv's MDE was computed at the old alpha
+    ("[study]\nhorizon", '"1 trading day"', '"1 month"'),   # the report would describe another study
+])
+def test_report_refuses_results_estimated_under_another_config(estimated, setting, old, new):
+    layout, config = estimated
+    before = (layout.results / "REPORT.md").read_bytes()
+    section, key = setting.split("\n")
+    edited = STUDY.replace(f"{section}\n", f"{section}\n{key} = {new}\n") if section in STUDY else \
+        STUDY + f"{section}\n{key} = {new}\n"
+    config = write_config(layout.root, edited, "edited.toml")
+    expect(2, f"{section} {key} = {old}", "report", config)
+    output = expect(2, f"this config has {new}", "report", config)
+    assert "rerun `lapbias estimate`" in output
+    assert (layout.results / "REPORT.md").read_bytes() == before  # the previous report is left whole
+    expect(0, "panel:", "panel", config)
+    expect(0, "estimate (python engine)", "estimate", config)  # estimated under the edited config: reported
+    expect(0, "report:", "report", config)
+
+
+def test_report_ignores_settings_that_change_neither_numbers_nor_text(estimated):
+    layout, config = estimated
+    config = write_config(layout.root, STUDY + "[model]\nbatch_size = 4\nrequest_timeout = 30\n", "ops.toml")
+    expect(0, "report:", "report", config)
+
+
+def test_calibrate_rewrites_the_report_under_the_settings_of_its_estimate(estimated, capsys):
+    """`lapbias calibrate` re-renders the root's REPORT.md (to add its section) with the settings the root's tables
+    were estimated under, not with calibrate.toml's; without a readable record it leaves the report as it was."""
+    from lapbias import cli as cli_module
+
+    layout, _ = estimated
+    report = layout.results / "REPORT.md"
+    record = json.loads((layout.results / "run_config.json").read_text())
+    record["study"]["horizon"] = "1 month"  # as if estimated under a study config other than the default
+    (layout.results / "run_config.json").write_text(json.dumps(record))
+    report.write_text("an older report\n")
+    cli_module._report_as_estimated(layout)
+    text = report.read_text()
+    assert "horizon 1 month" in text and "**Verdict:" in text
+    (layout.results / "run_config.json").unlink()
+    report.write_text("an older report\n")
+    cli_module._report_as_estimated(layout)
+    assert report.read_text() == "an older report\n"
+    assert "REPORT.md left as it was (results/run_config.json does not exist)" in capsys.readouterr().out
+
+
+def test_an_edited_data_file_is_not_estimated_or_reported_from_its_old_validation(tmp_path):
+    """The user edits the data file after `lapbias validate` and reruns later steps only: panel, estimate and
+    report must refuse (rerun validate), not build on data/derived/input.parquet from the old file."""
+    layout = Layout(tmp_path)
+    layout.make_dirs()
+    inputs = synthetic_stage_files(layout, n_entities=20, dates=DATES)
+    data = tmp_path / "panel.csv"
+    inputs.assign(text_date=inputs["text_date"].dt.strftime("%Y-%m-%d"),
+                  target_date=inputs["target_date"].dt.strftime("%Y-%m-%d")).to_csv(data, index=False)
+    config = write_config(tmp_path, f'[data]\npath = "{data}"\n' + STUDY)
+    expect(0, "validate:", "validate", config)
+    for step, fragment in (("panel", "panel:"), ("estimate", "estimate (python engine)"), ("report", "report:")):
+        expect(0, fragment, step, config)
+    report = (layout.results / "REPORT.md").read_bytes()
+    edited = pd.read_csv(data)
+    edited.loc[0, "outcome"] = 99.0  # a corrected outcome
+    edited.to_csv(data, index=False)
+    expect(2, "changed since estimate run", "report", config)
+    for step in ("panel", "estimate"):
+        output = expect(2, "changed since `lapbias validate` read it", step, config)
+        assert "rerun `lapbias validate`" in output
+    assert (layout.results / "REPORT.md").read_bytes() == report
+    for step, fragment in (("validate", "validate:"), ("panel", "panel:"), ("estimate", "estimate (python engine)"),
+                           ("report", "report:")):
+        expect(0, fragment, step, config)
+    assert pd.read_parquet(layout.derived_file("panel.parquet"))["outcome"].max() == 99.0
+
+
 def test_rerun_removes_what_the_stage_no_longer_writes(estimated):
     layout, _ = estimated
     assert (layout.results / "placebo.csv").exists() and (layout.derived_file("panel_post.dta")).exists()

@@ -308,8 +308,10 @@ def panel(config_path: str, allow_low_parse_rate: bool) -> None:
 def _panel(config, layout: Layout) -> None:
     from . import panel as panel_stage
     from .data.derived import read_checked
+    from .data.validate import check_source
     from .signals import forecast
 
+    check_source(config, layout)
     forecast.check_parse_rate(read_checked(layout.derived_file("forecast.parquet")), config)
     result = panel_stage.build(config, layout)
     for line in result.warnings:
@@ -339,17 +341,22 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     from .data.derived import read_checked
     from .estimate import bootstrap, extended, protocol, stata
 
+    from .data.validate import check_source
     from .panel import check_built_with
 
+    check_source(config, layout)
     check_built_with(read_checked(layout.derived_file("panel.parquet")), config, layout.derived_file("panel.parquet"))
     name, install, message = stata.select_engine(config, engine)
     click.echo(message, err=True)
     run_id = stage.new_run_id()
+    inputs = {"panel": layout.derived_file("panel.parquet")}  # the report refuses the tables once either changes
+    if config.data.path and Path(config.data.path).is_file():
+        inputs["data"] = Path(config.data.path)
     with stage.staged_outputs(layout.results, "estimate", run_id, known=ESTIMATE_OUTPUTS + REPORT_OUTPUTS,
                               retire=("report",)) as folder:
         staged = layout.staged(folder)
         write_text(staged.results / stage.RUN_RECORD, stage.run_record(
-            config_module.snapshot(config), run_id, {"panel": layout.derived_file("panel.parquet")}, layout.root))
+            config_module.snapshot(config), run_id, inputs, layout.root))
         if name == "stata":
             # The Stata driver writes only into the folder it is given (staged.results), like the Python engine;
             # a failed step (e.g. the bootstrap) is a note, and Steps 3-5 are kept.
@@ -415,6 +422,24 @@ def _report(config, layout: Layout) -> None:
 
     path = write_report(config, layout)
     _log(layout, f"report: {path}")
+
+
+def _report_as_estimated(layout: Layout) -> None:
+    """Rewrite results/REPORT.md (with the sections of the audits run since) under the settings its estimate run
+    recorded in results/run_config.json, which need not be the calling command's config (`lapbias calibrate
+    calibrate.toml` after `lapbias demo` in one root). Left as it is, with a warning, when that record is missing or
+    cannot be read back as a config: a report never labels tables with settings they were not estimated under."""
+    from .stage import read_run_record
+
+    try:
+        record = read_run_record(layout.results)
+        if not record:
+            raise LapbiasError("results/run_config.json does not exist")
+        config = config_module.from_dict({**{k: v for k, v in record.items() if k not in ("run_id", "inputs")},
+                                          "root": str(layout.root)})
+        _report(config, layout)
+    except LapbiasError as err:
+        _log(layout, f"warning: results/REPORT.md left as it was ({err})")
 
 
 @main.command("stata-install")
@@ -510,7 +535,7 @@ def calibrate(config_path: str, yes: bool) -> None:
                           lambda config, model_layout: _run_all(config, model_layout, yes, None, SAMPLE_SEED),
                           _confirm(yes), lambda line: _log(layout, line))
     if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
-        _report(run_config, layout)  # a protocol run under the same root: its REPORT.md gets the section
+        _report_as_estimated(layout)  # a protocol run under the same root: its REPORT.md gets the section
     verdicts = tables["verdicts"].set_index("model")["verdict"].to_dict()
     _log(layout, f"calibrate: verdict base = {verdicts['base']}, planted = {verdicts['planted']}; "
                  "results/calibration/*.csv, results/figures/calibration.png, results/calibration/REPORT.md")

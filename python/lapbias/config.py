@@ -593,3 +593,28 @@ def plain(value: Any) -> Any:
 def snapshot(config: RunConfig) -> dict[str, Any]:
     """The configuration as a plain dict (written beside results so a run documents itself)."""
     return config.model_dump(mode="json")
+
+
+OPERATIONAL_SETTINGS = frozenset({
+    "root", "run_id", "inputs",
+    "model.allow_external", "model.api_key_env", "model.backoff_factor", "model.backoff_max", "model.base_url",
+    "model.base_urls", "model.batch_size", "model.concurrency", "model.gpu_memory_utilization", "model.max_retries",
+    "model.request_timeout", "model.seconds_per_query", "model.tensor_parallel_size",
+    "estimate.engine", "estimate.stata_path", "estimate.stata_edition"})
+"""Snapshot keys that change neither a result nor what the report says of the study: where and how fast the model
+is asked, and which engine is asked to estimate (each table names the engine that wrote it)."""
+
+
+def study_settings(record: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot (or results/run_config.json) as {"[section] key": value}, less OPERATIONAL_SETTINGS: the settings a
+    results folder was estimated under, which a report of it must share."""
+    settings = {}
+    for section, values in record.items():
+        if not isinstance(values, dict):
+            if section not in OPERATIONAL_SETTINGS:
+                settings[section] = values
+            continue
+        for key, value in values.items():
+            if f"{section}.{key}" not in OPERATIONAL_SETTINGS:
+                settings[f"[{section}] {key}"] = value
+    return settings

@@ -11,6 +11,7 @@ file; when absent, a deterministic one is made from the row's content.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,12 +20,15 @@ import pandas as pd
 
 from ..config import RunConfig
 from ..errors import InputDataError
-from ..io import Layout, write_csv, write_parquet
+from ..io import Layout, write_csv, write_parquet, write_text
+from ..stage import StaleResultsError, fingerprint
 from . import schema
 from .derived import shown
 
 SAMPLE_SEED = 20240101
 """Default seed of the random subsample (`--sample N`; protocol Step 0: fixed seeds everywhere)."""
+SOURCE_RECORD = "data_source.json"
+"""Beside input.parquet: the data file `validate` read and its sha256 (check_source)."""
 MISSING_TOKENS = {"", "na", "n/a", "nan", "null", "none", "."}
 """Cell values read as missing in dates and outcomes (CSV conventions, and Stata's "." for missing)."""
 
@@ -357,4 +361,32 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
         result.frame = kept
     write_parquet(result.frame, layout.derived_file("input.parquet"))
     write_csv(result.dropped, layout.derived_file("validation_report.csv"))
+    # written last: a run cut short before it keeps the previous record, whose digest a changed file then misses
+    write_text(layout.derived_file(SOURCE_RECORD), json.dumps(
+        {"data": str(config.data.path), "sha256": fingerprint(Path(config.data.path))}, indent=2) + "\n")
     return result
+
+
+def check_source(config: RunConfig, layout: Layout) -> None:
+    """The data file is the one `validate` read into data/derived/input.parquet (same sha256): a data file edited
+    or replaced since (a corrected outcome, rows dropped) would otherwise be panelled, estimated and reported from
+    the old rows by every later step run on its own. Nothing to compare when input.parquet was not written by
+    `validate` (no data_source.json: an older version, or stage files written through the Python API)."""
+    record_path = layout.derived_file(SOURCE_RECORD)
+    if not record_path.exists() or not config.data.path:
+        return
+    rerun = ("rerun `lapbias validate`, then the later steps (`lapbias run` does all of them, answering every "
+             "query already asked from the cache)")
+    try:
+        recorded = json.loads(record_path.read_text(encoding="utf-8"))
+        digest = str(recorded["sha256"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise StaleResultsError(f"{record_path} is damaged; {rerun}") from None
+    path = Path(config.data.path)
+    if not path.is_file():
+        raise StaleResultsError(f"[data] path = {config.data.path!r} does not exist (data/derived/input.parquet was "
+                                f"validated from {recorded.get('data')!r}); {rerun}")
+    if fingerprint(path) != digest:
+        was = "" if str(recorded.get("data")) == str(config.data.path) else f" (it validated {recorded.get('data')!r})"
+        raise StaleResultsError(f"{config.data.path} changed since `lapbias validate` read it{was}: "
+                                f"data/derived/input.parquet holds the rows validated then; {rerun}")

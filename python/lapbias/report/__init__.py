@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..approximation import recall_note
-from ..config import RunConfig
+from ..config import RunConfig, snapshot, study_settings
 from ..data.derived import shown
 from ..errors import LapbiasError
 from ..io import Layout, read_parquet, write_csv, write_text
-from ..stage import check_run, manifest_files, new_run_id, staged_outputs
+from ..stage import StaleResultsError, check_run, manifest_files, new_run_id, read_run_record, staged_outputs
 from .describe import write_descriptives
 from .figures import lap_histogram
 from .markdown import render
@@ -90,6 +91,7 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         raise ResultsFileError("results/detection.csv has no rows and results/estimation_notes.csv does not say why "
                                "(cut short or edited?); rerun `lapbias estimate`")
     run_id = check_run(layout.results, tables, layout.root)
+    _check_settings(config, read_run_record(layout.results), run_id)
     if tables.get("estimation_notes") is None or tables["estimation_notes"].empty:
         tables["estimation_notes"] = pd.DataFrame(columns=["model", "kind", "detail"])
     with staged_outputs(layout.results, "report", run_id or new_run_id()) as folder:
@@ -122,6 +124,32 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         write_text(out.results / "REPORT.md", render(config, tables, verdict, engine or config.estimate.engine,
                                                      approximated) + "\n")
     return layout.results / "REPORT.md"
+
+
+def _check_settings(config: RunConfig, record: dict | None, run_id: str | None) -> None:
+    """The config's study settings equal those results/run_config.json records for the estimate: a report written
+    under an edited config would label the old tables with the new settings (recall-LAP coefficients shown as Min-K%
+    x 10^4, an MDE computed at another alpha, another horizon or prompt in the text). StaleResultsError names the
+    first setting that differs. Nothing to compare when the tables were written through the Python API (no record)."""
+    if not record:
+        return
+    recorded, current = study_settings(record), study_settings(snapshot(config))
+    differ = [key for key in current if key not in recorded or recorded[key] != current[key]]
+    if not differ:
+        return
+    key = differ[0]
+
+    def shown_value(value) -> str:
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    was = f"{key} = {shown_value(recorded[key])}" if key in recorded else f"no {key} setting"
+    more = f" (and {len(differ) - 1} more setting(s): {', '.join(differ[1:4])}{', ...' if len(differ) > 4 else ''})" \
+        if len(differ) > 1 else ""
+    raise StaleResultsError(f"results/ come from estimate run {run_id}, made with {was}; this config has "
+                            f"{shown_value(current[key])}{more}: rerun `lapbias estimate` with this config (then "
+                            "`lapbias report`), or report with the config that run used (its settings are in "
+                            "results/run_config.json)")
 
 
 def _detection_failed(notes: pd.DataFrame | None) -> bool:
