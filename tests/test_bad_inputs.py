@@ -5,6 +5,7 @@ show a traceback, and none may exit 0 with a wrong or stale result. Model-free: 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -191,6 +192,8 @@ def test_an_edited_data_file_is_not_estimated_or_reported_from_its_old_validatio
                            ("report", "report:")):
         expect(0, fragment, step, config)
     assert pd.read_parquet(layout.derived_file("panel.parquet"))["outcome"].max() == 99.0
+    relative = write_config(tmp_path, f'[data]\npath = "{os.path.relpath(data)}"\n' + STUDY, "relative.toml")
+    expect(0, "report:", "report", relative)  # the same file named from the working directory: the same study
 
 
 def test_rerun_removes_what_the_stage_no_longer_writes(estimated):
