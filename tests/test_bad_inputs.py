@@ -184,8 +184,9 @@ def test_an_edited_data_file_is_not_estimated_or_reported_from_its_old_validatio
     edited.loc[0, "outcome"] = 99.0  # a corrected outcome
     edited.to_csv(data, index=False)
     expect(2, "changed since estimate run", "report", config)
-    for step in ("panel", "estimate"):
-        output = expect(2, "changed since `lapbias validate` read it", step, config)
+    for step in ("forecast", "recall", "minkprob", "panel", "estimate"):  # the signal steps before any model load
+        output = expect(2, "changed since `lapbias validate` read it", step, config, *(["--yes"] if step in (
+            "forecast", "recall", "minkprob") else []))
         assert "rerun `lapbias validate`" in output
     assert (layout.results / "REPORT.md").read_bytes() == report
     for step, fragment in (("validate", "validate:"), ("panel", "panel:"), ("estimate", "estimate (python engine)"),

@@ -260,8 +260,11 @@ def _minkprob(config, layout, backend, yes: bool) -> None:
 
 def _signal_command(name: str, step, doc: str, sampling: bool = False):
     def command(config_path: str, yes: bool, allow_low_parse_rate: bool, **consent) -> None:
+        from .data.validate import check_source
+
         config, layout = _load(config_path)
         config = _with_overrides(config, allow_low_parse_rate)
+        check_source(config, layout)  # before the model is loaded: no query is spent on rows of an edited file
         step(config, layout, _backend(config), yes, **consent)
 
     for decorator in ([sampling_option] if sampling else []) + [low_parse_option, yes_option, config_argument,
