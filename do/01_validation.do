@@ -26,7 +26,7 @@ foreach m in pooled high_lap low_lap {
 	else local cmd reghdfe outcome ud `cond', absorb(`absorb') vce(`vce')
 	capture noisily `cmd'
 	if _rc {
-		_lapbias_note using `"`results'/stata_notes.csv"', model(`name':`m') kind(warning) detail("not estimable in Stata, r(`=_rc')")
+		_lapbias_note using `"`results'/stata_notes.csv"', model(`name':`m') kind(failed) detail("not estimable in Stata, r(`=_rc')")
 		continue
 	}
 	_lapbias_rows, absorb(`absorb') vce(`vce')

@@ -15,7 +15,7 @@ eststo clear
 local spec = cond(`single', "noabsorb time(period_num) lag(`lag')", "absorb(entity_num period_num) cluster(entity_num)")
 capture noisily lapbias outcome mu_hat lap, `spec' store(`sample')
 if _rc {
-	_lapbias_note using `"`results'/stata_notes.csv"', model(`name':`sample') kind(warning) detail("not estimable in Stata, r(`=_rc')")
+	_lapbias_note using `"`results'/stata_notes.csv"', model(`name':`sample') kind(failed) detail("not estimable in Stata, r(`=_rc')")
 	exit
 }
 _lapbias_export `name' using `"`results'"', models(`sample')

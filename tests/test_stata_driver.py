@@ -354,3 +354,28 @@ def test_windows_batch_mode_passes_one_command_line_with_plain_quotes(tmp_path, 
     monkeypatch.setattr(stata.sys, "platform", "linux")
     stata._run_batch("/usr/local/stata18/stata-mp", tmp_path, do_file, ["a b"])
     assert seen[1] == ["/usr/local/stata18/stata-mp", "-b", "do", f'"{do_file}"', '"a b"']
+
+
+def test_an_inestimable_detection_is_an_empty_table_and_an_underpowered_report(project, monkeypatch):
+    """docs/contracts.md: detection.csv is always written, without rows when the regression cannot be estimated,
+    and the notes say why; Stata used to stop with an error and no report where the Python engine reports."""
+    from lapbias.report import write_report
+
+    config, layout = project
+    monkeypatch.setenv("STANDIN_INESTIMABLE", "pre")
+    stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
+    assert pd.read_csv(layout.results / "detection.csv").empty
+    notes = pd.read_csv(layout.results / "estimation_notes.csv").set_index("model")
+    assert notes.loc["detection:pre", "kind"] == "failed"
+    assert "**Verdict: Underpowered.**" in write_report(config, layout).read_text()
+
+
+def test_an_omitted_term_in_esttab_is_a_row_with_empty_estimates(tmp_path):
+    """esttab keeps an omitted term as b = 0 without a standard error: read back as omitted (empty estimates, as the
+    Python engine writes it), not as an estimate of 0."""
+    path = tmp_path / "t.csv"
+    path.write_text('"","low_lap","","","","",""\n"","b","se","t","p","ci_l","ci_u"\n'
+                    '"ud","0",".",".",".","0","0"\n"N","50",,,,,\n')
+    row = stata.parse_esttab_csv(path).iloc[0]
+    assert (row["model"], row["term"], row["N"]) == ("low_lap", "ud", 50)
+    assert row[["coef", "se", "t", "p", "p_one_sided"]].isna().all()

@@ -298,7 +298,13 @@ def parse_esttab_csv(path: Path) -> pd.DataFrame:
         for model, start in zip(models, starts):
             values = {cell: _number(row[start + k]) if start + k < len(row) else math.nan
                       for k, cell in enumerate(CELLS)}
-            if not math.isnan(values["b"]):
+            if values["b"] == 0 and not values["se"] > 0:
+                # esttab keeps an omitted term (o./co. prefix stripped) as b = 0 with no standard error (estout's
+                # default `omitted`); the contract's omitted term is a row with empty estimates, as the Python engine
+                # writes it (a null theta for the verdict, not an estimate of 0 without a p-value)
+                values = dict.fromkeys(CELLS, math.nan)
+                coefficients.append((model, name, values))
+            elif not math.isnan(values["b"]):
                 coefficients.append((model, name, values))
     out = []
     coefficients.sort(key=lambda item: models.index(item[0]))  # model by model, terms in table order (stable)
@@ -378,6 +384,16 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
         if (results / export).exists():
             run.tables[name] = parse_esttab_csv(results / export)
             write_csv(run.tables[name], results / f"{name}.csv")
+            for row in run.tables[name][run.tables[name]["coef"].isna()].itertuples():
+                run.notes.append({"model": f"{name}:{row.model}", "kind": "omitted",
+                                  "detail": f"{row.term} omitted: collinear with the fixed effects or the other "
+                                            "regressors (Stata: no standard error)"})
+    if "detection" not in run.tables and any(note["model"].startswith("detection:") and note["kind"] == "failed"
+                                             for note in run.notes):
+        # the contract (docs/contracts.md): detection.csv is always written; without rows when the regression
+        # cannot be estimated, and estimation_notes.csv says why -- the report's verdict is then Underpowered
+        run.tables["detection"] = pd.DataFrame(columns=RESULT_COLUMNS)
+        write_csv(run.tables["detection"], results / "detection.csv")
     if "detection" not in run.tables:
         batch_log = logs / "stata_batch_master.log"
         tail = batch_log.read_text(errors="replace").splitlines()[-10:] if batch_log.exists() else []
