@@ -25,6 +25,7 @@ capture mkdir `"`results'"'
 capture mkdir `"`results'/figures"'
 capture mkdir `"`logs'"'
 log using `"`logs'/stata_bootstrap.log"', replace text name(lapbias_bootstrap)
+_lapbias_deps
 confirm integer number `reps'
 confirm integer number `seed'
 if !inlist("`resample'", "obs", "entity") {

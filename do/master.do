@@ -23,6 +23,9 @@ adopath ++ `"`ado'"'
 capture mkdir `"`results'"'
 capture mkdir `"`logs'"'
 log using `"`logs'/stata_steps.log"', replace text name(lapbias_steps)
+* Not captured: a missing reghdfe/ftools/require/estout stops here with the ssc install line (r(199)), which the
+* Python driver shows, instead of every model below being noted "not estimable, r(199)".
+_lapbias_deps
 capture erase `"`results'/stata_notes.csv"'
 use `"`data'/panel_pre"', clear
 quietly summarize entity_num

@@ -454,3 +454,14 @@ def test_require_package_of_reghdfe_613_is_checked_and_installed():
     assert "ssc install require, replace" in stata.install_instructions()
     assert "ssc install require, replace" in (ROOT / "README.md").read_text()
     assert "require" in (ADO / "lapbias.pkg").read_text()
+
+
+def test_do_files_check_dependencies_before_any_captured_step():
+    """A missing reghdfe (or ftools, require, estout) must stop the run with _lapbias_deps' install line, not be
+    captured model by model as "not estimable in Stata, r(199)" (review finding)."""
+    for name in ("master.do", "04_bootstrap.do"):
+        lines = joined_lines(DO / name)
+        deps = lines.index("_lapbias_deps")
+        assert deps > next(i for i, line in enumerate(lines) if line.startswith("adopath ++")), name
+        assert deps < next(i for i, line in enumerate(lines) if line.startswith(("capture noisily", "use "))), name
+
