@@ -189,8 +189,9 @@ def test_an_edited_data_file_is_not_estimated_or_reported_from_its_old_validatio
             "forecast", "recall", "minkprob") else []))
         assert "rerun `lapbias validate`" in output
     assert (layout.results / "REPORT.md").read_bytes() == report
-    for step, fragment in (("validate", "validate:"), ("panel", "panel:"), ("estimate", "estimate (python engine)"),
-                           ("report", "report:")):
+    expect(0, "validate:", "validate", config)
+    expect(2, "panel.parquet was not built from data/derived/input.parquet as it is now", "estimate", config)
+    for step, fragment in (("panel", "panel:"), ("estimate", "estimate (python engine)"), ("report", "report:")):
         expect(0, fragment, step, config)
     assert pd.read_parquet(layout.derived_file("panel.parquet"))["outcome"].max() == 99.0
     relative = write_config(tmp_path, f'[data]\npath = "{os.path.relpath(data)}"\n' + STUDY, "relative.toml")
@@ -707,8 +708,13 @@ def test_degenerate_panels_are_named(tmp_path):
     config = write_config(tmp_path, STUDY)
     expect(0, "panel:", "panel", config)
     built = pd.read_parquet(layout.derived_file("panel.parquet"))
+    inputs = pd.read_parquet(layout.derived_file("input.parquet")).set_index("row_id")
     for name, edit, fragment in DEGENERATE_PANELS:
-        write_parquet(edit(built), layout.derived_file("panel.parquet"))
+        edited = edit(built)
+        write_parquet(edited, layout.derived_file("panel.parquet"))
+        # the validated rows the edited panel stands for (estimate checks the panel against input.parquet)
+        write_parquet(inputs.loc[edited["row_id"]].assign(outcome=edited["outcome"].to_numpy()).reset_index(),
+                      layout.derived_file("input.parquet"))
         expect(0, "estimate (python engine)", "estimate", config)
         expect(0, "report:", "report", config)
         said = (layout.results / "REPORT.md").read_text() + (layout.results / "estimation_notes.csv").read_text() \

@@ -65,10 +65,12 @@ def test_degenerate_sample_ends_in_a_report_with_a_reason(base, tmp_path, case):
     edit, fragment = CASES[case]
     layout = Layout(tmp_path)
     layout.make_dirs()
-    for name in ("input.parquet", "forecast.parquet"):
-        write_parquet(read_parquet(base.derived_file(name)), layout.derived_file(name))
-    write_parquet(_consistent(edit(read_parquet(base.derived_file("panel.parquet"))).reset_index(drop=True)),
-                  layout.derived_file("panel.parquet"))
+    write_parquet(read_parquet(base.derived_file("forecast.parquet")), layout.derived_file("forecast.parquet"))
+    panel = _consistent(edit(read_parquet(base.derived_file("panel.parquet"))).reset_index(drop=True))
+    write_parquet(panel, layout.derived_file("panel.parquet"))
+    # the validated rows the edited panel stands for (estimate checks the panel against input.parquet)
+    inputs = read_parquet(base.derived_file("input.parquet")).set_index("row_id").loc[panel["row_id"]]
+    write_parquet(inputs.assign(outcome=panel["outcome"].to_numpy()).reset_index(), layout.derived_file("input.parquet"))
     config = tmp_path / "study.toml"
     config.write_text(f'root = "{tmp_path}"\n[study]\ncutoff = "2024-06-30"\n[estimate]\nbootstrap_reps = 30\n')
     (layout.results / "REPORT.md").write_text("STALE")

@@ -231,6 +231,25 @@ def check_built_with(panel: pd.DataFrame, config: RunConfig, path) -> None:
                                 "`lapbias panel`, then `lapbias estimate`")
 
 
+def check_built_from(panel: pd.DataFrame, inputs: pd.DataFrame, path) -> None:
+    """The panel holds the rows of data/derived/input.parquet as it is now (row ids in order, outcomes): a
+    `validate` rerun after a corrected data file, a column mapping or --sample would otherwise leave the panel of
+    the previous validation to be estimated and recorded as the new one."""
+    rerun = "rerun `lapbias panel`, then `lapbias estimate`"
+    ids, built_ids = inputs["row_id"].astype(str).tolist(), panel["row_id"].astype(str).tolist()
+    if ids != built_ids:
+        missing = next((r for r in ids if r not in set(built_ids)), None) or next(
+            (r for r in built_ids if r not in set(ids)), built_ids[0] if built_ids else "?")
+        raise StaleResultsError(f"{path} was not built from data/derived/input.parquet as it is now ({len(built_ids)} "
+                                f"rows in the panel, {len(ids)} validated; e.g. row_id {missing}); {rerun}")
+    bad = _differs(panel["outcome"].reset_index(drop=True), inputs["outcome"].reset_index(drop=True))
+    if bad.any():
+        i = int(bad.idxmax())
+        raise StaleResultsError(f"{path} was not built from data/derived/input.parquet as it is now (row_id {ids[i]}: "
+                                f"outcome {panel['outcome'].iloc[i]} in the panel, {inputs['outcome'].iloc[i]} "
+                                f"validated); {rerun}")
+
+
 def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
     """The .dta version: no long text columns, numeric flags, dates as Stata dates (%td), valid names."""
     frame = panel.drop(columns=[c for c in DTA_EXCLUDED if c in panel.columns])
