@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from lapbias.cli import main
 from lapbias.io import Layout, write_parquet
-from test_panel import synthetic_stage_files
+from test_panel import synthetic_stage_files, validated_rows_of
 
 DATES = [f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(5)] + [f"2024-{m}-1{d}" for m in (10, 11) for d in range(5)]
 
@@ -708,13 +708,11 @@ def test_degenerate_panels_are_named(tmp_path):
     config = write_config(tmp_path, STUDY)
     expect(0, "panel:", "panel", config)
     built = pd.read_parquet(layout.derived_file("panel.parquet"))
-    inputs = pd.read_parquet(layout.derived_file("input.parquet")).set_index("row_id")
+    inputs = pd.read_parquet(layout.derived_file("input.parquet"))
     for name, edit, fragment in DEGENERATE_PANELS:
         edited = edit(built)
         write_parquet(edited, layout.derived_file("panel.parquet"))
-        # the validated rows the edited panel stands for (estimate checks the panel against input.parquet)
-        write_parquet(inputs.loc[edited["row_id"]].assign(outcome=edited["outcome"].to_numpy()).reset_index(),
-                      layout.derived_file("input.parquet"))
+        write_parquet(validated_rows_of(edited, inputs), layout.derived_file("input.parquet"))
         expect(0, "estimate (python engine)", "estimate", config)
         expect(0, "report:", "report", config)
         said = (layout.results / "REPORT.md").read_text() + (layout.results / "estimation_notes.csv").read_text() \

@@ -12,7 +12,7 @@ from lapbias.cli import main
 from lapbias.config import from_dict
 from lapbias.io import Layout, read_parquet, write_parquet
 from lapbias.panel import build, high_lap_flags
-from test_panel import synthetic_stage_files
+from test_panel import synthetic_stage_files, validated_rows_of
 
 PRE_DATES = [f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(3)]
 POST_DATES = [f"2024-{m}-1{d}" for m in (10, 11, 12) for d in range(3)]
@@ -68,9 +68,8 @@ def test_degenerate_sample_ends_in_a_report_with_a_reason(base, tmp_path, case):
     write_parquet(read_parquet(base.derived_file("forecast.parquet")), layout.derived_file("forecast.parquet"))
     panel = _consistent(edit(read_parquet(base.derived_file("panel.parquet"))).reset_index(drop=True))
     write_parquet(panel, layout.derived_file("panel.parquet"))
-    # the validated rows the edited panel stands for (estimate checks the panel against input.parquet)
-    inputs = read_parquet(base.derived_file("input.parquet")).set_index("row_id").loc[panel["row_id"]]
-    write_parquet(inputs.assign(outcome=panel["outcome"].to_numpy()).reset_index(), layout.derived_file("input.parquet"))
+    write_parquet(validated_rows_of(panel, read_parquet(base.derived_file("input.parquet"))),
+                  layout.derived_file("input.parquet"))
     config = tmp_path / "study.toml"
     config.write_text(f'root = "{tmp_path}"\n[study]\ncutoff = "2024-06-30"\n[estimate]\nbootstrap_reps = 30\n')
     (layout.results / "REPORT.md").write_text("STALE")

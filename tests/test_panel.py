@@ -40,6 +40,12 @@ def synthetic_stage_files(layout: Layout, n_entities: int = 6, dates=("2024-03-0
     return inputs
 
 
+def validated_rows_of(panel: pd.DataFrame, inputs: pd.DataFrame) -> pd.DataFrame:
+    """input.parquet's rows for a panel.parquet edited by hand (its row ids, in order, with its outcomes): what
+    `lapbias estimate` checks the panel against (panel.check_built_from)."""
+    return inputs.set_index("row_id").loc[panel["row_id"]].assign(outcome=panel["outcome"].to_numpy()).reset_index()
+
+
 @pytest.fixture()
 def study(tmp_path):
     layout = Layout(tmp_path)

@@ -100,7 +100,7 @@ def test_simulated_verdict_is_the_one_lapbias_estimate_and_report_give(tmp_path)
     from lapbias.config import from_dict
     from lapbias.io import Layout, read_parquet, write_parquet
     from lapbias.panel import build, high_lap_flags
-    from test_panel import synthetic_stage_files
+    from test_panel import synthetic_stage_files, validated_rows_of
 
     layout = Layout(tmp_path)
     layout.make_dirs()
@@ -116,8 +116,7 @@ def test_simulated_verdict_is_the_one_lapbias_estimate_and_report_give(tmp_path)
     for _, sample in panel.groupby("post"):
         panel.loc[sample.index, "high_lap"] = high_lap_flags(sample, "pooled")
     write_parquet(panel.reset_index(drop=True), layout.derived_file("panel.parquet"))
-    inputs = read_parquet(layout.derived_file("input.parquet")).set_index("row_id").loc[panel["row_id"]]
-    write_parquet(inputs.assign(outcome=panel["outcome"].to_numpy()).reset_index(),  # the rows the panel stands for
+    write_parquet(validated_rows_of(panel, read_parquet(layout.derived_file("input.parquet"))),
                   layout.derived_file("input.parquet"))
     config = tmp_path / "study.toml"
     config.write_text(f'root = "{tmp_path}"\n[study]\ncutoff = "2024-06-30"\n[estimate]\nbootstrap_reps = 0\n')

@@ -238,8 +238,8 @@ def check_built_from(panel: pd.DataFrame, inputs: pd.DataFrame, path) -> None:
     rerun = "rerun `lapbias panel`, then `lapbias estimate`"
     ids, built_ids = inputs["row_id"].astype(str).tolist(), panel["row_id"].astype(str).tolist()
     if ids != built_ids:
-        missing = next((r for r in ids if r not in set(built_ids)), None) or next(
-            (r for r in built_ids if r not in set(ids)), built_ids[0] if built_ids else "?")
+        first = next((i for i, (a, b) in enumerate(zip(ids, built_ids)) if a != b), min(len(ids), len(built_ids)))
+        missing = ids[first] if first < len(ids) else built_ids[first]  # the first row where the two part
         raise StaleResultsError(f"{path} was not built from data/derived/input.parquet as it is now ({len(built_ids)} "
                                 f"rows in the panel, {len(ids)} validated; e.g. row_id {missing}); {rerun}")
     bad = _differs(panel["outcome"].reset_index(drop=True), inputs["outcome"].reset_index(drop=True))

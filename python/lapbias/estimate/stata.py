@@ -303,9 +303,9 @@ def parse_esttab_csv(path: Path) -> pd.DataFrame:
                 # default `omitted`); the contract's omitted term is a row with empty estimates, as the Python engine
                 # writes it (a null theta for the verdict, not an estimate of 0 without a p-value)
                 values = dict.fromkeys(CELLS, math.nan)
-                coefficients.append((model, name, values))
-            elif not math.isnan(values["b"]):
-                coefficients.append((model, name, values))
+            elif math.isnan(values["b"]):
+                continue
+            coefficients.append((model, name, values))
     out = []
     coefficients.sort(key=lambda item: models.index(item[0]))  # model by model, terms in table order (stable)
     for model, term, v in coefficients:
