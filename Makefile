@@ -22,7 +22,8 @@ $(VLLM_STAMP): $(STAMP)
 	touch $@
 
 # torch first, pinned: 2.13.0 is the CPU build on these machines (any other version pulls CUDA wheels).
-$(STAMP): setup.py
+# The C source of the bootstrap kernel is a prerequisite: an edited kernel is recompiled by the install.
+$(STAMP): setup.py python/lapbias/estimate/_bootstrap_lanes.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0

@@ -1,6 +1,12 @@
 """Installs the package `lapbias` from python/ with the console script `lapbias`."""
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
+
+# The lane-batched bootstrap kernel (python/lapbias/estimate/_bootstrap_lanes.c; why C: its header). Optional: where
+# it cannot be compiled (no C compiler), the install goes on and the bootstrap runs on the numba kernel, slower
+# (estimate/bootstrap_lanes.py says so when it is used).
+BOOTSTRAP_LANES = Extension("lapbias.estimate._bootstrap_lanes", ["python/lapbias/estimate/_bootstrap_lanes.c"],
+                            extra_compile_args=["-O3", "-fno-math-errno", "-Wno-psabi"], optional=True)
 
 setup(
     name="lapbias",
@@ -10,6 +16,7 @@ setup(
     # and `lapbias estimate --engine stata` work from an installed copy too (estimate/stata.py stata_files).
     package_dir={"": "python", "lapbias.stata_ado": "ado", "lapbias.stata_do": "do"},
     packages=find_packages("python") + ["lapbias.stata_ado", "lapbias.stata_do"],
+    ext_modules=[BOOTSTRAP_LANES],
     package_data={"lapbias.stata_ado": ["*.ado", "*.sthlp", "*.pkg", "*.toc"], "lapbias.stata_do": ["*.do"]},
     python_requires=">=3.11",
     install_requires=[

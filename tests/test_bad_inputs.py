@@ -862,3 +862,20 @@ def test_unexpected_error_is_one_line_with_the_traceback_in_logs(project, monkey
     assert len(logs) == 1 and "ZeroDivisionError" in logs[0].read_text() and str(logs[0]) in output
     result = CliRunner().invoke(main, ["--debug", "panel", str(config)])
     assert isinstance(result.exception, ZeroDivisionError)  # --debug shows the exception itself
+
+
+def test_a_missing_compiled_bootstrap_kernel_is_said_and_the_draws_are_unchanged(project, monkeypatch):
+    """Issue 17: where the C kernel of the bootstrap was not compiled (no C compiler at install), `estimate` says so
+    and runs the numba kernel, with the same draws."""
+    layout, config = project
+    from lapbias.estimate import bootstrap_lanes
+
+    expect(0, "panel:", "panel", config)
+    output = expect(0, "estimate (python engine)", "estimate", config)
+    assert "numba kernel" not in output
+    compiled = pd.read_csv(layout.results / "bootstrap_draws.csv")
+    monkeypatch.setattr(bootstrap_lanes, "UNAVAILABLE", "the compiled bootstrap kernel is not built (test)")
+    output = expect(0, "estimate (python engine)", "estimate", config)
+    assert "warning: the compiled bootstrap kernel is not built (test): the bootstrap ran on the numba kernel" in output
+    np.testing.assert_allclose(pd.read_csv(layout.results / "bootstrap_draws.csv")["beta3"], compiled["beta3"],
+                               rtol=0, atol=1e-12)

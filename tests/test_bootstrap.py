@@ -15,6 +15,7 @@ import pytest
 from lapbias.config import RunConfig
 from lapbias.estimate import bootstrap
 from lapbias.estimate import bootstrap_kernel as kernel
+from lapbias.estimate import bootstrap_lanes as lanes
 from lapbias.estimate.bootstrap import BootstrapResult, draw_weights, drop_weighted_singletons, pairs_bootstrap
 from lapbias.io import Layout, write_parquet
 
@@ -279,3 +280,113 @@ def test_a_draw_with_a_constant_regressor_is_not_identified_without_nan_arithmet
         warnings.simplefilter("error")
         beta3 = bootstrap.beta3_of(M, raw)
     assert np.isfinite(beta3[0]) and np.isnan(beta3[1])
+
+
+def inputs_of(frame: pd.DataFrame, resample: str) -> bootstrap.KernelInputs:
+    """The kernels' inputs for `frame`, as pairs_bootstrap prepares them."""
+    z = np.column_stack([frame["outcome"], frame["mu_hat"], frame["lap"], frame["mu_hat"] * frame["lap"]])
+    z = (z - z.mean(axis=0)) / z.std(axis=0)
+    return bootstrap.kernel_inputs(z, pd.factorize(frame["entity_num"])[0], pd.factorize(frame["period_num"])[0],
+                                   resample)
+
+
+def paper_shaped(rows: int = 6_000, entities: int = 300, periods: int = 40, seed: int = 0) -> pd.DataFrame:
+    """Random unbalanced panel of the benchmark's shape (benchmarks/bench_bootstrap.py), smaller."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"entity_num": rng.integers(1, entities + 1, rows), "period_num": rng.integers(1, periods + 1, rows),
+                          "mu_hat": rng.choice([-1.0, 0.0, 1.0], rows), "lap": rng.uniform(0, 1, rows)})
+    frame["outcome"] = 0.2 * frame["mu_hat"] * frame["lap"] + rng.normal(0, 1, rows)
+    return frame
+
+
+def test_the_compiled_lane_kernel_is_built():
+    """The install compiles estimate/_bootstrap_lanes.c (setup.py); without it the tests below would only test the
+    numba fallback against itself."""
+    assert lanes.UNAVAILABLE == ""
+
+
+def lone_date_panel() -> pd.DataFrame:
+    """paper_shaped with one row moved to a date of its own: about half the draws have a singleton date and none a
+    singleton entity (each entity has ~50 rows)."""
+    frame = paper_shaped(rows=3_000, entities=60, periods=30)
+    frame.loc[0, "period_num"] = 99
+    return frame
+
+
+@pytest.mark.parametrize("resample", ["obs", "entity"])
+@pytest.mark.parametrize("shape", ["paper", "ragged", "lone date"])
+def test_lane_kernel_equals_the_per_draw_kernel(resample, shape):
+    """Issue 17: the C kernel (four draws per vector) computes what the numba kernel computes, draw by draw (same
+    random streams, same CG and stopping rule: the same steps), and leaves to it exactly the draws with a singleton
+    level; 13 draws from draw 5, so the last vector is a partial one."""
+    frame = {"paper": paper_shaped, "ragged": ragged_panel, "lone date": lone_date_panel}[shape]()
+    i = inputs_of(frame, resample)
+    M, raw, steps = lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 7, 5, 13, i.inverse, 100)
+    M0, raw0, steps0 = kernel.bootstrap_cross_products(i.z, i.a, i.d, i.start, i.n_d, i.unit, i.n_units, 7, 5, 13,
+                                                       i.inverse, 100)
+    weights = draw_weights(len(frame), pd.factorize(frame["entity_num"])[0], 13, 7, resample, first=5)
+    entity, period = pd.factorize(frame["entity_num"])[0], pd.factorize(frame["period_num"])[0]
+    singletons = np.array([(drop_weighted_singletons(weights[:, b], [entity, period]) != weights[:, b]).any()
+                           for b in range(13)])
+    np.testing.assert_array_equal(steps < 0, singletons)
+    if shape == "paper":
+        assert not singletons.any()
+    else:  # on the lone date, vectors mix draws of both kinds
+        assert singletons.any() and (shape == "ragged" or not singletons.all())
+    ok = ~singletons
+    np.testing.assert_array_equal(steps[ok], steps0[ok])
+    np.testing.assert_allclose(raw[ok], raw0[ok], rtol=1e-12, atol=1e-12 * len(frame))
+    np.testing.assert_allclose(M[ok], M0[ok], rtol=0, atol=1e-12 * len(frame))
+    np.testing.assert_allclose(bootstrap.beta3_of(M[ok], raw[ok]), bootstrap.beta3_of(M0[ok], raw0[ok]), rtol=0,
+                               atol=1e-12)
+
+
+def test_draws_are_the_same_without_the_compiled_kernel(monkeypatch):
+    """Where the C kernel is not built, the bootstrap runs on the numba kernel alone: the same draws."""
+    frame = pd.concat([paper_shaped(rows=3_000, entities=150, periods=30), ragged_panel()], ignore_index=True)
+    frame.loc[3_000:, "entity_num"] += 1_000  # the ragged entities (with their singletons) beside the others
+    compiled = pairs_bootstrap(frame, 0.0, B=30, seed=3, progress=False).draws
+    monkeypatch.setattr(lanes, "UNAVAILABLE", "not built (test)")
+    numba_only = pairs_bootstrap(frame, 0.0, B=30, seed=3, progress=False).draws
+    assert np.isfinite(compiled).all()
+    np.testing.assert_allclose(compiled, numba_only, rtol=0, atol=1e-12)
+
+
+def test_lane_kernel_leaves_counts_past_its_byte_and_unconverged_draws_to_the_numba_kernel(monkeypatch):
+    """A draw with a count above max_count (255 in use: a byte) and a draw on which CG has not converged within
+    max_iter steps come back with steps = -1, and pairs_bootstrap computes them with the numba kernel."""
+    frame = paper_shaped(rows=2_000, entities=100, periods=20)
+    i = inputs_of(frame, "obs")
+    counts = np.stack([kernel.draw_counts(2, b, i.n_units) for b in range(8)])
+    _, _, steps = lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 2, 0, 8, i.inverse, 100,
+                                       max_count=5)
+    np.testing.assert_array_equal(steps < 0, counts.max(axis=1) > 5)
+    assert (steps < 0).any() and (steps >= 0).any()
+    _, _, steps = lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 2, 0, 8, i.inverse, 1)
+    assert (steps == -1).all()  # 3 CG steps are needed on this panel
+    expected = pairs_bootstrap(frame, 0.0, B=8, seed=2, progress=False).draws
+    monkeypatch.setattr(lanes.cross_products, "__defaults__", (5,))
+    np.testing.assert_allclose(pairs_bootstrap(frame, 0.0, B=8, seed=2, progress=False).draws, expected, rtol=0,
+                               atol=1e-12)
+    with pytest.raises(ValueError, match="max_count = 256"):
+        lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 2, 0, 4, i.inverse, 100, max_count=256)
+
+
+def test_lane_kernel_skips_cg_on_a_draw_with_a_constant_regressor():
+    """As the numba kernel (test_a_regressor_constant_in_a_draw_costs_no_cg_steps): such a draw takes 0 steps and its
+    beta_3 is not identified; the other draws of its vector are computed as usual, as the numba kernel computes them
+    (a draw with one of the two rows is not identified either: mu_hat and mu_hat x lap are then collinear)."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"entity_num": rng.integers(0, 250, 5_000), "period_num": rng.integers(0, 40, 5_000),
+                          "mu_hat": 0.0, "lap": rng.normal(size=5_000), "outcome": rng.normal(size=5_000)})
+    frame.loc[[10, 2_000], "mu_hat"] = 1.0
+    i = inputs_of(frame, "obs")
+    M, raw, steps = lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 3, 0, 200, i.inverse, 100)
+    constant = np.array([kernel.draw_counts(3, b, i.n_units)[[10, 2_000]].sum() == 0 for b in range(200)])
+    assert constant.sum() > 10 and (steps[constant] == 0).all() and (steps[~constant] > 0).all()
+    assert np.isnan(bootstrap.beta3_of(M, raw)[constant]).all()
+    M0, raw0, _ = kernel.bootstrap_cross_products(i.z, i.a, i.d, i.start, i.n_d, i.unit, i.n_units, 3, 0, 200,
+                                                  i.inverse, 100)
+    beta3, beta3_numba = bootstrap.beta3_of(M, raw), bootstrap.beta3_of(M0, raw0)
+    assert np.isfinite(beta3).sum() > 10
+    np.testing.assert_allclose(beta3, beta3_numba, rtol=0, atol=1e-12)  # NaN where NaN

@@ -392,6 +392,9 @@ def _estimate(config, layout: Layout, engine: str) -> None:
             elif boot is not None:
                 _log(layout, f"bootstrap: {boot.B} draws of the post-cutoff beta_3, 95th percentile {boot.p95:.4g}, "
                              f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
+            if boot is not None and bootstrap.lanes.UNAVAILABLE:
+                _log(layout, f"warning: {bootstrap.lanes.UNAVAILABLE}: the bootstrap ran on the numba kernel alone "
+                             "(the same draws, 2-3 times slower)")
             summary = f"estimate (python engine): {results.summary()}"
         _label_approximated(config, staged)
     _log(layout, f"{summary} (run {run_id})")

@@ -20,11 +20,14 @@ Definitions used here (the paper states no formula):
   dropped from every draw as reghdfe drops them from the materialised draw.
 
 Speed: a draw with replacement is the original rows with integer frequency weights, so every draw's beta_3 is an
-exact weighted fit on the original rows, computed by the compiled kernel in estimate/bootstrap_kernel.py (weighted
-FWL, conjugate gradients on the smaller FE's Schur complement preconditioned by the full sample's, threads over
-blocks of draws). It equals pyfixest on the materialised draw to ~1e-12 (tests/test_bootstrap.py;
-benchmarks/results/bootstrap.md), except where a regressor is nearly collinear with the FEs: the normal-equation
-form loses digits there (~1e-8 in standardized beta_3 where the date explains all but 1e-5 of LAP; bootstrap_kernel).
+exact weighted fit on the original rows: weighted FWL, conjugate gradients on the smaller FE's Schur complement
+preconditioned by the full sample's (estimate/bootstrap_kernel.py, numba), threads over blocks of draws. The
+compiled lane kernel (estimate/bootstrap_lanes.py, C) runs that algorithm on four draws at once; the draws it leaves
+(a singleton level, CG not converged: the dense solve) and every draw where it was not compiled run on the numba
+kernel, on the same random streams. Each draw equals pyfixest on the materialised draw to ~1e-12
+(tests/test_bootstrap.py; benchmarks/results/bootstrap.md), except where a regressor is nearly collinear with the
+FEs: the normal-equation form loses digits there (~1e-8 in standardized beta_3 where the date explains all but 1e-5
+of LAP; bootstrap_kernel).
 
 Units never matter: the columns are standardized inside the kernel (beta_3 scaled back), so rescaling a regressor by
 any factor rescales every draw by the same factor. A sample in which beta_3 cannot be identified at all (a regressor
@@ -47,6 +50,7 @@ from ..config import RunConfig
 from ..errors import EstimationError
 from ..io import Layout, atomic_write, read_parquet, write_csv
 from . import bootstrap_kernel as kernel
+from . import bootstrap_lanes as lanes
 from .extended import standardize_within
 from .reghdfe import reghdfe
 
@@ -154,8 +158,53 @@ def _constant_regressor(z: np.ndarray) -> str:
     return ""
 
 
+@dataclass
+class KernelInputs:
+    """The bootstrap sample as the kernels take it: rows sorted by the FE with more levels ("a"), the other FE's
+    levels d (int64 for numba, int32 for C), a-level e = rows start[e] .. start[e + 1] − 1, z the four standardized
+    columns (outcome, mu_hat, lap, mu_hat x lap), row i's weight in a draw counts[unit[i]] of n_units counts, and the
+    full sample's preconditioner (bootstrap_kernel.preconditioner)."""
+    z: np.ndarray
+    a: np.ndarray
+    d: np.ndarray
+    d_int32: np.ndarray
+    start: np.ndarray
+    n_d: int
+    unit: np.ndarray
+    n_units: int
+    inverse: np.ndarray
+
+
+def kernel_inputs(z: np.ndarray, entity: np.ndarray, period: np.ndarray, resample: str) -> KernelInputs:
+    """KernelInputs of standardized z (rows in sample order) with factorized entity and period codes."""
+    unit, n_units = _units(len(z), entity, resample)
+    a, d = (entity, period) if entity.max() >= period.max() else (period, entity)
+    order = np.argsort(a, kind="stable")
+    z, a, d, unit = np.ascontiguousarray(z[order]), a[order].astype(np.int64), d[order].astype(np.int64), unit[order]
+    start = np.searchsorted(a, np.arange(a[-1] + 2)).astype(np.int64)
+    n_d = int(d.max()) + 1
+    return KernelInputs(z, a, d, d.astype(np.int32), start, n_d, np.ascontiguousarray(unit, dtype=np.int64), n_units,
+                        kernel.preconditioner(a, d, start, n_d))
+
+
+def cross_products(inputs: KernelInputs, seed: int, first: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(M, raw) of draws first .. first + count − 1 (bootstrap_kernel.cross_products, stacked by draw): the compiled
+    lane kernel where it is built, the numba kernel for the draws it leaves (a singleton level, CG not converged: the
+    dense solve) or for all draws where it is not built; the same draws either way (same random streams)."""
+    i = inputs
+    if lanes.UNAVAILABLE:
+        return kernel.bootstrap_cross_products(i.z, i.a, i.d, i.start, i.n_d, i.unit, i.n_units, seed, first, count,
+                                               i.inverse, CG_MAX_ITER)[:2]
+    M, raw, steps = lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, seed, first, count,
+                                         i.inverse, CG_MAX_ITER)
+    for b in np.flatnonzero(steps < 0):
+        M[b:b + 1], raw[b:b + 1], _ = kernel.bootstrap_cross_products(
+            i.z, i.a, i.d, i.start, i.n_d, i.unit, i.n_units, seed, first + b, 1, i.inverse, CG_MAX_ITER)
+    return M, raw
+
+
 def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, seed: int = 20251222,
-                    resample: str = "obs", block: int = 50, progress: bool = True,
+                    resample: str = "obs", block: int = 64, progress: bool = True,
                     standardized: bool = False) -> BootstrapResult:
     """Bootstrap distribution of beta_3 of `outcome ~ mu_hat + lap + mu_hat:lap | entity_num + period_num` on
     `sample` (the post-cutoff panel in the paper's design) and the one-sided bootstrap p of `b3_in_sample`.
@@ -172,22 +221,15 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     z = np.column_stack([data["outcome"], data["mu_hat"], data["lap"], data["mu_hat"] * data["lap"]]).astype(float)
     entity = pd.factorize(data["entity_num"])[0]
     period = pd.factorize(data["period_num"])[0]
-    unit, n_units = _units(len(data), entity, resample)
     result = BootstrapResult(np.full(B, np.nan), float(b3_in_sample), B, seed, resample, len(data), standardized)
     result.reason = _constant_regressor(z)
     # Units never matter: standardize each column (beta_3 is scaled back), so no tolerance sees the data's units.
     centre, spread = z.mean(axis=0), z.std(axis=0)
     spread[spread == 0] = 1.0
-    z = (z - centre) / spread
-    a, d = (entity, period) if entity.max() >= period.max() else (period, entity)
-    order = np.argsort(a, kind="stable")
-    z, a, d, unit = np.ascontiguousarray(z[order]), a[order].astype(np.int64), d[order].astype(np.int64), unit[order]
-    start = np.searchsorted(a, np.arange(a[-1] + 2)).astype(np.int64)
-    n_d = int(d.max()) + 1
-    inverse = kernel.preconditioner(a, d, start, n_d)
+    inputs = kernel_inputs((z - centre) / spread, entity, period, resample)
     M, raw, kept = np.zeros((1, 4, 4)), np.zeros((1, 4)), np.ones(len(z))
-    kernel.cross_products(z, kept, a, d, start, n_d, inverse, CG_MAX_ITER, M[0], raw[0], np.empty(len(z)),
-                          np.empty(len(z), np.int64))  # drops singletons from kept
+    kernel.cross_products(inputs.z, kept, inputs.a, inputs.d, inputs.start, inputs.n_d, inputs.inverse, CG_MAX_ITER,
+                          M[0], raw[0], np.empty(len(z)), np.empty(len(z), np.int64))  # drops singletons from kept
     if not result.reason and not kept.any():
         result.reason = f"every row of the bootstrap sample is a singleton of a fixed effect ({entity.max() + 1} " \
                         f"entit{'y' if entity.max() == 0 else 'ies'}, {period.max() + 1} periods): beta_3 is not " \
@@ -201,9 +243,7 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     blocks = [(first, min(block, B - first)) for first in range(0, B, block)]
 
     def compute(first: int, count: int) -> int:
-        M, raw, _ = kernel.bootstrap_cross_products(z, a, d, start, n_d, unit, n_units, seed, first, count,
-                                                    inverse, CG_MAX_ITER)
-        result.draws[first:first + count] = beta3_of(M, raw)
+        result.draws[first:first + count] = beta3_of(*cross_products(inputs, seed, first, count))
         return count
 
     with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool, \
