@@ -24,6 +24,7 @@
 #define LANES 4
 typedef double vd __attribute__((vector_size(32), aligned(8)));
 typedef int64_t vl __attribute__((vector_size(32), aligned(8)));
+typedef uint64_t vu __attribute__((vector_size(32), aligned(8)));
 typedef uint8_t vb __attribute__((vector_size(4), aligned(1)));
 
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
@@ -53,22 +54,47 @@ INLINE vd where_positive(vl mask, vd value) { return (vd)((vl)value & mask); } /
 
 INLINE double lane(vd v, int k) { return v[k]; }
 
+INLINE int64_t pick(double u, int64_t n_units) {
+    int64_t chosen = (int64_t)(u * (1.0 / 9007199254740992.0) * (double)n_units); /* floor(u 2^-53 n), as numba */
+    return chosen < n_units ? chosen : n_units - 1; /* u 2^-53 n rounded up to n: impossible below 2^52 units */
+}
+
+INLINE void count_pick(uint8_t *counts, int64_t chosen, int k, int64_t max_count, int *overflow) {
+    uint8_t *count = counts + chosen * LANES + k;
+    if (*count < max_count)
+        ++*count;
+    else
+        overflow[k] = 1;
+}
+
 /* counts of draw first_draw + k in byte k of counts[unit] (bootstrap_kernel.draw_counts, same stream); a count past
- * max_count (at most 255, the byte) marks the lane in `overflow` and stops counting there. */
+ * max_count (at most 255, the byte) marks the lane in `overflow` and stops counting there. The four streams run side
+ * by side in vector registers where the CPU multiplies 64-bit integers in vectors (AVX-512DQ: 2.5x faster here);
+ * elsewhere one after the other (an emulated vector multiply is no faster on AVX2 and slower on baseline x86-64). */
 INLINE void draw_lanes(uint64_t seed, int64_t first_draw, int n_lanes, int64_t n_units, int64_t max_count,
                        uint8_t *counts, int *overflow) {
     memset(counts, 0, (size_t)n_units * LANES);
-    for (int k = 0; k < n_lanes; k++) {
-        uint64_t state = mix(mix(seed) ^ (uint64_t)(first_draw + k));
+    uint64_t start[LANES];
+    for (int k = 0; k < LANES; k++) start[k] = mix(mix(seed) ^ (uint64_t)(first_draw + k));
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n_lanes == LANES && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+        vu state = {start[0], start[1], start[2], start[3]};
         for (int64_t j = 0; j < n_units; j++) {
             state += GAMMA;
-            int64_t pick = (int64_t)((double)(mix(state) >> 11) * (1.0 / 9007199254740992.0) * (double)n_units);
-            if (pick >= n_units) pick = n_units - 1; /* u x n rounded up to n: impossible below 2^52 units */
-            uint8_t *count = counts + pick * LANES + k;
-            if (*count < max_count)
-                ++*count;
-            else
-                overflow[k] = 1;
+            vu x = state;
+            x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+            x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+            vd u = __builtin_convertvector((vl)((x ^ (x >> 31)) >> 11), vd); /* < 2^53: exact */
+            for (int k = 0; k < LANES; k++) count_pick(counts, pick(u[k], n_units), k, max_count, overflow);
+        }
+        return;
+    }
+#endif
+    for (int k = 0; k < n_lanes; k++) {
+        uint64_t state = start[k];
+        for (int64_t j = 0; j < n_units; j++) {
+            state += GAMMA;
+            count_pick(counts, pick((double)(mix(state) >> 11), n_units), k, max_count, overflow);
         }
     }
 }
