@@ -1,11 +1,15 @@
 """Pairs bootstrap speed (issue 17), in one run on one machine, random unbalanced two-way-FE panels:
-- "paper scale": 91,361 rows (the paper's sample size) over 1,499 entities x 330 dates, 10,000 draws measured in full,
-  pairs ("obs") and entity-cluster resampling;
+- "paper scale": 91,361 rows (the paper's sample size) over 1,499 entities x 330 dates, 10,000 draws;
 - "1M rows": 1,000,000 rows over 3,000 entities x 330 dates (about one row per entity-date: a daily panel of 3,000
-  firms), 1,000 draws (DESIGNS) measured and extrapolated to 10,000 (said so in the table).
-Baseline: the naive loop (materialise each resampled DataFrame, pyfixest feols with singletons dropped), timed on
-NAIVE_DRAWS draws and extrapolated to 10,000; beta_3 of those draws is compared with the same draws of lapbias.
-Peak memory = the process's maximum resident set size (data included), each design in its own process.
+  firms), 10,000 draws;
+each with pairs ("obs") and entity-cluster resampling.
+Baselines in the same run, in the same process: (1) the previous kernel, the numba per-draw kernel that lapbias runs
+alone where the C lane kernel is not compiled (estimate/bootstrap_kernel.py; DESIGNS gives how many draws it is timed
+on, extrapolated to 10,000), with the largest difference between its draws and lapbias's; (2) the naive loop
+(materialise each resampled DataFrame, pyfixest feols with singletons dropped), timed on NAIVE_DRAWS draws and
+extrapolated, beta_3 of those draws compared with lapbias's.
+Peak memory = the process's maximum resident set size (data included) after lapbias's own runs, before the baselines,
+each design in its own process.
 
     python benchmarks/bench_bootstrap.py                      # writes benchmarks/results/bootstrap.md
     python benchmarks/bench_bootstrap.py --smoke --out FILE   # tiny sizes (the test suite's smoke test)
@@ -29,14 +33,15 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe, write_report  # noqa: E402
 
+from lapbias.estimate import bootstrap_lanes as lanes  # noqa: E402
 from lapbias.estimate.bootstrap import draw_weights, pairs_bootstrap  # noqa: E402
 
 B, SEED = 10_000, 1
-DESIGNS = {  # name: (rows, entities, periods, draws measured, naive draws)
-    "paper scale": (91_361, 1_499, 330, B, 20),
-    "1M rows": (1_000_000, 3_000, 330, 1_000, 3),
+DESIGNS = {  # name: (rows, entities, periods, draws of lapbias, draws of the previous kernel, naive draws)
+    "paper scale": (91_361, 1_499, 330, B, B, 20),
+    "1M rows": (1_000_000, 3_000, 330, B, 1_000, 3),
 }
-SMOKE = {"paper scale": (2_000, 100, 20, 20, 2), "1M rows": (4_000, 400, 20, 10, 1)}
+SMOKE = {"paper scale": (2_000, 100, 20, 20, 8, 2), "1M rows": (4_000, 400, 20, 10, 4, 1)}
 OUT = Path(__file__).resolve().parent / "results" / "bootstrap.md"
 
 
@@ -47,6 +52,15 @@ def make_panel(rows: int, entities: int, periods: int) -> pd.DataFrame:
                           "mu_hat": rng.choice([-1.0, 0.0, 1.0], rows), "lap": rng.uniform(0, 1, rows)})
     frame["outcome"] = 0.2 * frame["mu_hat"] * frame["lap"] + rng.normal(0, 1, rows)
     return frame
+
+
+def simd() -> str:
+    """Which clone of the C kernel this CPU runs (target_clones in estimate/_bootstrap_lanes.c)."""
+    flags = next((line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), "")
+    flags = set(flags.split())
+    if {"avx512f", "avx512dq", "avx512vl", "avx512bw"} <= flags:
+        return "AVX-512 (x86-64-v4 clone of the C kernel)"
+    return "AVX2 (x86-64-v3 clone of the C kernel)" if {"avx2", "fma"} <= flags else "baseline x86-64 clone"
 
 
 def naive(frame: pd.DataFrame, n_draws: int, resample: str) -> tuple[np.ndarray, float]:
@@ -66,36 +80,57 @@ def naive(frame: pd.DataFrame, n_draws: int, resample: str) -> tuple[np.ndarray,
     return np.array(out), seconds
 
 
+def timed(frame: pd.DataFrame, draws: int, resample: str) -> tuple[np.ndarray, float]:
+    start = time.perf_counter()
+    result = pairs_bootstrap(frame, 0.0, B=draws, seed=SEED, resample=resample, progress=False).draws
+    return result, time.perf_counter() - start
+
+
 def measure(name: str, smoke: bool) -> dict:
     """One design in this process: lapbias (pairs, then entity resampling; one untimed warm-up call compiles or
-    loads the kernel), then the naive loop on the first draws."""
-    rows, entities, periods, draws, naive_draws = (SMOKE if smoke else DESIGNS)[name]
+    loads the kernels), then the previous kernel (the C kernel switched off), then the naive loop on the first draws."""
+    rows, entities, periods, draws, previous_draws, naive_draws = (SMOKE if smoke else DESIGNS)[name]
     frame = make_panel(rows, entities, periods)
+    if lanes.UNAVAILABLE:
+        raise RuntimeError(lanes.UNAVAILABLE)
     pairs_bootstrap(frame, 0.0, B=2, seed=SEED, progress=False)
     result = {"name": name, "rows": rows, "entities": frame["entity_num"].nunique(),
-              "periods": frame["period_num"].nunique(), "draws": draws, "naive_draws": naive_draws}
+              "periods": frame["period_num"].nunique(), "draws": draws, "previous_draws": previous_draws,
+              "naive_draws": naive_draws}
     fast = {}
     for resample in ("obs", "entity"):
-        start = time.perf_counter()
-        fast[resample] = pairs_bootstrap(frame, 0.0, B=draws, seed=SEED, resample=resample, progress=False).draws
-        result[f"{resample}_seconds"] = time.perf_counter() - start
+        fast[resample], result[f"{resample}_seconds"] = timed(frame, draws, resample)
         result[f"{resample}_unidentified"] = int(np.isnan(fast[resample]).sum())
-    result["peak_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # before the naive loop
+    result["peak_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # before the baselines
+    lanes.UNAVAILABLE = "switched off: the previous kernel's timing"
+    try:
+        for resample in ("obs", "entity"):
+            previous, result[f"{resample}_previous_seconds"] = timed(frame, previous_draws, resample)
+            result[f"{resample}_previous_diff"] = float(np.max(np.abs(fast[resample][:previous_draws] - previous)))
+    finally:
+        lanes.UNAVAILABLE = ""
     naive(frame.head(min(rows, 2_000)), 1, "obs")  # warm-up: pyfixest compiles its kernels on the first fit
     for resample in ("obs", "entity"):
         reference, result[f"{resample}_naive_seconds"] = naive(frame, naive_draws, resample)
-        result[f"{resample}_diff"] = float(np.max(np.abs(fast[resample][:naive_draws] - reference)))
+        result[f"{resample}_naive_diff"] = float(np.max(np.abs(fast[resample][:naive_draws] - reference)))
     return result
+
+
+def per_10k(seconds: float, draws: int) -> str:
+    how = "measured" if draws == B else f"{seconds:.1f} s on {draws:,} draws, extrapolated"
+    return f"{seconds / draws * B:,.1f} s ({how})"
 
 
 def row(r: dict, resample: str) -> str:
     full = r[f"{resample}_seconds"] / r["draws"] * B
+    previous = r[f"{resample}_previous_seconds"] / r["previous_draws"] * B
     naive_full = r[f"{resample}_naive_seconds"] / r["naive_draws"] * B
-    how = "measured" if r["draws"] == B else f"measured on {r['draws']:,} draws: {r[f'{resample}_seconds']:.1f} s, " \
-                                             "extrapolated"
-    return (f"| {r['name']} | {resample} | {r['rows']:,} | {r['entities']:,} x {r['periods']} | {full:.1f} s ({how}) "
-            f"| {naive_full:,.0f} s (measured on {r['naive_draws']} draws: {r[f'{resample}_naive_seconds']:.1f} s, "
-            f"extrapolated) | {naive_full / full:,.0f}x | {r[f'{resample}_diff']:.1e} | {r['peak_gb']:.2f} GB |")
+    return (f"| {r['name']} | {resample} | {r['rows']:,} | {r['entities']:,} x {r['periods']} "
+            f"| {per_10k(r[f'{resample}_seconds'], r['draws'])} "
+            f"| {per_10k(r[f'{resample}_previous_seconds'], r['previous_draws'])} | {previous / full:.1f}x "
+            f"| {r[f'{resample}_previous_diff']:.1e} "
+            f"| {per_10k(r[f'{resample}_naive_seconds'], r['naive_draws'])} | {naive_full / full:,.0f}x "
+            f"| {r[f'{resample}_naive_diff']:.1e} | {r['peak_gb']:.2f} GB |")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -124,13 +159,16 @@ def main(argv: list[str] | None = None) -> None:
     load = os.getloadavg()
     lines = [
         "## Pairs bootstrap (issue 17)", "",
-        f"Machine: {describe()}; load average {load_before[0]:.1f} / {load_before[1]:.1f} (1 / 5 min) when the run "
-        f"started, {load[0]:.1f} / {load[1]:.1f} when it ended (other jobs share these cores: times are upper bounds). {B:,} draws of beta_3, seed {SEED}, entity and period "
-        f"FE, random unbalanced panels; lapbias runs its draws in {len(os.sched_getaffinity(0))} threads. "
-        "Baseline in the same run: the naive loop (materialise each draw, pyfixest feols).", "",
-        "| design | resampling | rows | entities x periods | lapbias, 10,000 draws | naive pyfixest loop, 10,000 draws "
+        f"Machine: {describe()}, SIMD {simd()}; load average {load_before[0]:.1f} / {load_before[1]:.1f} "
+        f"(1 / 5 min) when the run started, {load[0]:.1f} / {load[1]:.1f} when it ended (other jobs share these "
+        f"cores: times are upper bounds). {B:,} draws of beta_3, seed {SEED}, entity and period FE, random unbalanced "
+        f"panels; lapbias runs its draws in {len(os.sched_getaffinity(0))} threads. Baselines in the same run: the "
+        "previous kernel (numba, one draw at a time: what lapbias runs where the C kernel is not compiled) and the "
+        "naive loop (materialise each draw, pyfixest feols).", "",
+        "| design | resampling | rows | entities x periods | lapbias, 10,000 draws | previous kernel, 10,000 draws "
+        "| speed-up | max abs beta_3 difference to the previous kernel | naive pyfixest loop, 10,000 draws "
         "| speed-up | max abs beta_3 difference on the naive draws | peak memory of lapbias (data included) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
         *[row(r, resample) for r in results for resample in ("obs", "entity")],
         *[f"\n{line}" for line in failures],
         "", "Targets (issue 17): paper scale at most 10 s and 2 GB on 2 cores; 1,000,000 rows at most 60 s.",
