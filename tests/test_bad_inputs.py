@@ -879,3 +879,87 @@ def test_a_missing_compiled_bootstrap_kernel_is_said_and_the_draws_are_unchanged
     assert "warning: the compiled bootstrap kernel is not built (test): the bootstrap ran on the numba kernel" in output
     np.testing.assert_allclose(pd.read_csv(layout.results / "bootstrap_draws.csv")["beta3"], compiled["beta3"],
                                rtol=0, atol=1e-12)
+
+
+# ---- stale signals: a derived signal file from other settings or another validated input ----------------------
+def edit_config(config: Path, old: str, new: str) -> None:
+    text = config.read_text()
+    assert old in text, text
+    config.write_text(text.replace(old, new))
+
+
+SIGNAL_SETTING_EDITS = [  # (id, config text added, the signal file refused, the setting named)
+    ("forecast_labels", '[forecast]\nlabels = {up = 2.0, down = -1.0}\n', "forecast.parquet",
+     '[forecast] labels = {"up": 1.0, "down": -1.0}; this config has {"up": 2.0, "down": -1.0}'),
+    ("forecast_parse_regex", '[forecast]\nparse_regex = "(up|down)"\n', "forecast.parquet", "[forecast] parse_regex"),
+    ("forecast_prompt", '[forecast]\nprompt = "Will {entity_name} go up or down? {text}"\n', "forecast.parquet",
+     "[forecast] prompt"),
+    ("model_dtype", '[model]\ndtype = "bfloat16"\n', "forecast.parquet", '[model] dtype = "float32"'),
+    ("recall_template_text", '[study]\ncutoff = 2024-06-30\noutcome_description = "the bond yield"\n', "recall.parquet",
+     '[study] outcome_description = "the closing stock price"'),
+    ("recall_labels", '[recall]\nlabels = ["Up", "down", "unknown"]\n', "recall.parquet", "[recall] labels"),
+]
+
+
+@pytest.mark.parametrize("case", SIGNAL_SETTING_EDITS, ids=[c[0] for c in SIGNAL_SETTING_EDITS])
+def test_panel_and_estimate_refuse_signals_derived_under_other_settings(cached, case):
+    """Stale outputs: a setting that changes a derived signal (its prompt, parser, label map, model precision, the
+    recall template's wording), edited after the signal step, made `panel` merge the old signals and `estimate`
+    record the new setting beside them. Now both refuse, naming the file, the setting and both values; rerunning
+    the signal step (from the cache here) lets them go on."""
+    _, extra, refused, setting = case
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    config.write_text(config.read_text().replace("[study]\ncutoff = 2024-06-30\n", "") + extra
+                      if extra.startswith("[study]") else config.read_text() + extra)
+    output = expect(2, f"{refused} was derived with {setting}", "panel", config)
+    assert "rerun `lapbias " in output
+    built = layout.derived_file("panel.parquet").read_bytes()
+    output = expect(2, f"panel.parquet was derived with {setting}", "estimate", config)
+    assert layout.derived_file("panel.parquet").read_bytes() == built
+    assert not (layout.results / "detection.csv").exists()
+
+
+def test_settings_that_change_no_signal_leave_the_panel_alone(cached):
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    config.write_text(config.read_text() + '[forecast]\nmin_parse_rate = 0.5\n[recall]\ncensoring_warning = 0.9\n'
+                                           '[model]\nbatch_size = 3\nseconds_per_query = 2.0\n[estimate]\n'
+                                           'bootstrap_reps = 7\nplacebo_alpha = 0.2\n')
+    expect(0, "panel:", "panel", config)
+
+
+def test_signals_derived_from_an_earlier_validation_are_refused(cached):
+    """A corrected data file validated again, then `panel` without the signal steps: the forecasts answered the
+    old texts. Refused; the signal step (from the cache where it can) makes them current."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    data = layout.root / "panel.csv"
+    data.write_text(data.read_text().replace("headline 1 2", "headline 1 2 corrected"))
+    expect(0, "6 rows kept", "validate", config)
+    expect(2, "forecast.parquet was derived from another data/derived/input.parquet", "panel", config)
+
+
+def test_a_signal_file_without_a_record_is_not_checked(cached):
+    """Files written by an older version or through the Python API carry no record: panel goes on, as before."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    for task in ("forecast", "recall"):
+        frame = pd.read_parquet(layout.derived_file(f"{task}.parquet"))
+        frame.attrs = {}
+        write_parquet(frame, layout.derived_file(f"{task}.parquet"))
+    config.write_text(config.read_text() + '[forecast]\nlabels = {up = 2.0, down = -1.0}\n')
+    expect(0, "panel:", "panel", config)
+
+
+def test_minkprob_reads_the_forecast_prompt_only_when_it_scores_the_prompt():
+    from lapbias.config import RunConfig
+    from lapbias.signals import provenance
+
+    prompt = RunConfig().replace(minkprob={"scored_text": "prompt"})
+    text = RunConfig().replace(minkprob={"scored_text": "text"})
+    assert "[forecast] prompt" in provenance.settings(prompt, "minkprob")
+    assert "[forecast] prompt" not in provenance.settings(text, "minkprob")
+    assert "[minkprob] k" in provenance.settings(text, "minkprob")
+    assert not any(key.startswith("[forecast]") for key in provenance.settings(prompt, "recall"))
+    assert "[model] base_url" not in provenance.settings(prompt, "forecast")  # where the model is asked: no matter

@@ -345,12 +345,13 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     from .estimate import bootstrap, extended, protocol, stata
 
     from .data.validate import check_source
-    from .panel import check_built_from, check_built_with
+    from .panel import check_built_from, check_built_with, check_signals
 
     check_source(config, layout)
     built = read_checked(layout.derived_file("panel.parquet"))
     check_built_from(built, read_checked(layout.derived_file("input.parquet")), layout.derived_file("panel.parquet"))
     check_built_with(built, config, layout.derived_file("panel.parquet"))
+    check_signals(built, config, layout.derived_file("panel.parquet"))
     name, install, message = stata.select_engine(config, engine)
     click.echo(message, err=True)
     run_id = stage.new_run_id()

@@ -26,6 +26,7 @@ from .config import RunConfig
 from .data.derived import read_checked
 from .errors import ConfigError, MergeError
 from .io import Layout, atomic_write, write_parquet
+from .signals import provenance
 from .stage import StaleResultsError, new_run_id, staged_outputs
 
 LABELS = {
@@ -59,6 +60,8 @@ LABELS = {
     "high_lap": "LAP above the sample median",
 }
 DTA_EXCLUDED = ("text", "response", "label", "cache_key")
+SIGNALS_KEY = "lapbias_signal_settings"
+"""panel.parquet's metadata: the settings each signal file was derived under ({task: settings}, check_signals)."""
 STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 
 
@@ -123,13 +126,22 @@ def high_lap_flags(sample: pd.DataFrame, rule: str) -> pd.Series:
     return (lap > lap.median()).astype("Int8").where(lap.notna())
 
 
+def _signal(config: RunConfig, layout: Layout, task: str) -> pd.DataFrame:
+    """data/derived/<task>.parquet, checked against its schema and against what it was derived from (the current
+    input.parquet and config: signals/provenance.py)."""
+    path = layout.derived_file(f"{task}.parquet")
+    frame = read_checked(path)
+    provenance.check(frame, config, layout, task, path)
+    return frame
+
+
 def _signals(config: RunConfig, layout: Layout) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, list[str]]:
     notes = []
-    forecast = read_checked(layout.derived_file("forecast.parquet"))
-    recall = read_checked(layout.derived_file("recall.parquet"))
+    forecast = _signal(config, layout, "forecast")
+    recall = _signal(config, layout, "recall")
     mink_path = layout.derived_file("minkprob.parquet")
     if mink_path.exists():
-        minkprob = read_checked(mink_path)
+        minkprob = _signal(config, layout, "minkprob")
     elif config.estimate.lap_measure == "minkprob":
         raise ConfigError("[estimate] lap_measure = \"minkprob\" but data/derived/minkprob.parquet does not exist: "
                           "run `lapbias minkprob` first")
@@ -231,6 +243,16 @@ def check_built_with(panel: pd.DataFrame, config: RunConfig, path) -> None:
                                 "`lapbias panel`, then `lapbias estimate`")
 
 
+def check_signals(panel: pd.DataFrame, config: RunConfig, path) -> None:
+    """The signals in the panel were derived under the config's settings (the records `build` copied from the
+    signal files): a label map, prompt, model or K edited after `lapbias panel` would otherwise be estimated on the
+    old signals and recorded as the new settings in results/run_config.json. Panels without records (an older
+    version, the Python API) are not checked."""
+    for task, recorded in panel.attrs.get(SIGNALS_KEY, {}).items():
+        provenance.check_settings(recorded, config, task, path, f"rerun `lapbias {task}` and `lapbias panel`, then "
+                                                                 "`lapbias estimate`")
+
+
 def check_built_from(panel: pd.DataFrame, inputs: pd.DataFrame, path) -> None:
     """The panel holds the rows of data/derived/input.parquet as it is now (row ids in order, outcomes): a
     `validate` rerun after a corrected data file, a column mapping or --sample would otherwise leave the panel of
@@ -285,6 +307,9 @@ def build(config: RunConfig, layout: Layout) -> PanelResult:
     inputs = read_checked(layout.derived_file("input.parquet"))
     forecast, recall, minkprob, notes = _signals(config, layout)
     panel = assemble(config, inputs, forecast, recall, minkprob)
+    panel.attrs = {SIGNALS_KEY: {task: frame.attrs[provenance.ATTRS_KEY]["settings"]
+                                 for task, frame in (("forecast", forecast), ("recall", recall), ("minkprob", minkprob))
+                                 if frame is not None and provenance.ATTRS_KEY in frame.attrs}}
     result = PanelResult(panel, notes=notes)
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
     with staged_outputs(layout.derived, "panel", new_run_id(), known=PANEL_FILES) as folder:

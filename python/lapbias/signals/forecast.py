@@ -27,6 +27,7 @@ from ..errors import ConfigError, ParseRateError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, Generation, TokenLogprob, chat
 from ..llm.cache import Query, ResponseCache, canonical_json
+from . import provenance
 from .batch import Confirm, ask_missing
 
 TASK = "forecast"
@@ -153,7 +154,7 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
     result["label"] = result["label"].astype("string")
     result["mu_hat"] = result["mu_hat"].astype("float64")
     result["confidence"] = result["confidence"].astype("float64")
-    write_parquet(result, layout.derived_file("forecast.parquet"))
+    write_parquet(provenance.stamp(result, config, layout, TASK), layout.derived_file("forecast.parquet"))
     return result
 
 

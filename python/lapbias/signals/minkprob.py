@@ -27,6 +27,7 @@ from ..config import RunConfig
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend
 from ..llm.cache import Query, ResponseCache
+from . import provenance
 from .batch import Confirm, ask_missing
 from .forecast import fill_prompt
 
@@ -80,5 +81,5 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
         rows.append({"row_id": query.query_id, "lap_mink": lap_mink, "n_tokens": len(logprobs),
                      "n_lowest": n_lowest, "cache_key": query.key})
     result = pd.DataFrame(rows, columns=["row_id", "lap_mink", "n_tokens", "n_lowest", "cache_key"])
-    write_parquet(result, layout.derived_file("minkprob.parquet"))
+    write_parquet(provenance.stamp(result, config, layout, TASK), layout.derived_file("minkprob.parquet"))
     return result

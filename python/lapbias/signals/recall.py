@@ -36,7 +36,7 @@ from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, LocalBackend, TokenLogprob, chat
 from ..llm import sampling
 from ..llm.cache import Query, ResponseCache, canonical_json
-from . import label_record
+from . import label_record, provenance
 from .batch import Confirm, ask_missing
 from .labels import check_single_token, label_mass
 
@@ -187,7 +187,7 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
             "cache_key": query.key,
         })
     result = pd.DataFrame(rows, columns=COLUMNS)
-    write_parquet(result, layout.derived_file("recall.parquet"))
+    write_parquet(provenance.stamp(result, config, layout, TASK), layout.derived_file("recall.parquet"))
     return result
 
 

@@ -1,0 +1,81 @@
+"""What a derived signal file was derived from: the sha256 of data/derived/input.parquet and the config settings its
+queries and its derivation read, kept in the file's parquet metadata (pandas `attrs`) by each signal's `derive`.
+
+`panel` refuses a forecast, recall or Min-K% file whose record differs from the current input.parquet or config, and
+passes the records on in panel.parquet, where `estimate` compares them with its config again. Without this, a label
+map, prompt, model or K edited after the signal step, followed by `lapbias panel` (or `estimate`) alone, put the old
+signals in the panel while results/run_config.json and REPORT.md named the new settings; so did a data file validated
+again. A file without a record (written by an older version, or through the Python API) is not checked.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ..config import RunConfig, snapshot, study_settings
+from ..io import Layout
+from ..stage import StaleResultsError, fingerprint
+
+ATTRS_KEY = "lapbias_derived_from"
+READS = {
+    "forecast": ("[model] ", "[forecast] "),
+    "recall": ("[model] ", "[recall] ", "[study] outcome_description", "[study] reference_period"),
+    "minkprob": ("[model] ", "[minkprob] "),
+}
+"""The settings each signal's queries and derivation read, as prefixes of config.study_settings keys (operational
+settings such as server addresses and batch sizes are not among those); Min-K% also reads the forecast prompt when it
+scores the prompt (`minkprob_reads`)."""
+CHECKS_ONLY = frozenset({"[forecast] min_parse_rate", "[forecast] allow_low_parse_rate", "[recall] censoring_warning"})
+"""Settings read by a check on the derived file, not by its derivation: changing one leaves the file as it is."""
+
+
+def settings(config: RunConfig, task: str) -> dict:
+    """The config settings that `task`'s derived file depends on ({"[section] key": value})."""
+    reads = READS[task] + (("[forecast] prompt",) if task == "minkprob" and config.minkprob.scored_text == "prompt"
+                           else ())
+    return {key: value for key, value in study_settings(snapshot(config)).items()
+            if key not in CHECKS_ONLY and any(key == prefix or key.startswith(prefix) for prefix in reads)}
+
+
+def record(config: RunConfig, layout: Layout, task: str) -> dict:
+    """The record `derive` stores: the input.parquet it read (sha256) and the settings it read."""
+    return {"input_sha256": fingerprint(layout.derived_file("input.parquet")), "settings": settings(config, task)}
+
+
+def stamp(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str) -> pd.DataFrame:
+    frame.attrs[ATTRS_KEY] = record(config, layout, task)
+    return frame
+
+
+def _shown(value) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_settings(recorded: dict, config: RunConfig, task: str, path: Path, rerun: str) -> None:
+    """StaleResultsError naming the first setting of `task` that the config no longer shares with `recorded`."""
+    current = settings(config, task)
+    differ = [key for key in sorted(set(current) | set(recorded)) if recorded.get(key) != current.get(key)]
+    if not differ:
+        return
+    key = differ[0]
+    was = f"{key} = {_shown(recorded[key])}" if key in recorded else f"no {key} setting"
+    now = _shown(current[key]) if key in current else "none"
+    more = f" (and {len(differ) - 1} more: {', '.join(differ[1:4])}{', ...' if len(differ) > 4 else ''})" \
+        if len(differ) > 1 else ""
+    raise StaleResultsError(f"{path} was derived with {was}; this config has {now}{more}: {rerun}")
+
+
+def check(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str, path: Path) -> None:
+    """The derived file `path` of `task` was derived from input.parquet as it is now, under the config's settings."""
+    derived_from = frame.attrs.get(ATTRS_KEY)
+    if not derived_from:
+        return
+    rerun = f"rerun `lapbias {task}` (it asks the model only what the cache does not hold), then `lapbias panel`"
+    if derived_from.get("input_sha256") != fingerprint(layout.derived_file("input.parquet")):
+        raise StaleResultsError(f"{path} was derived from another data/derived/input.parquet (`lapbias validate` ran "
+                                f"again since `lapbias {task}`); {rerun}")
+    check_settings(derived_from.get("settings", {}), config, task, path, rerun)
