@@ -44,8 +44,9 @@ demo-ess: install
 demo-calibrate: install
 	$(BIN)/lapbias calibrate data/demo/calibrate.toml --yes
 
+# LAPBIAS_REQUIRE_LANES: the compiled bootstrap kernel must have been built (tests/test_bootstrap.py).
 test: install-vllm
-	$(BIN)/python -m pytest -q tests
+	LAPBIAS_REQUIRE_LANES=1 $(BIN)/python -m pytest -q tests
 
 benchmarks: install-vllm
 	$(BIN)/python benchmarks/run_all.py

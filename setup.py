@@ -1,12 +1,19 @@
 """Installs the package `lapbias` from python/ with the console script `lapbias`."""
 
+import hashlib
+from pathlib import Path
+
 from setuptools import Extension, find_packages, setup
 
 # The lane-batched bootstrap kernel (python/lapbias/estimate/_bootstrap_lanes.c; why C: its header). Optional: where
 # it cannot be compiled (no C compiler), the install goes on and the bootstrap runs on the numba kernel, slower
-# (estimate/bootstrap_lanes.py says so when it is used).
-BOOTSTRAP_LANES = Extension("lapbias.estimate._bootstrap_lanes", ["python/lapbias/estimate/_bootstrap_lanes.c"],
-                            extra_compile_args=["-O3", "-fno-math-errno", "-Wno-psabi"], optional=True)
+# (`lapbias estimate` says so). The source's sha256 is compiled in: estimate/bootstrap_lanes.py refuses a compiled file
+# whose source has changed since (a failed rebuild of an optional extension leaves the old file in place).
+LANES_SOURCE = "python/lapbias/estimate/_bootstrap_lanes.c"
+BOOTSTRAP_LANES = Extension(
+    "lapbias.estimate._bootstrap_lanes", [LANES_SOURCE],
+    define_macros=[("LAPBIAS_SOURCE_SHA256", f'"{hashlib.sha256(Path(LANES_SOURCE).read_bytes()).hexdigest()}"')],
+    extra_compile_args=["-O3", "-fno-math-errno", "-Wno-psabi"], optional=True)
 
 setup(
     name="lapbias",

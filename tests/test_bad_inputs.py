@@ -882,12 +882,6 @@ def test_a_missing_compiled_bootstrap_kernel_is_said_and_the_draws_are_unchanged
 
 
 # ---- stale signals: a derived signal file from other settings or another validated input ----------------------
-def edit_config(config: Path, old: str, new: str) -> None:
-    text = config.read_text()
-    assert old in text, text
-    config.write_text(text.replace(old, new))
-
-
 SIGNAL_SETTING_EDITS = [  # (id, config text added, the signal file refused, the setting named)
     ("forecast_labels", '[forecast]\nlabels = {up = 2.0, down = -1.0}\n', "forecast.parquet",
      '[forecast] labels = {"up": 1.0, "down": -1.0}; this config has {"up": 2.0, "down": -1.0}'),

@@ -5,7 +5,15 @@ identified (constant LAP, a single entity) give a reasoned result, not an error;
 
 from __future__ import annotations
 
+import ctypes
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sysconfig
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -299,9 +307,14 @@ def paper_shaped(rows: int = 6_000, entities: int = 300, periods: int = 40, seed
     return frame
 
 
+needs_lanes = pytest.mark.skipif(bool(lanes.UNAVAILABLE), reason=f"C kernel not available: {lanes.UNAVAILABLE}")
+
+
 def test_the_compiled_lane_kernel_is_built():
-    """The install compiles estimate/_bootstrap_lanes.c (setup.py); without it the tests below would only test the
-    numba fallback against itself."""
+    """The install compiles estimate/_bootstrap_lanes.c (setup.py). `make test` (CI) sets LAPBIAS_REQUIRE_LANES=1, so
+    a failed build fails here instead of leaving the tests below skipped and the numba kernel tested alone."""
+    if not os.environ.get("LAPBIAS_REQUIRE_LANES"):
+        pytest.skip("LAPBIAS_REQUIRE_LANES is not set (make test sets it)")
     assert lanes.UNAVAILABLE == ""
 
 
@@ -313,45 +326,139 @@ def lone_date_panel() -> pd.DataFrame:
     return frame
 
 
+def small_entities_panel() -> pd.DataFrame:
+    """paper_shaped plus 20 entities of one to three rows: nearly every draw has singleton entities, dropped
+    repeatedly (a dropped entity can leave a date alone)."""
+    frame = paper_shaped(rows=3_000, entities=60, periods=30)
+    sizes = np.random.default_rng(4).integers(1, 4, 20)
+    small = paper_shaped(rows=int(sizes.sum()), entities=20, periods=30, seed=5)
+    small["entity_num"] = 1_000 + np.repeat(np.arange(20), sizes)
+    return pd.concat([frame, small], ignore_index=True)
+
+
+def draws_with_singletons(frame: pd.DataFrame, B: int, seed: int, resample: str, first: int = 0) -> np.ndarray:
+    weights = draw_weights(len(frame), pd.factorize(frame["entity_num"])[0], B, seed, resample, first=first)
+    entity, period = pd.factorize(frame["entity_num"])[0], pd.factorize(frame["period_num"])[0]
+    return np.array([(drop_weighted_singletons(weights[:, b], [entity, period]) != weights[:, b]).any()
+                     for b in range(B)])
+
+
+SHAPES = {"paper": paper_shaped, "ragged": ragged_panel, "lone date": lone_date_panel,
+          "small entities": small_entities_panel}
+
+
+def assert_same_draws(lane_result, numba_result, rows: int) -> None:
+    (M, raw, steps), (M0, raw0, steps0) = lane_result, numba_result
+    np.testing.assert_array_equal(steps, steps0)
+    np.testing.assert_allclose(raw, raw0, rtol=1e-12, atol=1e-12 * rows)
+    np.testing.assert_allclose(M, M0, rtol=0, atol=1e-12 * rows)
+    np.testing.assert_allclose(bootstrap.beta3_of(M, raw), bootstrap.beta3_of(M0, raw0), rtol=0, atol=1e-12)
+
+
+@needs_lanes
 @pytest.mark.parametrize("resample", ["obs", "entity"])
-@pytest.mark.parametrize("shape", ["paper", "ragged", "lone date"])
+@pytest.mark.parametrize("shape", SHAPES)
 def test_lane_kernel_equals_the_per_draw_kernel(resample, shape):
     """Issue 17: the C kernel (four draws per vector) computes what the numba kernel computes, draw by draw (same
-    random streams, same CG and stopping rule: the same steps), and leaves to it exactly the draws with a singleton
-    level; 13 draws from draw 5, so the last vector is a partial one."""
-    frame = {"paper": paper_shaped, "ragged": ragged_panel, "lone date": lone_date_panel}[shape]()
+    random streams, same singleton rule, same CG and stopping rule: the same steps), on every draw, including those
+    with singleton levels; 13 draws from draw 5, so the last vector is a partial one."""
+    frame = SHAPES[shape]()
     i = inputs_of(frame, resample)
-    M, raw, steps = lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 7, 5, 13, i.inverse, 100)
-    M0, raw0, steps0 = kernel.bootstrap_cross_products(i.z, i.a, i.d, i.start, i.n_d, i.unit, i.n_units, 7, 5, 13,
-                                                       i.inverse, 100)
-    weights = draw_weights(len(frame), pd.factorize(frame["entity_num"])[0], 13, 7, resample, first=5)
-    entity, period = pd.factorize(frame["entity_num"])[0], pd.factorize(frame["period_num"])[0]
-    singletons = np.array([(drop_weighted_singletons(weights[:, b], [entity, period]) != weights[:, b]).any()
-                           for b in range(13)])
-    np.testing.assert_array_equal(steps < 0, singletons)
+    lane_result = lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 7, 5, 13, i.inverse, 100)
+    numba_result = kernel.bootstrap_cross_products(i.z, i.a, i.d, i.start, i.n_d, i.unit, i.n_units, 7, 5, 13,
+                                                   i.inverse, 100)
+    singletons = draws_with_singletons(frame, 13, 7, resample, first=5)
     if shape == "paper":
         assert not singletons.any()
-    else:  # on the lone date, vectors mix draws of both kinds
-        assert singletons.any() and (shape == "ragged" or not singletons.all())
-    ok = ~singletons
-    np.testing.assert_array_equal(steps[ok], steps0[ok])
-    np.testing.assert_allclose(raw[ok], raw0[ok], rtol=1e-12, atol=1e-12 * len(frame))
-    np.testing.assert_allclose(M[ok], M0[ok], rtol=0, atol=1e-12 * len(frame))
-    np.testing.assert_allclose(bootstrap.beta3_of(M[ok], raw[ok]), bootstrap.beta3_of(M0[ok], raw0[ok]), rtol=0,
-                               atol=1e-12)
+    elif shape == "lone date":  # vectors mix draws with and without singletons
+        assert singletons.any() and not singletons.all()
+    else:
+        assert singletons.any()
+    assert (lane_result[2] >= 0).all()  # every draw computed by the C kernel
+    assert_same_draws(lane_result, numba_result, len(frame))
 
 
+@needs_lanes
 def test_draws_are_the_same_without_the_compiled_kernel(monkeypatch):
-    """Where the C kernel is not built, the bootstrap runs on the numba kernel alone: the same draws."""
-    frame = pd.concat([paper_shaped(rows=3_000, entities=150, periods=30), ragged_panel()], ignore_index=True)
-    frame.loc[3_000:, "entity_num"] += 1_000  # the ragged entities (with their singletons) beside the others
-    compiled = pairs_bootstrap(frame, 0.0, B=30, seed=3, progress=False).draws
+    """Where the C kernel is not built, the bootstrap runs on the numba kernel alone: the same draws (to rounding).
+    The compiled run is checked to have gone through the C kernel, in several threads (blocks of 8 draws)."""
+    frame = small_entities_panel()
+    calls = []
+    compiled_kernel = lanes.cross_products
+
+    def spy(*args, **kwargs):
+        result = compiled_kernel(*args, **kwargs)
+        calls.append(result[2])
+        return result
+
+    monkeypatch.setattr(lanes, "cross_products", spy)
+    compiled = pairs_bootstrap(frame, 0.0, B=30, seed=3, block=8, progress=False).draws
+    assert len(calls) == 4 and all((steps >= 0).all() for steps in calls)
+    assert draws_with_singletons(frame, 30, 3, "obs").sum() > 20
     monkeypatch.setattr(lanes, "UNAVAILABLE", "not built (test)")
-    numba_only = pairs_bootstrap(frame, 0.0, B=30, seed=3, progress=False).draws
-    assert np.isfinite(compiled).all()
+    numba_only = pairs_bootstrap(frame, 0.0, B=30, seed=3, block=8, progress=False).draws
+    assert len(calls) == 4 and np.isfinite(compiled).all()
     np.testing.assert_allclose(compiled, numba_only, rtol=0, atol=1e-12)
 
 
+@pytest.mark.skipif(shutil.which("gcc") is None or platform.machine() != "x86_64", reason="needs gcc on x86-64")
+@pytest.mark.parametrize("level", ["x86-64", "x86-64-v3"])
+def test_each_build_level_of_the_lane_kernel_equals_the_numba_kernel(tmp_path, level):
+    """The installed library runs one clone (target_clones picks it for this CPU); each of the others is built here
+    on its own (-DLAPBIAS_NO_CLONES) and compared with the numba kernel, with and without singleton draws."""
+    if level == "x86-64-v3" and not {"avx2", "fma"} <= cpu_flags():
+        pytest.skip("this CPU has no AVX2/FMA")
+    library = tmp_path / f"lanes-{level}.so"
+    include = sysconfig.get_paths()["include"]
+    subprocess.run(["gcc", "-O3", f"-march={level}", "-fno-math-errno", "-Wno-psabi", "-fPIC", "-shared",
+                    "-DLAPBIAS_NO_CLONES", f"-I{include}", "-o", str(library), str(lanes.SOURCE)], check=True)
+    function = ctypes.CDLL(str(library)).lapbias_lanes_cross_products
+    function.restype, function.argtypes = ctypes.c_int64, lanes.ARGTYPES
+    for shape in ("paper", "small entities"):
+        frame = SHAPES[shape]()
+        i = inputs_of(frame, "obs")
+        M, raw, steps = np.zeros((13, 4, 4)), np.zeros((13, 4)), np.zeros(13, np.int64)
+        assert function(len(i.z), i.start.size - 1, i.n_d, i.z.ctypes.data, i.d_int32.ctypes.data,
+                        i.start.ctypes.data, i.unit.ctypes.data, i.n_units, 7, 5, 13, i.inverse.ctypes.data, 100, 255,
+                        M.ctypes.data, raw.ctypes.data, steps.ctypes.data) == 0
+        assert_same_draws((M, raw, steps), kernel.bootstrap_cross_products(
+            i.z, i.a, i.d, i.start, i.n_d, i.unit, i.n_units, 7, 5, 13, i.inverse, 100), len(frame))
+
+
+def cpu_flags() -> set[str]:
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    return set(next((line for line in text.splitlines() if line.startswith("flags")), "").split())
+
+
+@needs_lanes
+def test_a_compiled_kernel_older_than_its_source_is_not_used(tmp_path, monkeypatch):
+    """An edit of the C source whose rebuild failed (an optional extension keeps the old file) must not run the old
+    kernel: the sha256 compiled in differs from the source's, and the bootstrap falls back to numba with the reason."""
+    library, why = lanes._load()
+    assert library is not None and why == ""
+    edited = tmp_path / "_bootstrap_lanes.c"
+    edited.write_bytes(lanes.SOURCE.read_bytes() + b"/* edited */\n")
+    monkeypatch.setattr(lanes, "SOURCE", edited)
+    library, why = lanes._load()
+    assert library is None and "was built from another version of _bootstrap_lanes.c" in why
+
+
+@needs_lanes
+def test_the_lane_wrapper_checks_what_the_c_kernel_assumes():
+    i = inputs_of(paper_shaped(rows=400, entities=40, periods=10), "obs")
+    args = [i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 1, 0, 4, i.inverse, 100]
+    for position, bad, message in [(0, i.z[:, :3].copy(), "z as a C-contiguous float64 array of shape (400, 4)"),
+                                   (1, i.d, "d as a C-contiguous int32"),
+                                   (4, i.unit[::-1], "not contiguous"),
+                                   (5, 10, "unit in 0 .. 9"),
+                                   (9, i.inverse[:5, :5].copy(), "inverse as a C-contiguous float64 array of shape")]:
+        wrong = list(args)
+        wrong[position] = bad
+        with pytest.raises((TypeError, ValueError), match=re.escape(message)):
+            lanes.cross_products(*wrong)
+
+
+@needs_lanes
 def test_lane_kernel_leaves_counts_past_its_byte_and_unconverged_draws_to_the_numba_kernel(monkeypatch):
     """A draw with a count above max_count (255 in use: a byte) and a draw on which CG has not converged within
     max_iter steps come back with steps = -1, and pairs_bootstrap computes them with the numba kernel."""
@@ -372,6 +479,7 @@ def test_lane_kernel_leaves_counts_past_its_byte_and_unconverged_draws_to_the_nu
         lanes.cross_products(i.z, i.d_int32, i.start, i.n_d, i.unit, i.n_units, 2, 0, 4, i.inverse, 100, max_count=256)
 
 
+@needs_lanes
 def test_lane_kernel_skips_cg_on_a_draw_with_a_constant_regressor():
     """As the numba kernel (test_a_regressor_constant_in_a_draw_costs_no_cg_steps): such a draw takes 0 steps and its
     beta_3 is not identified; the other draws of its vector are computed as usual, as the numba kernel computes them

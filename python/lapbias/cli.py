@@ -395,7 +395,7 @@ def _estimate(config, layout: Layout, engine: str) -> None:
                              f"one-sided bootstrap p of the in-sample beta_3 = {boot.p_boot:.4f}")
             if boot is not None and bootstrap.lanes.UNAVAILABLE:
                 _log(layout, f"warning: {bootstrap.lanes.UNAVAILABLE}: the bootstrap ran on the numba kernel alone "
-                             "(the same draws, 2-3 times slower)")
+                             "(the same draws to rounding, 2-4 times slower)")
             summary = f"estimate (python engine): {results.summary()}"
         _label_approximated(config, staged)
     _log(layout, f"{summary} (run {run_id})")

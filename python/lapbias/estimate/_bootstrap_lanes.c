@@ -9,10 +9,14 @@
  * scalar code, slower than the per-draw kernel; benchmarks/RESULTS.md). GCC/Clang vector extensions are portable;
  * target_clones compiles the kernel for AVX-512, AVX2 and baseline x86-64 and picks one when the library is loaded.
  *
- * What is not done here (the caller, estimate/bootstrap.py, computes these draws with the numba kernel): a draw with
- * a singleton level (total weight 1 in an entity or a date), a count above max_count (255 in use: weights are one
- * byte; a multinomial count of 256 does not happen in practice), a draw on which CG has not converged after max_iter
- * steps (the dense solve). Those draws get steps = -1.
+ * Singleton levels are dropped lane by lane as the numba kernel drops them. What is not done here (the caller,
+ * estimate/bootstrap.py, computes these draws with the numba kernel): a count above max_count (255 in use: weights are
+ * one byte; a multinomial count of 256 does not happen in practice) and a draw on which CG has not converged after
+ * max_iter steps (the dense solve). Those draws get steps = -1.
+ *
+ * Multiply-adds are fused where the CPU has FMA (GCC's default -ffp-contract=fast), so draws agree between the AVX-512,
+ * AVX2 and baseline builds and with the numba kernel to rounding (~1e-15 relative), not bit for bit; on one machine a
+ * rerun gives the same bits. Not fusing costs 12% here.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -27,11 +31,15 @@ typedef int64_t vl __attribute__((vector_size(32), aligned(8)));
 typedef uint64_t vu __attribute__((vector_size(32), aligned(8)));
 typedef uint8_t vb __attribute__((vector_size(4), aligned(1)));
 
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
+/* target_clones with arch= levels: GCC 11 or later on x86-64 Linux (ifunc); elsewhere, or built with
+ * -DLAPBIAS_NO_CLONES (tests/test_bootstrap.py builds each level on its own), one build for the compiler's target. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
+    !defined(LAPBIAS_NO_CLONES)
 #define CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define CLONES
 #endif
+#define EXPORT __attribute__((visibility("default")))
 #define INLINE static inline __attribute__((always_inline))
 
 static const double CG_ACCURACY = 1e-12;         /* bootstrap_kernel.CG_ACCURACY */
@@ -252,85 +260,136 @@ INLINE void solve_cg(const vd *B, vd *X, vd *R, vd *Pd, vd *Q, vd *Zr, vd *scale
     }
 }
 
+/* Total weight of each entity and date in the four lanes; the lanes with a level of total weight exactly 1 (a
+ * singleton) are marked in the result. */
+INLINE vl level_totals(const uint8_t *W, const int32_t *d, const int64_t *start, int64_t n_a, int64_t n_d,
+                       vd *total_a, vd *total_d) {
+    const vd one = {1, 1, 1, 1};
+    vl singleton = {0};
+    for (int64_t t = 0; t < n_d; t++) total_d[t] = (vd){0};
+    for (int64_t e = 0; e < n_a; e++) {
+        vd total = {0};
+        for (int64_t i = start[e]; i < start[e + 1]; i++) {
+            vd w = load_weights(W + i * LANES);
+            total += w;
+            total_d[d[i]] += w;
+        }
+        total_a[e] = total;
+        singleton |= total == one;
+    }
+    for (int64_t t = 0; t < n_d; t++) singleton |= total_d[t] == one;
+    return singleton;
+}
+
+INLINE int any_lane(vl mask) { return (mask[0] | mask[1] | mask[2] | mask[3]) != 0; }
+
+/* bootstrap_kernel.drop_singletons lane by lane: zero the weight of rows alone in a level of either FE (a level of
+ * total weight 1; a row drawn twice is not alone), sweep after sweep until no level has total 1. The fixed point does
+ * not depend on the order of removal, so it is the numba kernel's and reghdfe's on the materialised draw. Called with
+ * the totals of W and its singleton mask; leaves the totals of the final W. */
+INLINE void drop_singletons(uint8_t *W, const int32_t *d, const int64_t *start, int64_t n_a, int64_t n_d, vd *total_a,
+                            vd *total_d, vl singleton) {
+    const vd one = {1, 1, 1, 1};
+    while (any_lane(singleton)) {
+        for (int64_t e = 0; e < n_a; e++) {
+            vl alone_a = total_a[e] == one;
+            for (int64_t i = start[e]; i < start[e + 1]; i++) {
+                vl alone = alone_a | (total_d[d[i]] == one); /* the row's weight is its level's whole total */
+                for (int k = 0; k < LANES; k++) W[i * LANES + k] &= (uint8_t)~alone[k];
+            }
+        }
+        singleton = level_totals(W, d, start, n_a, n_d, total_a, total_d);
+    }
+}
+
+/* Sums of one pass over the rows for the four lanes (bootstrap_kernel.cross_products), given the entity totals:
+ * the inverse entity totals (0 for an empty entity) in inverse_a, f = sum w z and q = sum w z^2 (for the centred sums
+ * of squares), m = z~' W z~ (upper triangle) and B = D' W z~, with z~ = z minus its within-entity weighted mean. */
+typedef struct {
+    vd f[4], q[4], m[4][4];
+} Moments;
+
+INLINE Moments moment_pass(const double *z, const uint8_t *W, const int32_t *d, const int64_t *start, int64_t n_a,
+                           int64_t n_d, const vd *total_a, vd *inverse_a, vd *B) {
+    Moments out = {0};
+    const vd one = {1, 1, 1, 1};
+    for (int64_t t = 0; t < n_d * 4; t++) B[t] = (vd){0};
+    for (int64_t e = 0; e < n_a; e++) {
+        vd s[4] = {{0}};
+        for (int64_t i = start[e]; i < start[e + 1]; i++) {
+            vd w = load_weights(W + i * LANES);
+            const double *zi = z + i * 4;
+            for (int c = 0; c < 4; c++) {
+                s[c] += w * zi[c];
+                out.q[c] += w * zi[c] * zi[c];
+            }
+        }
+        vd inverse_total = where_positive(total_a[e] > 0, one / total_a[e]);
+        inverse_a[e] = inverse_total;
+        for (int c = 0; c < 4; c++) {
+            out.f[c] += s[c];
+            s[c] *= inverse_total;
+        }
+        for (int64_t i = start[e]; i < start[e + 1]; i++) {
+            vd w = load_weights(W + i * LANES), r[4], v[4];
+            const double *zi = z + i * 4;
+            vd *b = B + (int64_t)d[i] * 4;
+            for (int c = 0; c < 4; c++) {
+                r[c] = zi[c] - s[c];
+                v[c] = w * r[c];
+                b[c] += v[c];
+            }
+            for (int c = 0; c < 4; c++)
+                for (int c2 = c; c2 < 4; c2++) out.m[c][c2] += v[c] * r[c2];
+        }
+    }
+    return out;
+}
+
 /* M (n_draws x 4 x 4), raw (n_draws x 4) and steps (n_draws) of draws first_draw .. first_draw + n_draws - 1, as
- * bootstrap_kernel.bootstrap_cross_products computes them; steps = -1 where that kernel must compute the draw
- * (singletons, a count past max_count, CG not converged). Rows sorted by the FE "a" (entity e = rows start[e] ..
- * start[e + 1] - 1), d the other FE's level of each row, z the 4 standardized columns, row i's weight in a draw
- * counts[unit[i]]. Returns 0, -1 when memory could not be allocated, -2 when max_count is not in 1 .. 255. */
-CLONES int64_t lapbias_lanes_cross_products(int64_t n, int64_t n_a, int64_t n_d, const double *z, const int32_t *d,
-                                            const int64_t *start, const int64_t *unit, int64_t n_units, uint64_t seed,
-                                            int64_t first_draw, int64_t n_draws, const double *inverse,
-                                            int64_t max_iter, int64_t max_count, double *M_out, double *raw_out,
-                                            int64_t *steps_out) {
+ * bootstrap_kernel.bootstrap_cross_products computes them; steps = -1 where that kernel must compute the draw (a count
+ * past max_count, CG not converged). Rows sorted by the FE "a" (entity e = rows start[e] .. start[e + 1] - 1), d the
+ * other FE's level of each row, z the 4 standardized columns, row i's weight in a draw counts[unit[i]]. Returns 0, -1
+ * when memory could not be allocated, -2 when max_count is not in 1 .. 255. */
+EXPORT CLONES int64_t lapbias_lanes_cross_products(int64_t n, int64_t n_a, int64_t n_d, const double *z,
+                                                   const int32_t *d, const int64_t *start, const int64_t *unit,
+                                                   int64_t n_units, uint64_t seed, int64_t first_draw,
+                                                   int64_t n_draws, const double *inverse, int64_t max_iter,
+                                                   int64_t max_count, double *M_out, double *raw_out,
+                                                   int64_t *steps_out) {
     if (max_count < 1 || max_count > 255) return -2;
     uint8_t *counts = malloc((size_t)n_units * LANES), *W = malloc((size_t)n * LANES);
-    vd *inverse_a = malloc(sizeof(vd) * n_a), *total_d = malloc(sizeof(vd) * n_d), *g = malloc(sizeof(vd) * n_d);
-    vd *work = malloc(sizeof(vd) * n_d * 4 * 7);
-    if (!counts || !W || !inverse_a || !total_d || !g || !work) {
-        free(counts), free(W), free(inverse_a), free(total_d), free(g), free(work);
+    vd *total_a = malloc(sizeof(vd) * n_a), *inverse_a = malloc(sizeof(vd) * n_a);
+    vd *total_d = malloc(sizeof(vd) * n_d), *g = malloc(sizeof(vd) * n_d), *work = malloc(sizeof(vd) * n_d * 4 * 7);
+    if (!counts || !W || !total_a || !inverse_a || !total_d || !g || !work) {
+        free(counts), free(W), free(total_a), free(inverse_a), free(total_d), free(g), free(work);
         return -1;
     }
     vd *B = work, *X = B + n_d * 4, *R = X + n_d * 4, *Pd = R + n_d * 4, *Q = Pd + n_d * 4, *Zr = Q + n_d * 4;
     vd *scaled = Zr + n_d * 4;
+    const vd one = {1, 1, 1, 1};
     for (int64_t first = 0; first < n_draws; first += LANES) {
         int n_lanes = n_draws - first < LANES ? (int)(n_draws - first) : LANES;
         int overflow[LANES] = {0}, active[LANES];
         draw_lanes(seed, first_draw + first, n_lanes, n_units, max_count, counts, overflow);
         const uint32_t *lanes_of_unit = (const uint32_t *)counts;
         for (int64_t i = 0; i < n; i++) memcpy(W + i * LANES, lanes_of_unit + unit[i], LANES);
-
-        /* one pass: level totals, within-entity means, z~' W z~ and B = D' W z~ (bootstrap_kernel.cross_products) */
-        for (int64_t t = 0; t < n_d; t++) total_d[t] = (vd){0};
-        for (int64_t t = 0; t < n_d * 4; t++) B[t] = (vd){0};
-        vd f[4] = {{0}}, q[4] = {{0}}, m[4][4] = {{{0}}};
-        vl singleton = {0};
-        const vd one = {1, 1, 1, 1};
+        drop_singletons(W, d, start, n_a, n_d, total_a, total_d, level_totals(W, d, start, n_a, n_d, total_a, total_d));
+        Moments sums = moment_pass(z, W, d, start, n_a, n_d, total_a, inverse_a, B);
         vd grand = {0};
-        for (int64_t e = 0; e < n_a; e++) {
-            vd total = {0}, s[4] = {{0}};
-            for (int64_t i = start[e]; i < start[e + 1]; i++) {
-                vd w = load_weights(W + i * LANES);
-                const double *zi = z + i * 4;
-                total += w;
-                total_d[d[i]] += w;
-                for (int c = 0; c < 4; c++) {
-                    s[c] += w * zi[c];
-                    q[c] += w * zi[c] * zi[c];
-                }
-            }
-            singleton |= total == one;
-            grand += total;
-            vd inverse_total = where_positive(total > 0, one / total);
-            inverse_a[e] = inverse_total;
-            for (int c = 0; c < 4; c++) {
-                f[c] += s[c];
-                s[c] *= inverse_total;
-            }
-            for (int64_t i = start[e]; i < start[e + 1]; i++) {
-                vd w = load_weights(W + i * LANES), r[4], v[4];
-                const double *zi = z + i * 4;
-                vd *b = B + (int64_t)d[i] * 4;
-                for (int c = 0; c < 4; c++) {
-                    r[c] = zi[c] - s[c];
-                    v[c] = w * r[c];
-                    b[c] += v[c];
-                }
-                for (int c = 0; c < 4; c++)
-                    for (int c2 = c; c2 < 4; c2++) m[c][c2] += v[c] * r[c2];
-            }
-        }
+        for (int64_t e = 0; e < n_a; e++) grand += total_a[e];
         for (int64_t t = 0; t < n_d; t++) {
             vd root = {sqrt(total_d[t][0]), sqrt(total_d[t][1]), sqrt(total_d[t][2]), sqrt(total_d[t][3])};
-            singleton |= total_d[t] == one;
             g[t] = where_positive(total_d[t] > 0, one / root); /* the draw's preconditioner scale, diag(W_d)^-1/2 */
         }
         double M[LANES][4][4], raw[LANES][4];
         for (int k = 0; k < LANES; k++) {
+            int empty = !(grand[k] > 0); /* every row a singleton: M = 0, beta_3 not identified (as numba) */
             for (int c = 0; c < 4; c++) {
-                for (int c2 = c; c2 < 4; c2++) M[k][c][c2] = M[k][c2][c] = lane(m[c][c2], k);
-                raw[k][c] = lane(q[c], k) - lane(f[c], k) * lane(f[c], k) / lane(grand, k);
+                for (int c2 = c; c2 < 4; c2++) M[k][c][c2] = M[k][c2][c] = empty ? 0.0 : sums.m[c][c2][k];
+                raw[k][c] = empty ? 0.0 : sums.q[c][k] - sums.f[c][k] * sums.f[c][k] / grand[k];
             }
-            active[k] = k < n_lanes && !overflow[k] && !singleton[k];
+            active[k] = k < n_lanes && !overflow[k] && !empty;
             for (int c = 1; c < 4 && active[k]; c++)
                 if (raw[k][c] <= 0 || M[k][c][c] <= COLLINEAR_TOLERANCE * raw[k][c]) active[k] = 0; /* not identified */
         }
@@ -348,15 +407,19 @@ CLONES int64_t lapbias_lanes_cross_products(int64_t n, int64_t n_a, int64_t n_d,
                     out[c * 4 + c2] = entry;
                 }
             for (int c = 0; c < 4; c++) raw_out[(first + k) * 4 + c] = raw[k][c];
-            steps_out[first + k] = overflow[k] || singleton[k] ? -1 : steps[k];
+            steps_out[first + k] = overflow[k] ? -1 : steps[k];
         }
     }
-    free(counts), free(W), free(inverse_a), free(total_d), free(g), free(work);
+    free(counts), free(W), free(total_a), free(inverse_a), free(total_d), free(g), free(work);
     return 0;
 }
 
-/* estimate/bootstrap_lanes.ABI_VERSION of this source: a compiled file older than its Python side is not used. */
-int64_t lapbias_lanes_abi_version(void) { return 2; }
+/* The sha256 of this source file, passed by setup.py at build time (estimate/bootstrap_lanes.py refuses a compiled
+ * file whose source has changed since: an edit whose rebuild failed would otherwise leave the old kernel in use). */
+#ifndef LAPBIAS_SOURCE_SHA256
+#define LAPBIAS_SOURCE_SHA256 ""
+#endif
+EXPORT const char *lapbias_lanes_source_sha256(void) { return LAPBIAS_SOURCE_SHA256; }
 
 /* A module object, so that the package finds the compiled file by import; the kernel is called through ctypes. */
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_bootstrap_lanes",

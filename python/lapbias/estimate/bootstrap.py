@@ -23,8 +23,8 @@ Speed: a draw with replacement is the original rows with integer frequency weigh
 exact weighted fit on the original rows: weighted FWL, conjugate gradients on the smaller FE's Schur complement
 preconditioned by the full sample's (estimate/bootstrap_kernel.py, numba), threads over blocks of draws. The
 compiled lane kernel (estimate/bootstrap_lanes.py, C) runs that algorithm on four draws at once; the draws it leaves
-(a singleton level, CG not converged: the dense solve) and every draw where it was not compiled run on the numba
-kernel, on the same random streams. Each draw equals pyfixest on the materialised draw to ~1e-12
+(CG not converged: the dense solve) and every draw where it was not compiled run on the numba kernel, on the same
+random streams (the same draws to rounding). Each draw equals pyfixest on the materialised draw to ~1e-12
 (tests/test_bootstrap.py; benchmarks/results/bootstrap.md), except where a regressor is nearly collinear with the
 FEs: the normal-equation form loses digits there (~1e-8 in standardized beta_3 where the date explains all but 1e-5
 of LAP; bootstrap_kernel).
@@ -189,8 +189,9 @@ def kernel_inputs(z: np.ndarray, entity: np.ndarray, period: np.ndarray, resampl
 
 def cross_products(inputs: KernelInputs, seed: int, first: int, count: int) -> tuple[np.ndarray, np.ndarray]:
     """(M, raw) of draws first .. first + count − 1 (bootstrap_kernel.cross_products, stacked by draw): the compiled
-    lane kernel where it is built, the numba kernel for the draws it leaves (a singleton level, CG not converged: the
-    dense solve) or for all draws where it is not built; the same draws either way (same random streams)."""
+    lane kernel where it is built, the numba kernel for the draws it leaves (CG not converged: the dense solve; a
+    count past a byte) or for all draws where it is not built; the same draws either way, to rounding (same random
+    streams)."""
     i = inputs
     if lanes.UNAVAILABLE:
         return kernel.bootstrap_cross_products(i.z, i.a, i.d, i.start, i.n_d, i.unit, i.n_units, seed, first, count,
