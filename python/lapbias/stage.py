@@ -121,6 +121,32 @@ def _commit(target: Path, stage: str, run_id: str, folder: Path, known: set[str]
                                                         indent=1, sort_keys=True) + "\n")
 
 
+def check_manifest(target: Path, stage: str, run_id: str | None) -> None:
+    """Every file the stage's last run wrote (its manifest: name and sha256) is still there unchanged, and that run is
+    `run_id`: a results file deleted, emptied or edited since the estimate would otherwise be read as that run's (a
+    missing placebo.csv reads as "placebo infeasible"). Nothing to compare without a manifest (the Python API)."""
+    path = manifest_path(target, stage)
+    if not path.exists():
+        return
+    rerun = f"rerun `lapbias {stage}` (then `lapbias report`)"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        files, manifest_run = dict(manifest["files"]), manifest[RUN_ID]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise StaleResultsError(f"{path} is damaged; {rerun}") from None
+    if run_id is not None and manifest_run != run_id:
+        raise StaleResultsError(f"{path} lists the files of {stage} run {manifest_run}, {RUN_RECORD} names run "
+                                f"{run_id}: files from different runs; {rerun}")
+    shown = Path(target).name
+    for name, digest in sorted(files.items()):
+        file = Path(target) / name
+        if not file.is_file():
+            raise StaleResultsError(f"{shown}/{name} is missing: {stage} run {manifest_run} wrote it; {rerun}")
+        if fingerprint(file) != digest:
+            raise StaleResultsError(f"{shown}/{name} changed since {stage} run {manifest_run} wrote it (edited, or "
+                                    f"emptied?); {rerun}")
+
+
 def run_record(snapshot: dict, run_id: str, inputs: dict[str, Path], root: Path) -> str:
     """results/run_config.json: the configuration snapshot, the run id and the sha256 of each input read."""
     record = dict(snapshot)

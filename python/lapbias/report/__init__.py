@@ -13,7 +13,8 @@ from ..config import RunConfig, snapshot, study_settings
 from ..data.derived import shown
 from ..errors import LapbiasError
 from ..io import Layout, read_parquet, write_csv, write_text
-from ..stage import StaleResultsError, check_run, manifest_files, new_run_id, read_run_record, staged_outputs
+from ..stage import (StaleResultsError, check_manifest, check_run, manifest_files, new_run_id, read_run_record,
+                     staged_outputs)
 from .describe import write_descriptives
 from .figures import lap_histogram
 from .markdown import render
@@ -91,6 +92,7 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         raise ResultsFileError("results/detection.csv has no rows and results/estimation_notes.csv does not say why "
                                "(cut short or edited?); rerun `lapbias estimate`")
     run_id = check_run(layout.results, tables, layout.root)
+    check_manifest(layout.results, "estimate", run_id)
     _check_settings(config, read_run_record(layout.results), run_id)
     if tables.get("estimation_notes") is None or tables["estimation_notes"].empty:
         tables["estimation_notes"] = pd.DataFrame(columns=["model", "kind", "detail"])
