@@ -3,8 +3,9 @@
 Every request takes the next fault from `plan` (first in, first out); with the plan empty it answers normally.
 Faults: ("429", retry_after_seconds), ("status", code), ("sleep", seconds) (then answers normally, after the
 client has given up), ("malformed",) (HTTP 200, a body that is not JSON), ("echo_auth", pad) (HTTP 400 whose
-body quotes the Authorization header after `pad` filler characters, as a careless proxy might), ("redirect", url)
-(HTTP 307 to `url`). Normal answers:
+body quotes the Authorization header after `pad` filler characters, as a careless proxy might), ("echo_auth_pieces",)
+(HTTP 401 quoting the header less its last character, and its last 12 characters), ("redirect", url) (HTTP 307 to
+`url`). Normal answers:
 - /v1/chat/completions with `logprobs`: one token "up" with a fixed top-4 of candidates (CANDIDATES);
 - /v1/chat/completions with `n`: n answers cycling through SAMPLED;
 - with `no_logprobs = True`: answers without log-probs, as an endpoint that does not return them.
@@ -107,6 +108,9 @@ class FaultServer:
                 pad = "x" * (fault[1] if len(fault) > 1 else 0)
                 return self._send(handler, 400,
                                   json.dumps({"error": f"{pad}bad request, header was {auth}"}).encode())
+            if kind == "echo_auth_pieces":  # the key less its last character, and its last 12 characters
+                return self._send(handler, 401, json.dumps({"error": f"invalid token {auth[:-1]}...; "
+                                                                     f"token ending {auth[-12:]}"}).encode())
             if kind == "redirect":
                 return self._send(handler, 307, b"{}", {"Location": fault[1]})
             if kind == "sleep":

@@ -128,6 +128,19 @@ def test_a_key_straddling_the_quoted_part_of_an_error_is_still_hidden(server, mo
     assert KEY[:10] not in str(caught.value) and "Bearer ***" in str(caught.value)
 
 
+def test_pieces_of_the_key_echoed_by_a_server_are_hidden(server, monkeypatch):
+    """A server that echoes the key less a character, or a piece of it, must not show it either: every run of 8 or
+    more characters of the key is masked, not only the whole key."""
+    monkeypatch.setenv("LAPBIAS_TEST_KEY", KEY)
+    backend = client(server.url, api_key_env="LAPBIAS_TEST_KEY")
+    server.plan = [("echo_auth_pieces",)]
+    with pytest.raises(ModelError, match="HTTP 401") as caught:
+        backend.next_token_logprobs([CHAT], 20)
+    message = str(caught.value)
+    assert "invalid token Bearer ***" in message and "token ending ***" in message
+    assert not [KEY[i:i + 8] for i in range(len(KEY) - 7) if KEY[i:i + 8] in message]
+
+
 @pytest.mark.parametrize("value", ["sk-live-5f1c0ffee", "MY KEY", "1KEY", "$OPENAI_API_KEY"])
 def test_api_key_env_must_be_a_variable_name_and_is_never_echoed(server, value):
     with pytest.raises(ConfigError, match="NAME of an environment variable") as caught:

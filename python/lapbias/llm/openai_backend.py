@@ -47,6 +47,8 @@ from .router import ServerPool, check_urls
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 CONNECT_TIMEOUT = 10.0
 TOKEN_ID_PREFIX = "token_id:"
+SCRUB_RUN = 8
+"""Any run of this many characters of the API key is masked in a message (a whole key shorter than this is masked)."""
 # A vLLM server fills every sampling field a request leaves out from the model's generation_config.json
 # (top_k, min_p, repetition_penalty, ...) unless it was started with `--generation-config vllm`; these values
 # are the neutral ones, so greedy answers and sampled frequencies match the offline backends on any server.
@@ -110,7 +112,26 @@ class OpenAIBackend:
         return session
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
+        """`text` with every run of SCRUB_RUN or more characters of the API key masked ("***"), not only the whole key:
+        a server or proxy may quote the key less a character, or a piece of it."""
+        if not self._api_key:
+            return text
+        run = min(SCRUB_RUN, len(self._api_key))
+        pieces = {self._api_key[i:i + run] for i in range(len(self._api_key) - run + 1)}
+        masked = [False] * len(text)
+        for i in range(len(text) - run + 1):
+            if text[i:i + run] in pieces:
+                masked[i:i + run] = [True] * run
+        out, i = [], 0
+        while i < len(text):
+            if masked[i]:
+                out.append("***")
+                while i < len(text) and masked[i]:
+                    i += 1
+            else:
+                out.append(text[i])
+                i += 1
+        return "".join(out)
 
     def _request(self, method: str, url: str, payload: dict | None = None,
                  accept: tuple[int, ...] = (200,)) -> tuple[int, Any]:
