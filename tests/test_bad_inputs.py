@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from lapbias.cli import main
 from lapbias.io import Layout, write_parquet
+from lapbias.stage import fingerprint, manifest_path
 from test_panel import synthetic_stage_files, validated_rows_of
 
 DATES = [f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(5)] + [f"2024-{m}-1{d}" for m in (10, 11) for d in range(5)]
@@ -74,6 +75,15 @@ def estimated(_estimated_once, tmp_path):
     return Layout(root), write_config(root, STUDY)
 
 
+def as_if_estimated(layout: Layout, name: str) -> None:
+    """Record results/<name>, rewritten by a test to stand for what an estimate run could write, in that run's
+    manifest (the report refuses a results file that differs from what the run wrote: stage.check_manifest)."""
+    path = manifest_path(layout.results, "estimate")
+    manifest = json.loads(path.read_text())
+    manifest["files"][name] = fingerprint(layout.results / name)
+    path.write_text(json.dumps(manifest))
+
+
 def results_state(layout: Layout) -> dict[str, bytes]:
     return {p.relative_to(layout.results).as_posix(): p.read_bytes()
             for p in sorted(layout.results.rglob("*")) if p.is_file()}
@@ -109,6 +119,26 @@ def test_report_refuses_tables_from_different_runs(estimated):
     expect(2, "tables from different runs", "report", config)
     table.drop(columns="run_id").to_csv(detection, index=False)  # no run id (an older version, or edited by hand)
     expect(2, "detection.csv has no run_id column", "report", config)
+
+
+@pytest.mark.parametrize("name, damage", [
+    ("validation.csv", "delete"), ("placebo.csv", "delete"), ("placebo.csv", "header only"),
+    ("bootstrap_draws.csv", "delete"), ("figures/bootstrap.png", "delete"), ("table2.csv", "header only"),
+])
+def test_report_refuses_a_results_file_missing_or_emptied_since_the_estimate(estimated, name, damage):
+    """Stale outputs: the report read whatever results files were there, so a deleted or header-only validation.csv or
+    placebo.csv gave another verdict ("placebo infeasible", "validation missing") from one estimate run. Every file
+    that run wrote is in its manifest with its sha256; the report refuses one that is gone or changed."""
+    layout, config = estimated
+    before = (layout.results / "REPORT.md").read_bytes()
+    path = layout.results / name
+    if damage == "delete":
+        path.unlink()
+    else:
+        path.write_text(path.read_text().splitlines()[0] + "\n")
+    output = expect(2, f"results/{name} ", "report", config)
+    assert ("is missing" if damage == "delete" else "changed") in output and "rerun `lapbias estimate`" in output
+    assert (layout.results / "REPORT.md").read_bytes() == before
 
 
 def test_report_refuses_results_of_an_earlier_panel(estimated):
@@ -155,6 +185,7 @@ def test_calibrate_rewrites_the_report_under_the_settings_of_its_estimate(estima
     record = json.loads((layout.results / "run_config.json").read_text())
     record["study"]["horizon"] = "1 month"  # as if estimated under a study config other than the default
     (layout.results / "run_config.json").write_text(json.dumps(record))
+    as_if_estimated(layout, "run_config.json")
     report.write_text("an older report\n")
     cli_module._report_as_estimated(layout)
     text = report.read_text()
@@ -759,6 +790,7 @@ def test_beta3_without_a_p_value_is_not_no_evidence(estimated):
     table = pd.read_csv(detection, dtype=str, keep_default_na=False)
     table.loc[(table.model == "pre") & (table.term == "c.mu_hat#c.lap"), ["se", "t", "p", "p_one_sided"]] = ""
     table.to_csv(detection, index=False)
+    as_if_estimated(layout, "detection.csv")
     expect(0, "report:", "report", config)
     report = (layout.results / "REPORT.md").read_text()
     assert "**Verdict: Mixed/invalid.**" in report and "gives it no p-value" in report
@@ -957,3 +989,36 @@ def test_minkprob_reads_the_forecast_prompt_only_when_it_scores_the_prompt():
     assert "[minkprob] k" in provenance.settings(text, "minkprob")
     assert not any(key.startswith("[forecast]") for key in provenance.settings(prompt, "recall"))
     assert "[model] base_url" not in provenance.settings(prompt, "forecast")  # where the model is asked: no matter
+
+
+def test_a_changed_column_mapping_is_refused_until_validate_runs_again(cached):
+    """Stale outputs: `validate` recorded the data file's sha256 only, so a changed [data.columns] mapping (another
+    column as the outcome, say) went unnoticed by panel and estimate until `validate` ran again."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    plain = config.read_text()
+    config.write_text(plain + '[data.columns]\nentity_name = "ticker"\n')
+    for step in ("panel", "estimate", "forecast"):
+        expect(2, "[data.columns] changed since `lapbias validate` read", step, config)
+    config.write_text(plain)
+    expect(0, "panel:", "panel", config)
+
+
+def test_a_subsample_is_recorded_in_run_config_and_the_report(cached):
+    """`--sample` was written to the log only: REPORT.md called the subsample "rows in the input file",
+    results/run_config.json did not say that a subsample, or which seed, was used, and `rebuild` validated all rows."""
+    layout, config = cached
+    expect(0, "kept a random subsample of 4 of 6 valid rows (seed 11)", "validate", config, "--sample", "4",
+           "--seed", "11")
+    expect(0, "panel:", "rebuild", config)  # the recorded subsample again, not all rows
+    assert len(pd.read_parquet(layout.derived_file("panel.parquet"))) == 4
+    expect(0, "estimate (python engine)", "estimate", config)
+    record = json.loads((layout.results / "run_config.json").read_text())
+    assert "data/derived/data_source.json" in record["inputs"]
+    expect(0, "report:", "report", config)
+    sample = pd.read_csv(layout.results / "sample.csv").set_index("item")["value"]
+    assert sample["rows in the input file"] == "6"
+    assert sample["rows left out by --sample 4 (a random subsample of the valid rows, seed 11)"] == "2"
+    assert "--sample 4" in (layout.results / "REPORT.md").read_text()
+    expect(0, "6 rows kept", "validate", config)  # all rows again: the results are of the subsample
+    expect(2, "data/derived/data_source.json changed since estimate run", "report", config)

@@ -355,7 +355,10 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     name, install, message = stata.select_engine(config, engine)
     click.echo(message, err=True)
     run_id = stage.new_run_id()
-    inputs = {"panel": layout.derived_file("panel.parquet")}  # the report refuses the tables once either changes
+    # the report refuses the tables once one of these changes (a data file, mapping or --sample validated again)
+    inputs = {"panel": layout.derived_file("panel.parquet"), "input": layout.derived_file("input.parquet"),
+              "validation_report": layout.derived_file("validation_report.csv"),
+              "data_source": layout.derived_file("data_source.json")}
     if config.data.path and Path(config.data.path).is_file():
         inputs["data"] = Path(config.data.path)
     with stage.staged_outputs(layout.results, "estimate", run_id, known=ESTIMATE_OUTPUTS + REPORT_OUTPUTS,
@@ -553,16 +556,19 @@ def calibrate(config_path: str, yes: bool) -> None:
 @main.command()
 @config_argument
 def rebuild(config_path: str) -> None:
-    """Regenerate every derived file from the input and the raw JSONL cache alone (no model call).
+    """Regenerate every derived file from the input and the raw JSONL cache alone (no model call); a --sample
+    subsample of the last `validate` is drawn again (same rows).
 
     \b
     Example:
       lapbias rebuild data/demo/demo.toml
     """
+    from .data.validate import read_source_record
     from .signals import forecast, minkprob, recall
 
     config, layout = _load(config_path)
-    _validate(config, layout)
+    subsample = (read_source_record(layout) or {}).get("subsample")  # the rows validated last time, again
+    _validate(config, layout, *((subsample["rows"], subsample["seed"]) if subsample else ()))
     for stage in (forecast, recall, minkprob):
         if stage is minkprob and not layout.raw_file(stage.TASK).exists():
             layout.derived_file("minkprob.parquet").unlink(missing_ok=True)

@@ -353,18 +353,30 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
     panels over ~10,000 rows; the kept rows stay in file order.
     """
     result = validate_file(config.data.path, config)
+    valid_rows, subsample = len(result.frame), None
     if sample is not None and sample < len(result.frame):
         if sample < 1:
             raise InputDataError(f"--sample {sample}: give a positive number of rows")
         kept = result.frame.sample(n=sample, random_state=seed).sort_index().reset_index(drop=True)
         result.notes.append(f"kept a random subsample of {sample} of {len(result.frame)} valid rows (seed {seed})")
-        result.frame = kept
+        result.frame, subsample = kept, {"rows": sample, "seed": seed}
     write_parquet(result.frame, layout.derived_file("input.parquet"))
     write_csv(result.dropped, layout.derived_file("validation_report.csv"))
     # written last: a run cut short before it keeps the previous record, whose digest a changed file then misses
     write_text(layout.derived_file(SOURCE_RECORD), json.dumps(
-        {"data": str(config.data.path), "sha256": fingerprint(Path(config.data.path))}, indent=2) + "\n")
+        {"data": str(config.data.path), "sha256": fingerprint(Path(config.data.path)),
+         "columns": config.data.columns, "valid_rows": valid_rows, "subsample": subsample}, indent=2) + "\n")
     return result
+
+
+def read_source_record(layout: Layout) -> dict | None:
+    """data/derived/data_source.json (what `validate` read: the data file's path and sha256, the column mapping, the
+    number of valid rows and the --sample subsample, if any); None when absent or unreadable."""
+    try:
+        record = json.loads(layout.derived_file(SOURCE_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def check_source(config: RunConfig, layout: Layout) -> None:
@@ -390,3 +402,7 @@ def check_source(config: RunConfig, layout: Layout) -> None:
         was = "" if str(recorded.get("data")) == str(config.data.path) else f" (it validated {recorded.get('data')!r})"
         raise StaleResultsError(f"{config.data.path} changed since `lapbias validate` read it{was}: "
                                 f"data/derived/input.parquet holds the rows validated then; {rerun}")
+    if "columns" in recorded and recorded["columns"] != config.data.columns:  # records of older versions lack it
+        raise StaleResultsError(f"[data.columns] changed since `lapbias validate` read the data file (it mapped "
+                                f"{json.dumps(recorded['columns'])}, this config {json.dumps(config.data.columns)}): "
+                                f"data/derived/input.parquet holds the columns mapped then; {rerun}")

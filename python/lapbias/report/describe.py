@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..data.validate import read_source_record
 from ..io import Layout, read_parquet, write_csv
 
 SAMPLES = {"pre": 0, "post": 1}
@@ -47,12 +48,18 @@ def recall_checks(panel: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, forecast: pd.DataFrame) -> pd.DataFrame:
-    """Final report item 1: N pre/post, entities, periods, rows dropped in validation (by reason)."""
+def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, source: dict | None = None) -> pd.DataFrame:
+    """Final report item 1: N pre/post, entities, periods, rows dropped in validation (by reason), rows left out by a
+    `--sample` subsample (data/derived/data_source.json), the forecast parse rate of the panel's rows."""
     panel = with_defaults(panel)
     n_dropped = int(dropped["n_rows"].sum()) if len(dropped) else 0
-    items = [("rows in the input file", len(panel) + n_dropped), ("rows dropped in validation", n_dropped)]
+    subsample = (source or {}).get("subsample")
+    valid = int(source["valid_rows"]) if subsample else len(panel)
+    items = [("rows in the input file", valid + n_dropped), ("rows dropped in validation", n_dropped)]
     items += [(f"  dropped: {r.rule}", int(r.n_rows)) for r in dropped.itertuples()]
+    if subsample:
+        items.append((f"rows left out by --sample {subsample['rows']} (a random subsample of the valid rows, seed "
+                      f"{subsample['seed']})", valid - len(panel)))
     items += [
         ("rows in the panel", len(panel)),
         ("rows pre-cutoff", int((panel["post"] == 0).sum())),
@@ -63,8 +70,8 @@ def sample_description(panel: pd.DataFrame, dropped: pd.DataFrame, forecast: pd.
         ("realization periods", int(panel["period_num"].nunique())),
         ("first target date", f"{panel['target_date'].min():%Y-%m-%d}"),
         ("last target date", f"{panel['target_date'].max():%Y-%m-%d}"),
-        ("forecast parse rate", f"{forecast['parsed'].mean():.1%}"),
-        ("rows with an unparsed forecast (dropped by the estimator)", int((~forecast["parsed"]).sum())),
+        ("forecast parse rate", f"{panel['parsed'].astype(bool).mean():.1%}"),
+        ("rows with an unparsed forecast (dropped by the estimator)", int((~panel["parsed"].astype(bool)).sum())),
     ]
     return pd.DataFrame(items, columns=["item", "value"])
 
@@ -74,9 +81,8 @@ def write_descriptives(layout: Layout, out: Layout | None = None) -> dict[str, p
     same layout)."""
     panel = read_parquet(layout.derived_file("panel.parquet"))
     dropped = validation_drops(layout)
-    forecast = read_parquet(layout.derived_file("forecast.parquet"))
     tables = {"lap_distribution": lap_distribution(panel), "recall_checks": recall_checks(panel),
-              "sample": sample_description(panel, dropped, forecast)}
+              "sample": sample_description(panel, dropped, read_source_record(layout))}
     for name, table in tables.items():
         write_csv(table, (out or layout).results / f"{name}.csv")
     return tables
