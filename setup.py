@@ -33,7 +33,7 @@ setup(
         "accelerate",
         "safetensors",
         "numpy",
-        "pandas",
+        "pandas>=2.1",  # DataFrame.attrs kept in parquet: what each derived file was derived from (signals/provenance.py)
         "pyarrow",
         "pyfixest==0.60.0",
         "pyreadstat",

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from lapbias.cli import main
 from lapbias.io import Layout, write_parquet
 from lapbias.stage import fingerprint, manifest_path
-from test_panel import synthetic_stage_files, validated_rows_of
+from test_panel import synthetic_stage_files, write_hand_built_panel
 
 DATES = [f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(5)] + [f"2024-{m}-1{d}" for m in (10, 11) for d in range(5)]
 
@@ -221,7 +221,7 @@ def test_an_edited_data_file_is_not_estimated_or_reported_from_its_old_validatio
         assert "rerun `lapbias validate`" in output
     assert (layout.results / "REPORT.md").read_bytes() == report
     expect(0, "validate:", "validate", config)
-    expect(2, "panel.parquet was not built from data/derived/input.parquet as it is now", "estimate", config)
+    expect(2, "panel.parquet was built from another data/derived/input.parquet", "estimate", config)
     for step, fragment in (("panel", "panel:"), ("estimate", "estimate (python engine)"), ("report", "report:")):
         expect(0, fragment, step, config)
     assert pd.read_parquet(layout.derived_file("panel.parquet"))["outcome"].max() == 99.0
@@ -741,9 +741,7 @@ def test_degenerate_panels_are_named(tmp_path):
     built = pd.read_parquet(layout.derived_file("panel.parquet"))
     inputs = pd.read_parquet(layout.derived_file("input.parquet"))
     for name, edit, fragment in DEGENERATE_PANELS:
-        edited = edit(built)
-        write_parquet(edited, layout.derived_file("panel.parquet"))
-        write_parquet(validated_rows_of(edited, inputs), layout.derived_file("input.parquet"))
+        write_hand_built_panel(layout, edit(built), inputs)
         expect(0, "estimate (python engine)", "estimate", config)
         expect(0, "report:", "report", config)
         said = (layout.results / "REPORT.md").read_text() + (layout.results / "estimation_notes.csv").read_text() \
@@ -1014,11 +1012,99 @@ def test_a_subsample_is_recorded_in_run_config_and_the_report(cached):
     assert len(pd.read_parquet(layout.derived_file("panel.parquet"))) == 4
     expect(0, "estimate (python engine)", "estimate", config)
     record = json.loads((layout.results / "run_config.json").read_text())
-    assert "data/derived/data_source.json" in record["inputs"]
+    assert record["validated"]["subsample"] == {"rows": 4, "seed": 11} and record["validated"]["valid_rows"] == 6
     expect(0, "report:", "report", config)
     sample = pd.read_csv(layout.results / "sample.csv").set_index("item")["value"]
     assert sample["rows in the input file"] == "6"
     assert sample["rows left out by --sample 4 (a random subsample of the valid rows, seed 11)"] == "2"
     assert "--sample 4" in (layout.results / "REPORT.md").read_text()
+    sample_table = (layout.results / "sample.csv").read_text()
+    assert "forecast parse rate,100.0%" in sample_table  # of the 4 rows estimated (from the panel)
     expect(0, "6 rows kept", "validate", config)  # all rows again: the results are of the subsample
-    expect(2, "data/derived/data_source.json changed since estimate run", "report", config)
+    output = expect(2, "data/derived/input.parquet changed since estimate run", "report", config)
+    assert "lapbias run CONFIG" in output
+
+
+def test_estimate_refuses_a_panel_built_from_an_earlier_validation(cached):
+    """Review finding: estimate compared the panel with input.parquet by row ids and outcomes only, so a corrected
+    target date (across the cutoff here) or text, validated again, was estimated on the old panel and its old signals;
+    the report's own advice after the new validation ("rerun estimate") led there. The panel records the sha256 of the
+    input and of each signal file it merged; estimate refuses once one differs, and the advice names `lapbias run`."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    expect(0, "estimate (python engine)", "estimate", config)
+    data = layout.root / "panel.csv"
+    data.write_text(data.read_text().replace("r13,E1,Entity 1,T1,headline 1 3,2024-03-03,2024-03-04",
+                                             "r13,E1,Entity 1,T1,headline 1 3,2024-03-03,2024-09-04"))
+    expect(0, "6 rows kept", "validate", config)
+    output = expect(2, "data/derived/input.parquet changed since estimate run", "report", config)
+    assert "lapbias run" in output
+    output = expect(2, "panel.parquet was built from another data/derived/input.parquet", "estimate", config)
+    assert "lapbias run" in output
+
+
+def test_estimate_refuses_a_panel_older_than_its_signal_files(cached):
+    """Review finding: a signal file rewritten after `panel` under the same settings (cache lines answered again,
+    or Min-K% run for the first time) left estimate on the old panel."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    path = layout.raw_file("forecast")
+    path.write_text(path.read_text().replace('"text":"up"', '"text":"down"'))
+    expect(0, "forecast", "forecast", config)  # answered from the (edited) cache
+    expect(2, "forecast.parquet changed since `lapbias panel` merged it", "estimate", config)
+    expect(0, "panel:", "panel", config)
+    expect(0, "estimate (python engine)", "estimate", config)
+    assert pd.read_parquet(layout.derived_file("panel.parquet"))["mu_hat"].eq(-1).all()
+
+
+def test_a_stale_minkprob_file_unused_by_the_config_can_be_removed(cached):
+    """Review finding: a Min-K% file derived under other settings, with lap_measure = "recall", was refused with the
+    advice to rerun `lapbias minkprob`, which a backend without prompt log-probs cannot do: a loop. The message also
+    offers removing the file."""
+    from lapbias.config import load
+    from lapbias.llm.cache import ResponseCache
+    from lapbias.signals import minkprob
+
+    layout, config = cached
+    frame = pd.read_parquet(layout.derived_file("input.parquet"))
+    ResponseCache(layout.raw_file("minkprob")).append(
+        (q, {"tokens": [[1, "a", -1.0], [2, "b", -2.0]]}) for q in minkprob.queries(frame, load(config)))
+    expect(0, "panel:", "rebuild", config)
+    config.write_text(config.read_text() + '[minkprob]\nk = 0.5\n')
+    output = expect(2, "minkprob.parquet was derived with [minkprob] k = 0.2", "panel", config)
+    assert "or remove data/derived/minkprob.parquet" in output
+    layout.derived_file("minkprob.parquet").unlink()
+    expect(0, "panel:", "panel", config)
+
+
+def test_settings_outside_the_cache_key_and_derivation_leave_the_signals_alone(cached):
+    """Review finding: [model] settings that enter no cache key and no derivation (device, max_model_len, tokenizer,
+    the served name, and the backend for forecasts) made panel refuse signals that a rerun would answer identically
+    from the cache."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    config.write_text(config.read_text() + '[model]\ndevice = "cuda"\nmax_model_len = 4096\nmax_logprobs = 40\n'
+                                           'tokenizer = "some/tokenizer"\nserved_model_name = "m"\n')
+    expect(0, "panel:", "panel", config)
+
+
+def test_panel_checks_the_forecast_file_before_its_parse_rate(cached):
+    """Review finding: with a parse_regex fixed in the config but forecast.parquet derived under the old one, panel
+    reported the old file's parse rate as if the new parser had failed; it names the stale file instead."""
+    layout, config = cached
+    config.write_text(config.read_text() + '[forecast]\nparse_regex = "(sideways)"\n')
+    expect(0, "forecast", "forecast", config, "--allow-low-parse-rate")
+    config.write_text(config.read_text().replace('parse_regex = "(sideways)"', 'parse_regex = "^(up|down)"'))
+    expect(2, '[forecast] parse_regex = "(sideways)"', "panel", config)
+
+
+def test_a_respelled_data_path_is_not_a_changed_validation(cached):
+    """Review finding: data_source.json entered run_config.json's inputs byte for byte, with the data path's spelling,
+    so validating the same file named by another path made report refuse the results."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    expect(0, "estimate (python engine)", "estimate", config)
+    relative = Path(os.path.relpath(layout.root / "panel.csv"))
+    config.write_text(config.read_text().replace(f'path = "{layout.root / "panel.csv"}"', f'path = "{relative}"'))
+    expect(0, "6 rows kept", "validate", config)
+    expect(0, "report:", "report", config)

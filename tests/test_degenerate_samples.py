@@ -12,7 +12,7 @@ from lapbias.cli import main
 from lapbias.config import from_dict
 from lapbias.io import Layout, read_parquet, write_parquet
 from lapbias.panel import build, high_lap_flags
-from test_panel import synthetic_stage_files, validated_rows_of
+from test_panel import synthetic_stage_files, write_hand_built_panel
 
 PRE_DATES = [f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(3)]
 POST_DATES = [f"2024-{m}-1{d}" for m in (10, 11, 12) for d in range(3)]
@@ -67,9 +67,7 @@ def test_degenerate_sample_ends_in_a_report_with_a_reason(base, tmp_path, case):
     layout.make_dirs()
     write_parquet(read_parquet(base.derived_file("forecast.parquet")), layout.derived_file("forecast.parquet"))
     panel = _consistent(edit(read_parquet(base.derived_file("panel.parquet"))).reset_index(drop=True))
-    write_parquet(panel, layout.derived_file("panel.parquet"))
-    write_parquet(validated_rows_of(panel, read_parquet(base.derived_file("input.parquet"))),
-                  layout.derived_file("input.parquet"))
+    write_hand_built_panel(layout, panel, read_parquet(base.derived_file("input.parquet")))
     config = tmp_path / "study.toml"
     config.write_text(f'root = "{tmp_path}"\n[study]\ncutoff = "2024-06-30"\n[estimate]\nbootstrap_reps = 30\n')
     (layout.results / "REPORT.md").write_text("STALE")

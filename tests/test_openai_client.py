@@ -141,6 +141,17 @@ def test_pieces_of_the_key_echoed_by_a_server_are_hidden(server, monkeypatch):
     assert not [KEY[i:i + 8] for i in range(len(KEY) - 7) if KEY[i:i + 8] in message]
 
 
+def test_scrub_masks_a_short_key_whole_and_reads_only_what_it_shows(monkeypatch):
+    monkeypatch.setenv("LAPBIAS_TEST_KEY", "abc12")
+    backend = client("http://127.0.0.1:9", api_key_env="LAPBIAS_TEST_KEY")
+    assert backend._scrub("key abc12, not abc1", 300) == "key ***, not abc1"  # shorter than 8: the whole key only
+    monkeypatch.setenv("LAPBIAS_TEST_KEY", KEY)
+    backend = client("http://127.0.0.1:9", api_key_env="LAPBIAS_TEST_KEY")
+    body = "x" * 295 + KEY + "y" * 20_000_000  # a key cut by the limit; a large error page after it
+    shown = backend._scrub(body, 300)
+    assert shown.startswith("x" * 295 + "***") and len(shown) <= 300 and not set(shown) - {"x", "*", "y"}
+
+
 @pytest.mark.parametrize("value", ["sk-live-5f1c0ffee", "MY KEY", "1KEY", "$OPENAI_API_KEY"])
 def test_api_key_env_must_be_a_variable_name_and_is_never_echoed(server, value):
     with pytest.raises(ConfigError, match="NAME of an environment variable") as caught:

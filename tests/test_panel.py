@@ -40,10 +40,15 @@ def synthetic_stage_files(layout: Layout, n_entities: int = 6, dates=("2024-03-0
     return inputs
 
 
-def validated_rows_of(panel: pd.DataFrame, inputs: pd.DataFrame) -> pd.DataFrame:
-    """input.parquet's rows for a panel.parquet edited by hand (its row ids, in order, with its outcomes): what
-    `lapbias estimate` checks the panel against (panel.check_built_from)."""
-    return inputs.set_index("row_id").loc[panel["row_id"]].assign(outcome=panel["outcome"].to_numpy()).reset_index()
+def write_hand_built_panel(layout: Layout, panel: pd.DataFrame, inputs: pd.DataFrame) -> None:
+    """Write a panel.parquet edited by hand (a degenerate sample) as the Python API writes one, without the record of
+    the files `lapbias panel` built it from, and input.parquet's rows for it (its row ids, in order, with its
+    outcomes): what `lapbias estimate` then checks the panel against (panel.check_built_from)."""
+    panel = panel.reset_index(drop=True)
+    panel.attrs = {}
+    write_parquet(panel, layout.derived_file("panel.parquet"))
+    write_parquet(inputs.set_index("row_id").loc[panel["row_id"]].assign(outcome=panel["outcome"].to_numpy())
+                  .reset_index(), layout.derived_file("input.parquet"))
 
 
 @pytest.fixture()

@@ -98,9 +98,9 @@ def test_simulated_verdict_is_the_one_lapbias_estimate_and_report_give(tmp_path)
 
     from lapbias.cli import main
     from lapbias.config import from_dict
-    from lapbias.io import Layout, read_parquet, write_parquet
+    from lapbias.io import Layout, read_parquet
     from lapbias.panel import build, high_lap_flags
-    from test_panel import synthetic_stage_files, validated_rows_of
+    from test_panel import synthetic_stage_files, write_hand_built_panel
 
     layout = Layout(tmp_path)
     layout.make_dirs()
@@ -115,9 +115,7 @@ def test_simulated_verdict_is_the_one_lapbias_estimate_and_report_give(tmp_path)
     panel["lap_recall"] = panel["lap"]
     for _, sample in panel.groupby("post"):
         panel.loc[sample.index, "high_lap"] = high_lap_flags(sample, "pooled")
-    write_parquet(panel.reset_index(drop=True), layout.derived_file("panel.parquet"))
-    write_parquet(validated_rows_of(panel, read_parquet(layout.derived_file("input.parquet"))),
-                  layout.derived_file("input.parquet"))
+    write_hand_built_panel(layout, panel, read_parquet(layout.derived_file("input.parquet")))
     config = tmp_path / "study.toml"
     config.write_text(f'root = "{tmp_path}"\n[study]\ncutoff = "2024-06-30"\n[estimate]\nbootstrap_reps = 0\n')
     for command in ("estimate", "report"):

@@ -310,12 +310,11 @@ def panel(config_path: str, allow_low_parse_rate: bool) -> None:
 
 def _panel(config, layout: Layout) -> None:
     from . import panel as panel_stage
-    from .data.derived import read_checked
     from .data.validate import check_source
     from .signals import forecast
 
     check_source(config, layout)
-    forecast.check_parse_rate(read_checked(layout.derived_file("forecast.parquet")), config)
+    forecast.check_parse_rate(panel_stage.read_signal(config, layout, "forecast"), config)  # stale file named first
     result = panel_stage.build(config, layout)
     for line in result.warnings:
         _log(layout, f"warning: {line}")
@@ -344,28 +343,29 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     from .data.derived import read_checked
     from .estimate import bootstrap, extended, protocol, stata
 
-    from .data.validate import check_source
-    from .panel import check_built_from, check_built_with, check_signals
+    from .data.validate import check_source, validated_record
+    from .panel import check_built_from, check_built_from_files, check_built_with, check_signals
 
     check_source(config, layout)
     built = read_checked(layout.derived_file("panel.parquet"))
+    check_built_from_files(built, layout, layout.derived_file("panel.parquet"))
     check_built_from(built, read_checked(layout.derived_file("input.parquet")), layout.derived_file("panel.parquet"))
     check_built_with(built, config, layout.derived_file("panel.parquet"))
     check_signals(built, config, layout.derived_file("panel.parquet"))
     name, install, message = stata.select_engine(config, engine)
     click.echo(message, err=True)
     run_id = stage.new_run_id()
-    # the report refuses the tables once one of these changes (a data file, mapping or --sample validated again)
+    # the report refuses the tables once one of these changes (a data file, mapping or --sample validated again;
+    # data_source.json is compared by its content less the data path's spelling: stage.run_record's `validated`)
     inputs = {"panel": layout.derived_file("panel.parquet"), "input": layout.derived_file("input.parquet"),
-              "validation_report": layout.derived_file("validation_report.csv"),
-              "data_source": layout.derived_file("data_source.json")}
+              "validation_report": layout.derived_file("validation_report.csv")}
     if config.data.path and Path(config.data.path).is_file():
         inputs["data"] = Path(config.data.path)
     with stage.staged_outputs(layout.results, "estimate", run_id, known=ESTIMATE_OUTPUTS + REPORT_OUTPUTS,
                               retire=("report",)) as folder:
         staged = layout.staged(folder)
         write_text(staged.results / stage.RUN_RECORD, stage.run_record(
-            config_module.snapshot(config), run_id, inputs, layout.root))
+            config_module.snapshot(config), run_id, inputs, layout.root, validated_record(layout)))
         if name == "stata":
             # The Stata driver writes only into the folder it is given (staged.results), like the Python engine;
             # a failed step (e.g. the bootstrap) is a note, and Steps 3-5 are kept.
@@ -447,8 +447,8 @@ def _report_as_estimated(layout: Layout) -> None:
         record = read_run_record(layout.results)
         if not record:
             raise LapbiasError("results/run_config.json does not exist")
-        config = config_module.from_dict({**{k: v for k, v in record.items() if k not in ("run_id", "inputs")},
-                                          "root": str(layout.root)})
+        settings = {key: value for key, value in record.items() if key not in ("run_id", "inputs", "validated")}
+        config = config_module.from_dict({**settings, "root": str(layout.root)})
         _report(config, layout)
     except LapbiasError as err:
         _log(layout, f"warning: results/REPORT.md left as it was ({err})")
@@ -568,6 +568,10 @@ def rebuild(config_path: str) -> None:
 
     config, layout = _load(config_path)
     subsample = (read_source_record(layout) or {}).get("subsample")  # the rows validated last time, again
+    if subsample is not None and not (isinstance(subsample, dict) and isinstance(subsample.get("rows"), int)
+                                      and isinstance(subsample.get("seed"), int)):
+        raise LapbiasError(f"{layout.derived_file('data_source.json')} is damaged (subsample {subsample!r}); rerun "
+                           "`lapbias validate` (with its --sample, if any), then `lapbias rebuild`")
     _validate(config, layout, *((subsample["rows"], subsample["seed"]) if subsample else ()))
     for stage in (forecast, recall, minkprob):
         if stage is minkprob and not layout.raw_file(stage.TASK).exists():

@@ -596,7 +596,7 @@ def snapshot(config: RunConfig) -> dict[str, Any]:
 
 
 OPERATIONAL_SETTINGS = frozenset({
-    "root", "run_id", "inputs", "data.path",
+    "root", "run_id", "inputs", "validated", "data.path",
     "model.allow_external", "model.api_key_env", "model.backoff_factor", "model.backoff_max", "model.base_url",
     "model.base_urls", "model.batch_size", "model.concurrency", "model.gpu_memory_utilization", "model.max_retries",
     "model.request_timeout", "model.seconds_per_query", "model.tensor_parallel_size",

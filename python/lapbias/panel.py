@@ -27,7 +27,7 @@ from .data.derived import read_checked
 from .errors import ConfigError, MergeError
 from .io import Layout, atomic_write, write_parquet
 from .signals import provenance
-from .stage import StaleResultsError, new_run_id, staged_outputs
+from .stage import StaleResultsError, fingerprint, new_run_id, staged_outputs
 
 LABELS = {
     "row_id": "Row identifier (preserved from the input)",
@@ -62,6 +62,10 @@ LABELS = {
 DTA_EXCLUDED = ("text", "response", "label", "cache_key")
 SIGNALS_KEY = "lapbias_signal_settings"
 """panel.parquet's metadata: the settings each signal file was derived under ({task: settings}, check_signals)."""
+BUILT_FROM_KEY = "lapbias_built_from"
+"""panel.parquet's metadata: the sha256 of input.parquet and of each signal file it merged ({file: sha256},
+check_built_from_files)."""
+SIGNAL_FILES = ("forecast.parquet", "recall.parquet", "minkprob.parquet")
 STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 
 
@@ -126,7 +130,7 @@ def high_lap_flags(sample: pd.DataFrame, rule: str) -> pd.Series:
     return (lap > lap.median()).astype("Int8").where(lap.notna())
 
 
-def _signal(config: RunConfig, layout: Layout, task: str) -> pd.DataFrame:
+def read_signal(config: RunConfig, layout: Layout, task: str) -> pd.DataFrame:
     """data/derived/<task>.parquet, checked against its schema and against what it was derived from (the current
     input.parquet and config: signals/provenance.py)."""
     path = layout.derived_file(f"{task}.parquet")
@@ -137,11 +141,11 @@ def _signal(config: RunConfig, layout: Layout, task: str) -> pd.DataFrame:
 
 def _signals(config: RunConfig, layout: Layout) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, list[str]]:
     notes = []
-    forecast = _signal(config, layout, "forecast")
-    recall = _signal(config, layout, "recall")
+    forecast = read_signal(config, layout, "forecast")
+    recall = read_signal(config, layout, "recall")
     mink_path = layout.derived_file("minkprob.parquet")
     if mink_path.exists():
-        minkprob = _signal(config, layout, "minkprob")
+        minkprob = read_signal(config, layout, "minkprob")
     elif config.estimate.lap_measure == "minkprob":
         raise ConfigError("[estimate] lap_measure = \"minkprob\" but data/derived/minkprob.parquet does not exist: "
                           "run `lapbias minkprob` first")
@@ -253,6 +257,33 @@ def check_signals(panel: pd.DataFrame, config: RunConfig, path) -> None:
                                                                  "`lapbias estimate`")
 
 
+def check_built_from_files(panel: pd.DataFrame, layout: Layout, path) -> None:
+    """The panel was built from data/derived/input.parquet and the signal files as they are now (the sha256 `build`
+    recorded): a corrected text or date validated again, or a signal file rewritten since (cache lines answered
+    again, Min-K% run for the first time), would otherwise be estimated on the old panel. Panels without the record
+    (an older version, the Python API) are checked by check_built_from alone."""
+    built_from = panel.attrs.get(BUILT_FROM_KEY)
+    if not built_from:
+        return
+    rerun = f"rerun `lapbias panel`, then `lapbias estimate`, {provenance.RUN_ALL}"
+    if built_from.get("input.parquet") != _fingerprint_or_none(layout.derived_file("input.parquet")):
+        raise StaleResultsError(f"{path} was built from another data/derived/input.parquet (`lapbias validate` ran "
+                                "again since `lapbias panel`): its signals answer the rows validated then; rerun the "
+                                f"signal steps and `lapbias panel`, {provenance.RUN_ALL}")
+    for name in SIGNAL_FILES:
+        now = _fingerprint_or_none(layout.derived_file(name))
+        if name in built_from and built_from[name] != now:
+            raise StaleResultsError(f"data/derived/{name} {'is missing' if now is None else 'changed'} since "
+                                    f"`lapbias panel` merged it into {path}; {rerun}")
+        if name not in built_from and now is not None:
+            raise StaleResultsError(f"data/derived/{name} was written after `lapbias panel` built {path} without it; "
+                                    f"{rerun}")
+
+
+def _fingerprint_or_none(path) -> str | None:
+    return fingerprint(path) if path.is_file() else None
+
+
 def check_built_from(panel: pd.DataFrame, inputs: pd.DataFrame, path) -> None:
     """The panel holds the rows of data/derived/input.parquet as it is now (row ids in order, outcomes): a
     `validate` rerun after a corrected data file, a column mapping or --sample would otherwise leave the panel of
@@ -307,9 +338,12 @@ def build(config: RunConfig, layout: Layout) -> PanelResult:
     inputs = read_checked(layout.derived_file("input.parquet"))
     forecast, recall, minkprob, notes = _signals(config, layout)
     panel = assemble(config, inputs, forecast, recall, minkprob)
-    panel.attrs = {SIGNALS_KEY: {task: frame.attrs[provenance.ATTRS_KEY]["settings"]
-                                 for task, frame in (("forecast", forecast), ("recall", recall), ("minkprob", minkprob))
-                                 if frame is not None and provenance.ATTRS_KEY in frame.attrs}}
+    signals = {"forecast": forecast, "recall": recall, "minkprob": minkprob}
+    panel.attrs = {SIGNALS_KEY: {task: frame.attrs[provenance.ATTRS_KEY]["settings"] for task, frame in signals.items()
+                                 if frame is not None and provenance.ATTRS_KEY in frame.attrs},
+                   BUILT_FROM_KEY: {name: fingerprint(layout.derived_file(name))
+                                    for name in ("input.parquet", *SIGNAL_FILES)
+                                    if name == "input.parquet" or signals[name.split(".")[0]] is not None}}
     result = PanelResult(panel, notes=notes)
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
     with staged_outputs(layout.derived, "panel", new_run_id(), known=PANEL_FILES) as folder:

@@ -33,6 +33,10 @@ from .io import atomic_write, write_text
 
 RUN_ID = "run_id"
 RUN_RECORD = "run_config.json"
+VALIDATED = "validated"
+"""run_config.json's record of what `validate` had read (validate.validated_record)."""
+RERUN_AFTER_VALIDATE = ("rerun the steps after `lapbias validate` (the signal steps, `panel`, `estimate`, then `report`), "
+                        "or `lapbias run CONFIG` (every step; queries already asked are answered from the cache)")
 RAW_EXPORT_PREFIX = "stata_"
 """Engine-specific raw exports (esttab layout, read only by the Stata driver) are not stamped."""
 
@@ -147,10 +151,12 @@ def check_manifest(target: Path, stage: str, run_id: str | None) -> None:
                                     f"emptied?); {rerun}")
 
 
-def run_record(snapshot: dict, run_id: str, inputs: dict[str, Path], root: Path) -> str:
-    """results/run_config.json: the configuration snapshot, the run id and the sha256 of each input read."""
+def run_record(snapshot: dict, run_id: str, inputs: dict[str, Path], root: Path, validated: dict | None = None) -> str:
+    """results/run_config.json: the configuration snapshot, the run id, the sha256 of each input read and what
+    `validate` had read (`validated`: data/derived/data_source.json less the data path's spelling)."""
     record = dict(snapshot)
     record[RUN_ID] = run_id
+    record[VALIDATED] = validated
     record["inputs"] = {os.path.relpath(Path(p).resolve(), Path(root).resolve()).replace(os.sep, "/"): fingerprint(p)
                         for p in inputs.values() if Path(p).exists()}
     return json.dumps(record, indent=2, sort_keys=True) + "\n"
@@ -194,5 +200,7 @@ def check_run(results: Path, tables: dict[str, pd.DataFrame], root: Path) -> str
     for relative, digest in (record or {}).get("inputs", {}).items():
         path = Path(root) / relative
         if not path.exists() or fingerprint(path) != digest:
-            raise StaleResultsError(f"{relative} changed since estimate run {run_id} read it; {rerun}")
+            after_validate = relative != "data/derived/panel.parquet"  # the data file or its validation
+            raise StaleResultsError(f"{relative} changed since estimate run {run_id} read it; "
+                                    f"{RERUN_AFTER_VALIDATE if after_validate else rerun}")
     return run_id

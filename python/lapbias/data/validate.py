@@ -369,6 +369,13 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
     return result
 
 
+def validated_record(layout: Layout) -> dict | None:
+    """What `validate` read, for results/run_config.json: data_source.json less the data path (the same file named
+    by another path is the same validation: its sha256 is what counts)."""
+    record = read_source_record(layout)
+    return {key: value for key, value in record.items() if key != "data"} if record else None
+
+
 def read_source_record(layout: Layout) -> dict | None:
     """data/derived/data_source.json (what `validate` read: the data file's path and sha256, the column mapping, the
     number of valid rows and the --sample subsample, if any); None when absent or unreadable."""

@@ -111,11 +111,13 @@ class OpenAIBackend:
             self._local.session = session
         return session
 
-    def _scrub(self, text: str) -> str:
-        """`text` with every run of SCRUB_RUN or more characters of the API key masked ("***"), not only the whole key:
-        a server or proxy may quote the key less a character, or a piece of it."""
+    def _scrub(self, text: str, limit: int) -> str:
+        """The first `limit` characters of `text` with every run of SCRUB_RUN or more characters of the API key masked
+        ("***"), not only the whole key: a server or proxy may quote the key less a character, or a piece of it. A
+        key's worth of characters past the limit is scrubbed too, so that a key cut by the limit is masked."""
         if not self._api_key:
-            return text
+            return text[:limit]
+        text = text[:limit + len(self._api_key)]
         run = min(SCRUB_RUN, len(self._api_key))
         pieces = {self._api_key[i:i + run] for i in range(len(self._api_key) - run + 1)}
         masked = [False] * len(text)
@@ -131,7 +133,7 @@ class OpenAIBackend:
             else:
                 out.append(text[i])
                 i += 1
-        return "".join(out)
+        return "".join(out)[:limit]
 
     def _request(self, method: str, url: str, payload: dict | None = None,
                  accept: tuple[int, ...] = (200,)) -> tuple[int, Any]:
@@ -147,18 +149,18 @@ class OpenAIBackend:
                 response = self._session().request(method, url, json=payload, allow_redirects=False,
                                                    timeout=(CONNECT_TIMEOUT, self.request_timeout))
             except requests.RequestException as err:
-                reason = self._scrub(str(err).splitlines()[0] if str(err) else type(err).__name__)[:300]
+                reason = self._scrub(str(err).splitlines()[0] if str(err) else type(err).__name__, 300)
                 raise ModelError(f"{url}: no answer after {self.max_retries} retries "
                                  f"(timeout {self.request_timeout:g} s per try): {reason}") from None
             if response.status_code not in accept:
                 raise ModelError(f"{url}: HTTP {response.status_code} after up to {self.max_retries} retries: "
-                                 f"{self._scrub(response.text)[:300]!r}")
+                                 f"{self._scrub(response.text, 300)!r}")
             if response.status_code != 200:
                 return response.status_code, None
             try:
                 return 200, response.json()
             except ValueError:
-                body = self._scrub(response.text)[:120]
+                body = self._scrub(response.text, 120)
                 if attempt < self.max_retries:
                     time.sleep(min(self.backoff_max, self.backoff_factor * 2 ** attempt))
         raise ModelError(f"{url}: HTTP 200 with a body that is not JSON ({body!r}) {self.max_retries + 1} times; "

@@ -11,10 +11,11 @@ import pandas as pd
 from ..approximation import recall_note
 from ..config import RunConfig, snapshot, study_settings
 from ..data.derived import shown
+from ..data.validate import validated_record
 from ..errors import LapbiasError
 from ..io import Layout, read_parquet, write_csv, write_text
-from ..stage import (StaleResultsError, check_manifest, check_run, manifest_files, new_run_id, read_run_record,
-                     staged_outputs)
+from ..stage import (RERUN_AFTER_VALIDATE, VALIDATED, StaleResultsError, check_manifest, check_run, manifest_files,
+                     new_run_id, read_run_record, staged_outputs)
 from .describe import write_descriptives
 from .figures import lap_histogram
 from .markdown import render
@@ -93,7 +94,9 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
                                "(cut short or edited?); rerun `lapbias estimate`")
     run_id = check_run(layout.results, tables, layout.root)
     check_manifest(layout.results, "estimate", run_id)
-    _check_settings(config, read_run_record(layout.results), run_id)
+    record = read_run_record(layout.results)
+    _check_validated(layout, record, run_id)
+    _check_settings(config, record, run_id)
     if tables.get("estimation_notes") is None or tables["estimation_notes"].empty:
         tables["estimation_notes"] = pd.DataFrame(columns=["model", "kind", "detail"])
     with staged_outputs(layout.results, "report", run_id or new_run_id()) as folder:
@@ -152,6 +155,18 @@ def _check_settings(config: RunConfig, record: dict | None, run_id: str | None) 
                             f"{shown_value(current[key])}{more}: rerun `lapbias estimate` with this config (then "
                             "`lapbias report`), or report with the config that run used (its settings are in "
                             "results/run_config.json)")
+
+
+def _check_validated(layout: Layout, record: dict | None, run_id: str | None) -> None:
+    """`validate` has not run again on another data file, mapping or --sample since the estimate (data_source.json
+    compared by content, less the data path's spelling). Nothing to compare without a record (older versions, the
+    Python API)."""
+    if not record or record.get(VALIDATED) is None:
+        return
+    if record[VALIDATED] != validated_record(layout):
+        raise StaleResultsError(f"`lapbias validate` ran again since estimate run {run_id} (data/derived/"
+                                f"data_source.json: another data file, [data.columns] mapping or --sample); "
+                                f"{RERUN_AFTER_VALIDATE}")
 
 
 def _detection_failed(notes: pd.DataFrame | None) -> bool:

@@ -21,15 +21,19 @@ from ..stage import StaleResultsError, fingerprint
 
 ATTRS_KEY = "lapbias_derived_from"
 READS = {
-    "forecast": ("[model] ", "[forecast] "),
-    "recall": ("[model] ", "[recall] ", "[study] outcome_description", "[study] reference_period"),
-    "minkprob": ("[model] ", "[minkprob] "),
+    "forecast": ("[model] model_id", "[model] dtype", "[forecast] "),
+    "recall": ("[model] model_id", "[model] dtype", "[model] backend", "[recall] ", "[study] outcome_description",
+               "[study] reference_period"),
+    "minkprob": ("[model] model_id", "[model] dtype", "[minkprob] "),
 }
-"""The settings each signal's queries and derivation read, as prefixes of config.study_settings keys (operational
-settings such as server addresses and batch sizes are not among those); Min-K% also reads the forecast prompt when it
-scores the prompt (`minkprob_reads`)."""
+"""The settings each signal's cache keys and derivation read (config.study_settings keys, or prefixes ending in a
+space for a whole section): the model and precision named in every key, the backend for the recall (local backends
+ask exact label probabilities, another key), the prompt, template, labels, parser and K. Min-K% also reads the forecast
+prompt when it scores the prompt (`settings`). Other [model] settings (device, context length, tokenizer, served name,
+where and how fast it is asked) change no cached answer that a rerun would read."""
 CHECKS_ONLY = frozenset({"[forecast] min_parse_rate", "[forecast] allow_low_parse_rate", "[recall] censoring_warning"})
 """Settings read by a check on the derived file, not by its derivation: changing one leaves the file as it is."""
+RUN_ALL = "or `lapbias run CONFIG` (every step; queries already asked are answered from the cache)"
 
 
 def settings(config: RunConfig, task: str) -> dict:
@@ -37,7 +41,8 @@ def settings(config: RunConfig, task: str) -> dict:
     reads = READS[task] + (("[forecast] prompt",) if task == "minkprob" and config.minkprob.scored_text == "prompt"
                            else ())
     return {key: value for key, value in study_settings(snapshot(config)).items()
-            if key not in CHECKS_ONLY and any(key == prefix or key.startswith(prefix) for prefix in reads)}
+            if key not in CHECKS_ONLY and any(key == prefix or prefix.endswith(" ") and key.startswith(prefix)
+                                              for prefix in reads)}
 
 
 def record(config: RunConfig, layout: Layout, task: str) -> dict:
@@ -74,7 +79,10 @@ def check(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str, pat
     derived_from = frame.attrs.get(ATTRS_KEY)
     if not derived_from:
         return
-    rerun = f"rerun `lapbias {task}` (it asks the model only what the cache does not hold), then `lapbias panel`"
+    rerun = f"rerun `lapbias {task}` (it asks the model only what the cache does not hold), then `lapbias panel`, " \
+            f"{RUN_ALL}"
+    if task == "minkprob" and config.estimate.lap_measure == "recall":  # a backend without prompt log-probs cannot
+        rerun += "; or remove data/derived/minkprob.parquet (this config estimates with the recall LAP)"
     if derived_from.get("input_sha256") != fingerprint(layout.derived_file("input.parquet")):
         raise StaleResultsError(f"{path} was derived from another data/derived/input.parquet (`lapbias validate` ran "
                                 f"again since `lapbias {task}`); {rerun}")
