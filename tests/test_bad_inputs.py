@@ -1108,3 +1108,17 @@ def test_a_respelled_data_path_is_not_a_changed_validation(cached):
     config.write_text(config.read_text().replace(f'path = "{layout.root / "panel.csv"}"', f'path = "{relative}"'))
     expect(0, "6 rows kept", "validate", config)
     expect(0, "report:", "report", config)
+
+
+def test_report_after_run_with_the_parse_rate_override(cached):
+    """Review finding: `lapbias run --allow-low-parse-rate` records [forecast] allow_low_parse_rate = true, and the
+    report with the same config file (no such flag) was refused; the override and min_parse_rate change neither a
+    number nor the report's text."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    expect(0, "estimate (python engine)", "estimate", config)
+    record = json.loads((layout.results / "run_config.json").read_text())  # as `run --allow-low-parse-rate` records
+    record["forecast"]["allow_low_parse_rate"], record["forecast"]["min_parse_rate"] = True, 0.5
+    (layout.results / "run_config.json").write_text(json.dumps(record))
+    as_if_estimated(layout, "run_config.json")
+    expect(0, "report:", "report", config)

@@ -31,8 +31,9 @@ space for a whole section): the model and precision named in every key, the back
 ask exact label probabilities, another key), the prompt, template, labels, parser and K. Min-K% also reads the forecast
 prompt when it scores the prompt (`settings`). Other [model] settings (device, context length, tokenizer, served name,
 where and how fast it is asked) change no cached answer that a rerun would read."""
-CHECKS_ONLY = frozenset({"[forecast] min_parse_rate", "[forecast] allow_low_parse_rate", "[recall] censoring_warning"})
-"""Settings read by a check on the derived file, not by its derivation: changing one leaves the file as it is."""
+CHECKS_ONLY = frozenset({"[recall] censoring_warning"})
+"""Settings read by a check on the derived file, not by its derivation: changing one leaves the file as it is (the
+parse-rate gate of the forecast is not a study setting at all: config.OPERATIONAL_SETTINGS)."""
 RUN_ALL = "or `lapbias run CONFIG` (every step; queries already asked are answered from the cache)"
 
 
