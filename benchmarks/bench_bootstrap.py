@@ -1,5 +1,6 @@
 """Pairs bootstrap speed (issue 17), in one run on one machine, random unbalanced two-way-FE panels:
 - "paper scale": 91,361 rows (the paper's sample size) over 1,499 entities x 330 dates, 10,000 draws;
+- "paper scale + small entities": the same plus 300 entities of one to three rows (singleton levels in every draw);
 - "1M rows": 1,000,000 rows over 3,000 entities x 330 dates (about one row per entity-date: a daily panel of 3,000
   firms), 10,000 draws;
 each with pairs ("obs") and entity-cluster resampling.
@@ -37,20 +38,26 @@ from lapbias.estimate import bootstrap_lanes as lanes  # noqa: E402
 from lapbias.estimate.bootstrap import draw_weights, pairs_bootstrap  # noqa: E402
 
 B, SEED = 10_000, 1
-DESIGNS = {  # name: (rows, entities, periods, draws of lapbias, draws of the previous kernel, naive draws)
-    "paper scale": (91_361, 1_499, 330, B, B, 20),
-    "1M rows": (1_000_000, 3_000, 330, B, 1_000, 3),
+DESIGNS = {  # name: (rows, entities, periods, small entities, draws of lapbias, of the previous kernel, naive draws)
+    "paper scale": (91_361, 1_499, 330, 0, B, B, 20),
+    "paper scale + small entities": (91_361, 1_499, 330, 300, B, B, 20),
+    "1M rows": (1_000_000, 3_000, 330, 0, B, 1_000, 3),
 }
-SMOKE = {"paper scale": (2_000, 100, 20, 20, 8, 2), "1M rows": (4_000, 400, 20, 10, 4, 1)}
+SMOKE = {"paper scale": (2_000, 100, 20, 0, 20, 8, 2), "paper scale + small entities": (2_000, 100, 20, 10, 20, 8, 2),
+         "1M rows": (4_000, 400, 20, 0, 10, 4, 1)}
 OUT = Path(__file__).resolve().parent / "results" / "bootstrap.md"
 
 
-def make_panel(rows: int, entities: int, periods: int) -> pd.DataFrame:
+def make_panel(rows: int, entities: int, periods: int, small: int = 0) -> pd.DataFrame:
+    """Random unbalanced panel; `small` more entities of one to three rows each (real panels have them: firms that
+    enter late or are rarely covered), whose draws have singleton levels."""
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"entity_num": rng.integers(1, entities + 1, rows),
-                          "period_num": rng.integers(1, periods + 1, rows),
-                          "mu_hat": rng.choice([-1.0, 0.0, 1.0], rows), "lap": rng.uniform(0, 1, rows)})
-    frame["outcome"] = 0.2 * frame["mu_hat"] * frame["lap"] + rng.normal(0, 1, rows)
+    sizes = rng.integers(1, 4, small)
+    entity = np.concatenate([rng.integers(1, entities + 1, rows), entities + 1 + np.repeat(np.arange(small), sizes)])
+    n = entity.size
+    frame = pd.DataFrame({"entity_num": entity, "period_num": rng.integers(1, periods + 1, n),
+                          "mu_hat": rng.choice([-1.0, 0.0, 1.0], n), "lap": rng.uniform(0, 1, n)})
+    frame["outcome"] = 0.2 * frame["mu_hat"] * frame["lap"] + rng.normal(0, 1, n)
     return frame
 
 
@@ -89,12 +96,12 @@ def timed(frame: pd.DataFrame, draws: int, resample: str) -> tuple[np.ndarray, f
 def measure(name: str, smoke: bool) -> dict:
     """One design in this process: lapbias (pairs, then entity resampling; one untimed warm-up call compiles or
     loads the kernels), then the previous kernel (the C kernel switched off), then the naive loop on the first draws."""
-    rows, entities, periods, draws, previous_draws, naive_draws = (SMOKE if smoke else DESIGNS)[name]
-    frame = make_panel(rows, entities, periods)
+    rows, entities, periods, small, draws, previous_draws, naive_draws = (SMOKE if smoke else DESIGNS)[name]
+    frame = make_panel(rows, entities, periods, small)
     if lanes.UNAVAILABLE:
         raise RuntimeError(lanes.UNAVAILABLE)
     pairs_bootstrap(frame, 0.0, B=2, seed=SEED, progress=False)
-    result = {"name": name, "rows": rows, "entities": frame["entity_num"].nunique(),
+    result = {"name": name, "rows": len(frame), "entities": frame["entity_num"].nunique(),
               "periods": frame["period_num"].nunique(), "draws": draws, "previous_draws": previous_draws,
               "naive_draws": naive_draws}
     fast = {}
