@@ -1122,3 +1122,79 @@ def test_report_after_run_with_the_parse_rate_override(cached):
     (layout.results / "run_config.json").write_text(json.dumps(record))
     as_if_estimated(layout, "run_config.json")
     expect(0, "report:", "report", config)
+
+
+def test_a_panel_without_a_build_record_is_compared_with_the_input_column_by_column(cached):
+    """Re-review finding: a panel without the record of what it was built from (an older version, the Python API)
+    was compared with input.parquet by row ids and outcomes only, so a corrected target date or text went through."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    panel = pd.read_parquet(layout.derived_file("panel.parquet"))
+    panel.attrs = {}
+    write_parquet(panel, layout.derived_file("panel.parquet"))
+    data = layout.root / "panel.csv"
+    data.write_text(data.read_text().replace("r13,E1,Entity 1,T1,headline 1 3,2024-03-03,2024-03-04",
+                                             "r13,E1,Entity 1,T1,headline 1 3,2024-03-03,2024-09-04"))
+    expect(0, "6 rows kept", "validate", config)
+    expect(2, "row_id r13: target_date 2024-03-04 in the panel, 2024-09-04 validated", "estimate", config)
+
+
+def test_rebuild_drops_a_min_k_file_the_config_does_not_use_when_its_cache_is_incomplete(cached):
+    """Re-review finding: with lap_measure = "recall" and a Min-K% cache lacking the current queries (another model,
+    corrected texts), `rebuild` stopped on it and told to run `lapbias minkprob`, which a backend without prompt
+    log-probs cannot do. It now removes minkprob.parquet with a note, as when there is no Min-K% cache."""
+    from lapbias.config import load
+    from lapbias.llm.cache import ResponseCache
+    from lapbias.signals import minkprob
+
+    layout, config = cached
+    frame = pd.read_parquet(layout.derived_file("input.parquet"))
+    queries = minkprob.queries(frame, load(config))[:-1]  # the last row's text never scored
+    ResponseCache(layout.raw_file("minkprob")).append((q, {"tokens": [[1, "a", -1.0]]}) for q in queries)
+    output = expect(0, "panel:", "rebuild", config)
+    assert "minkprob.parquet removed" in output and not layout.derived_file("minkprob.parquet").exists()
+    config.write_text(config.read_text() + '[estimate]\nlap_measure = "minkprob"\n')
+    expect(2, "run `lapbias minkprob`", "rebuild", config)  # the config needs it: the missing answer is an error
+
+
+def test_settings_the_report_never_states_do_not_refuse_it(cached):
+    """Re-review finding: where the model runs (device), its context length, tokenizer and served name appear in no
+    table and no sentence of the report, so a report under a config that differs only there is not refused."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    expect(0, "estimate (python engine)", "estimate", config)
+    config.write_text(config.read_text() + '[model]\ndevice = "cuda"\nmax_model_len = 4096\nmax_logprobs = 40\n'
+                                           'tokenizer = "some/tokenizer"\nserved_model_name = "m"\n')
+    expect(0, "report:", "report", config)
+
+
+def test_the_recall_reads_its_mode_not_the_backend_name(cached):
+    """Re-review finding: transformers and vLLM both ask exact label probabilities (the same cache keys), so
+    switching between them does not make the recall file stale; an OpenAI server (top-k sums, other keys) does."""
+    layout, config = cached
+    expect(0, "panel:", "rebuild", config)
+    plain = config.read_text()
+    config.write_text(plain + '[model]\nbackend = "vllm"\n')
+    expect(0, "panel:", "panel", config)
+    config.write_text(plain + '[model]\nbackend = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    expect(2, "recall.parquet was derived with [recall] label probabilities = \"exact\"; this config has \"top-k\"",
+           "panel", config)
+
+
+@pytest.mark.parametrize("seed", ["-5", str(2 ** 32)])
+def test_a_sample_seed_out_of_range_is_a_usage_error(cached, seed):
+    """Re-review finding: a negative seed, or one of 2^32 or more, ended in numpy's ValueError as an unexpected bug."""
+    _, config = cached
+    expect(2, "Invalid value for '--seed'", "validate", config, "--sample", "4", "--seed", seed)
+
+
+@pytest.mark.parametrize("subsample", ['{"rows": true, "seed": 1}', '{"rows": 4, "seed": -1}', "[4]"])
+def test_rebuild_refuses_a_damaged_subsample_record(cached, subsample):
+    layout, config = cached
+    expect(0, "kept a random subsample", "validate", config, "--sample", "4")
+    path = layout.derived_file("data_source.json")
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "subsample": json.loads(subsample)}))
+    expect(2, "data_source.json is damaged", "rebuild", config)
+    path.write_text(path.read_text()[:20])  # truncated: not read as "no subsample"
+    expect(2, "data_source.json is damaged", "rebuild", config)

@@ -6,6 +6,7 @@ and the Stata bootstrap draws becoming results/bootstrap.csv."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -26,6 +27,7 @@ from lapbias.estimate.extended import standardize_within
 from lapbias.estimate.protocol import estimate_panel
 from lapbias.io import Layout
 from lapbias.panel import build
+from lapbias.stage import StaleResultsError, manifest_path
 from test_panel import synthetic_stage_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,6 +179,10 @@ def test_no_stale_result_survives_an_engine_switch(project):
     for name in ("placebo.csv", "table2.csv", "table5.csv", "bootstrap.csv"):
         assert (layout.results / name).exists(), name
     layout.derived_file("panel_post.dta").unlink()  # this Stata run can write no placebo and no bootstrap
+    manifest = manifest_path(layout.derived, "panel")  # as `lapbias panel` leaves a panel without post-cutoff rows
+    record = json.loads(manifest.read_text())
+    del record["files"]["panel_post.dta"]
+    manifest.write_text(json.dumps(record))
     cli._estimate(config, layout, "stata")
     for name in ("placebo.csv", "placebo_validation.csv", "table2.csv", "table5.csv", "bootstrap.csv",
                  "bootstrap_draws.csv", "figures/bootstrap.png", "extended_notes.csv"):
@@ -190,6 +196,22 @@ def test_no_stale_result_survives_an_engine_switch(project):
     report = write_report(config, layout).read_text()
     assert "Source: `results/detection.csv`, LaTeX `results/detection.tex`; engine: stata." in report
     assert "engine: python" not in report
+
+
+def test_the_stata_engine_refuses_dta_files_changed_since_panel(project):
+    """Re-review finding: the Stata engine estimates on panel_pre.dta and panel_post.dta, which estimate did not
+    check: a .dta re-saved in Stata (or left by another panel run) was estimated, and the results recorded under
+    panel.parquet's sha256. The panel's manifest lists them with their sha256; the Python engine reads only
+    panel.parquet."""
+    config, layout = project
+    path = layout.derived_file("panel_pre.dta")
+    frame, _ = pyreadstat.read_dta(str(path))
+    frame.loc[0, "outcome"] += 1.0
+    pyreadstat.write_dta(frame, str(path))
+    with pytest.raises(StaleResultsError, match="panel_pre.dta changed since panel run .*; rerun `lapbias panel`"):
+        cli._estimate(config, layout, "stata")
+    assert not (layout.results / "detection.csv").exists()
+    cli._estimate(config, layout, "python")
 
 
 def test_engine_choice_without_stata_lists_what_was_tried(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from . import config as config_module
-from .data.validate import SAMPLE_SEED
+from .data.validate import MAX_SEED, SAMPLE_SEED
 from .errors import LapbiasError
 from .estimate.stata import RESULT_FILES as STATA_AND_PYTHON_RESULT_FILES
 from .io import Layout, write_text
@@ -206,7 +206,8 @@ def init(data: str, output: str | None, force: bool) -> None:
 @main.command()
 @config_argument
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
-@click.option("--seed", type=int, default=SAMPLE_SEED, show_default=True, help="Seed of the subsample.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=SAMPLE_SEED, show_default=True,
+              help="Seed of the subsample.")
 def validate(config_path: str, sample: int | None, seed: int) -> None:
     """Validate the input panel and write data/derived/input.parquet.
 
@@ -353,12 +354,16 @@ def _estimate(config, layout: Layout, engine: str) -> None:
     check_built_with(built, config, layout.derived_file("panel.parquet"))
     check_signals(built, config, layout.derived_file("panel.parquet"))
     name, install, message = stata.select_engine(config, engine)
+    if name == "stata":  # Stata estimates on the .dta files: those `lapbias panel` wrote beside panel.parquet
+        stage.check_manifest(layout.derived, "panel", None, then="estimate")
     click.echo(message, err=True)
     run_id = stage.new_run_id()
     # the report refuses the tables once one of these changes (a data file, mapping or --sample validated again;
     # data_source.json is compared by its content less the data path's spelling: stage.run_record's `validated`)
     inputs = {"panel": layout.derived_file("panel.parquet"), "input": layout.derived_file("input.parquet"),
               "validation_report": layout.derived_file("validation_report.csv")}
+    if name == "stata":
+        inputs.update({dta: layout.derived_file(f"{dta}.dta") for dta in ("panel_pre", "panel_post")})
     if config.data.path and Path(config.data.path).is_file():
         inputs["data"] = Path(config.data.path)
     with stage.staged_outputs(layout.results, "estimate", run_id, known=ESTIMATE_OUTPUTS + REPORT_OUTPUTS,
@@ -493,7 +498,8 @@ def _run_all(config, layout: Layout, yes: bool, sample: int | None, seed: int, y
 @yes_option
 @low_parse_option
 @click.option("--sample", type=int, default=None, help="Keep a random subsample of N rows (large panels).")
-@click.option("--seed", type=int, default=SAMPLE_SEED, show_default=True, help="Seed of the subsample.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=SAMPLE_SEED, show_default=True,
+              help="Seed of the subsample.")
 @sampling_option
 @click.option("--dry-run", is_flag=True, help="Only estimate each stage's time and memory (a short timed probe of "
               "the model, cached per machine); ask nothing else, write nothing under the run's folders.")
@@ -553,6 +559,15 @@ def calibrate(config_path: str, yes: bool) -> None:
                  "results/calibration/*.csv, results/figures/calibration.png, results/calibration/REPORT.md")
 
 
+def _is_subsample(subsample) -> bool:
+    """None, or the {rows, seed} of a --sample as data_source.json records it."""
+    if subsample is None:
+        return True
+    rows, seed = (subsample.get(key) if isinstance(subsample, dict) else None for key in ("rows", "seed"))
+    return all(isinstance(value, int) and not isinstance(value, bool) for value in (rows, seed)) and rows >= 1 \
+        and 0 <= seed <= MAX_SEED
+
+
 @main.command()
 @config_argument
 def rebuild(config_path: str) -> None:
@@ -563,14 +578,15 @@ def rebuild(config_path: str) -> None:
     Example:
       lapbias rebuild data/demo/demo.toml
     """
-    from .data.validate import read_source_record
+    from .data.validate import SOURCE_RECORD, read_source_record
+    from .llm.cache import CacheError
     from .signals import forecast, minkprob, recall
 
     config, layout = _load(config_path)
-    subsample = (read_source_record(layout) or {}).get("subsample")  # the rows validated last time, again
-    if subsample is not None and not (isinstance(subsample, dict) and isinstance(subsample.get("rows"), int)
-                                      and isinstance(subsample.get("seed"), int)):
-        raise LapbiasError(f"{layout.derived_file('data_source.json')} is damaged (subsample {subsample!r}); rerun "
+    record = read_source_record(layout)
+    subsample = (record or {}).get("subsample")  # the rows validated last time, drawn again
+    if (record is None and layout.derived_file(SOURCE_RECORD).exists()) or not _is_subsample(subsample):
+        raise LapbiasError(f"{layout.derived_file(SOURCE_RECORD)} is damaged (subsample {subsample!r}); rerun "
                            "`lapbias validate` (with its --sample, if any), then `lapbias rebuild`")
     _validate(config, layout, *((subsample["rows"], subsample["seed"]) if subsample else ()))
     for stage in (forecast, recall, minkprob):
@@ -578,7 +594,15 @@ def rebuild(config_path: str) -> None:
             layout.derived_file("minkprob.parquet").unlink(missing_ok=True)
             _log(layout, "rebuild: no minkprob cache (Min-K% was skipped or never run); the recall LAP is used")
             continue
-        frame = stage.derive(config, layout)
+        try:
+            frame = stage.derive(config, layout)
+        except CacheError as err:
+            if stage is not minkprob or config.estimate.lap_measure != "recall":
+                raise
+            # a Min-K% cache of another model or of texts corrected since, which this config does not use
+            layout.derived_file("minkprob.parquet").unlink(missing_ok=True)
+            _log(layout, f"rebuild: {err}; minkprob.parquet removed (this config estimates with the recall LAP)")
+            continue
         _log(layout, f"rebuild: {stage.TASK}.parquet, {len(frame)} rows from {layout.raw_file(stage.TASK)}")
     _panel(config, layout)
 

@@ -600,14 +600,15 @@ OPERATIONAL_SETTINGS = frozenset({
     "model.allow_external", "model.api_key_env", "model.backoff_factor", "model.backoff_max", "model.base_url",
     "model.base_urls", "model.batch_size", "model.concurrency", "model.gpu_memory_utilization", "model.max_retries",
     "model.request_timeout", "model.seconds_per_query", "model.tensor_parallel_size",
+    "model.device", "model.max_model_len", "model.max_logprobs", "model.tokenizer", "model.served_model_name",
     "estimate.engine", "estimate.stata_path", "estimate.stata_edition",
     "forecast.min_parse_rate", "forecast.allow_low_parse_rate"})
 """Snapshot keys that change neither a result nor what the report says of the study: where and how fast the model
-is asked, which engine is asked to estimate (each table names the engine that wrote it), and the parse-rate check
-of Step 1 and its override (a gate before the panel, not an input of it; the report states the parse rate). The data
-file is
-compared by content instead of path (its sha256 in run_config.json's inputs, stage.check_run), so the same file
-named from another working directory is the same study."""
+is asked (the device, context length, tokenizer and served name too), which engine is asked to estimate (each table
+names the engine that wrote it), and the parse-rate check of Step 1 and its override (a gate before the panel, not an
+input of it; the report states the parse rate). The data file is compared by content instead of path (its sha256 in
+run_config.json's inputs, stage.check_run), so the same file named from another working directory is the same study;
+`inputs` and `validated` are records of the run, not settings."""
 
 
 def study_settings(record: dict[str, Any]) -> dict[str, Any]:

@@ -253,8 +253,10 @@ def check_signals(panel: pd.DataFrame, config: RunConfig, path) -> None:
     old signals and recorded as the new settings in results/run_config.json. Panels without records (an older
     version, the Python API) are not checked."""
     for task, recorded in panel.attrs.get(SIGNALS_KEY, {}).items():
-        provenance.check_settings(recorded, config, task, path, f"rerun `lapbias {task}` and `lapbias panel`, then "
-                                                                 "`lapbias estimate`")
+        rerun = f"rerun `lapbias {task}` and `lapbias panel`, then `lapbias estimate`, {provenance.RUN_ALL}"
+        if task == "minkprob" and config.estimate.lap_measure == "recall":
+            rerun += "; or remove data/derived/minkprob.parquet and rerun `lapbias panel` (the recall LAP is used)"
+        provenance.check_settings(recorded, config, task, path, rerun)
 
 
 def check_built_from_files(panel: pd.DataFrame, layout: Layout, path) -> None:
@@ -285,9 +287,11 @@ def _fingerprint_or_none(path) -> str | None:
 
 
 def check_built_from(panel: pd.DataFrame, inputs: pd.DataFrame, path) -> None:
-    """The panel holds the rows of data/derived/input.parquet as it is now (row ids in order, outcomes): a
-    `validate` rerun after a corrected data file, a column mapping or --sample would otherwise leave the panel of
-    the previous validation to be estimated and recorded as the new one."""
+    """The panel holds the rows of data/derived/input.parquet as it is now (row ids in order, and every input column
+    the panel carries: texts, dates, names, outcomes, moderators): a `validate` rerun after a corrected data file, a
+    column mapping or --sample would otherwise leave the panel of the previous validation to be estimated and recorded
+    as the new one. The only check of a panel without the record of the files it was built from (check_built_from_files:
+    an older version, the Python API)."""
     rerun = "rerun `lapbias panel`, then `lapbias estimate`"
     ids, built_ids = inputs["row_id"].astype(str).tolist(), panel["row_id"].astype(str).tolist()
     if ids != built_ids:
@@ -295,12 +299,24 @@ def check_built_from(panel: pd.DataFrame, inputs: pd.DataFrame, path) -> None:
         missing = ids[first] if first < len(ids) else built_ids[first]  # the first row where the two part
         raise StaleResultsError(f"{path} was not built from data/derived/input.parquet as it is now ({len(built_ids)} "
                                 f"rows in the panel, {len(ids)} validated; e.g. row_id {missing}); {rerun}")
-    bad = _differs(panel["outcome"].reset_index(drop=True), inputs["outcome"].reset_index(drop=True))
-    if bad.any():
-        i = int(bad.idxmax())
-        raise StaleResultsError(f"{path} was not built from data/derived/input.parquet as it is now (row_id {ids[i]}: "
-                                f"outcome {panel['outcome'].iloc[i]} in the panel, {inputs['outcome'].iloc[i]} "
-                                f"validated); {rerun}")
+    for column in [c for c in inputs.columns if c in panel.columns and c != "row_id"]:
+        built, validated = panel[column].reset_index(drop=True), inputs[column].reset_index(drop=True)
+        if pd.api.types.is_numeric_dtype(validated) and pd.api.types.is_numeric_dtype(built):
+            bad = _differs(built, validated)
+        else:
+            bad = ~((built.astype(str) == validated.astype(str)) | (built.isna() & validated.isna()))
+        if bad.any():
+            i = int(bad.idxmax())
+            raise StaleResultsError(f"{path} was not built from data/derived/input.parquet as it is now (row_id "
+                                    f"{ids[i]}: {column} {_shown_cell(built[i])} in the panel, "
+                                    f"{_shown_cell(validated[i])} validated); {rerun}")
+
+
+def _shown_cell(value) -> str:
+    if isinstance(value, pd.Timestamp):
+        return f"{value:%Y-%m-%d}"
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:

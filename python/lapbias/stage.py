@@ -35,8 +35,10 @@ RUN_ID = "run_id"
 RUN_RECORD = "run_config.json"
 VALIDATED = "validated"
 """run_config.json's record of what `validate` had read (validate.validated_record)."""
-RERUN_AFTER_VALIDATE = ("rerun the steps after `lapbias validate` (the signal steps, `panel`, `estimate`, then `report`), "
-                        "or `lapbias run CONFIG` (every step; queries already asked are answered from the cache)")
+RUN_ALL = ("or `lapbias run CONFIG` (every step, with the --sample you validated with, if any; queries already "
+           "asked are answered from the cache)")
+RERUN_AFTER_VALIDATE = ("rerun the steps after `lapbias validate` (the signal steps, `panel`, `estimate`, then "
+                        f"`report`), {RUN_ALL}")
 RAW_EXPORT_PREFIX = "stata_"
 """Engine-specific raw exports (esttab layout, read only by the Stata driver) are not stamped."""
 
@@ -125,14 +127,15 @@ def _commit(target: Path, stage: str, run_id: str, folder: Path, known: set[str]
                                                         indent=1, sort_keys=True) + "\n")
 
 
-def check_manifest(target: Path, stage: str, run_id: str | None) -> None:
+def check_manifest(target: Path, stage: str, run_id: str | None, then: str = "report") -> None:
     """Every file the stage's last run wrote (its manifest: name and sha256) is still there unchanged, and that run is
-    `run_id`: a results file deleted, emptied or edited since the estimate would otherwise be read as that run's (a
-    missing placebo.csv reads as "placebo infeasible"). Nothing to compare without a manifest (the Python API)."""
+    `run_id` (when given): a results file deleted, emptied or edited since the estimate would otherwise be read as that
+    run's (a missing placebo.csv reads as "placebo infeasible"), a panel_pre.dta re-saved since `lapbias panel` be
+    estimated by Stata. Nothing to compare without a manifest (the Python API)."""
     path = manifest_path(target, stage)
     if not path.exists():
         return
-    rerun = f"rerun `lapbias {stage}` (then `lapbias report`)"
+    rerun = f"rerun `lapbias {stage}` (then `lapbias {then}`)"
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         files, manifest_run = dict(manifest["files"]), manifest[RUN_ID]
@@ -149,6 +152,16 @@ def check_manifest(target: Path, stage: str, run_id: str | None) -> None:
         if fingerprint(file) != digest:
             raise StaleResultsError(f"{shown}/{name} changed since {stage} run {manifest_run} wrote it (edited, or "
                                     f"emptied?); {rerun}")
+
+
+def _rerun_after_change(relative: str, rerun_estimate: str) -> str:
+    """What to rerun once an input of the estimate changed: the estimate (the panel), the steps after `validate` (its
+    outputs), or `validate` and the steps after it (the data file)."""
+    if relative in ("data/derived/input.parquet", "data/derived/validation_report.csv"):
+        return RERUN_AFTER_VALIDATE
+    if relative.startswith("data/derived/"):
+        return rerun_estimate
+    return f"rerun `lapbias validate` (with its --sample, if you used one) and the steps after it, {RUN_ALL}"
 
 
 def run_record(snapshot: dict, run_id: str, inputs: dict[str, Path], root: Path, validated: dict | None = None) -> str:
@@ -200,7 +213,6 @@ def check_run(results: Path, tables: dict[str, pd.DataFrame], root: Path) -> str
     for relative, digest in (record or {}).get("inputs", {}).items():
         path = Path(root) / relative
         if not path.exists() or fingerprint(path) != digest:
-            after_validate = relative != "data/derived/panel.parquet"  # the data file or its validation
             raise StaleResultsError(f"{relative} changed since estimate run {run_id} read it; "
-                                    f"{RERUN_AFTER_VALIDATE if after_validate else rerun}")
+                                    f"{_rerun_after_change(relative, rerun)}")
     return run_id

@@ -27,6 +27,8 @@ from .derived import shown
 
 SAMPLE_SEED = 20240101
 """Default seed of the random subsample (`--sample N`; protocol Step 0: fixed seeds everywhere)."""
+MAX_SEED = 2**32 - 1
+"""The largest seed numpy's generator behind pandas' sample accepts (0 .. 2^32 - 1)."""
 SOURCE_RECORD = "data_source.json"
 """Beside input.parquet: the data file `validate` read and its sha256 (check_source)."""
 MISSING_TOKENS = {"", "na", "n/a", "nan", "null", "none", "."}

@@ -423,6 +423,7 @@ EXPORT const char *lapbias_lanes_source_sha256(void) { return LAPBIAS_SOURCE_SHA
 
 /* A module object, so that the package finds the compiled file by import; the kernel is called through ctypes. */
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_bootstrap_lanes",
-                                    "Lane-batched bootstrap kernel (called through ctypes).", -1, NULL, NULL, NULL, NULL, NULL};
+                                    "Lane-batched bootstrap kernel (called through ctypes).", -1,
+                                    NULL, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__bootstrap_lanes(void) { return PyModule_Create(&module); }

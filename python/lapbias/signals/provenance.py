@@ -17,31 +17,36 @@ import pandas as pd
 
 from ..config import RunConfig, snapshot, study_settings
 from ..io import Layout
-from ..stage import StaleResultsError, fingerprint
+from ..stage import RUN_ALL, StaleResultsError, fingerprint
 
 ATTRS_KEY = "lapbias_derived_from"
+RECALL_MODE = "[recall] label probabilities"
+"""Not a config key: how the recall's label probabilities are asked ("sampled", "exact" on a local backend, "top-k"
+from a server), which names its cache keys; the backend itself does not (transformers and vLLM are both exact)."""
 READS = {
     "forecast": ("[model] model_id", "[model] dtype", "[forecast] "),
-    "recall": ("[model] model_id", "[model] dtype", "[model] backend", "[recall] ", "[study] outcome_description",
+    "recall": ("[model] model_id", "[model] dtype", RECALL_MODE, "[recall] ", "[study] outcome_description",
                "[study] reference_period"),
     "minkprob": ("[model] model_id", "[model] dtype", "[minkprob] "),
 }
 """The settings each signal's cache keys and derivation read (config.study_settings keys, or prefixes ending in a
-space for a whole section): the model and precision named in every key, the backend for the recall (local backends
-ask exact label probabilities, another key), the prompt, template, labels, parser and K. Min-K% also reads the forecast
+space for a whole section): the model and precision named in every key, how the recall asks its label
+probabilities (RECALL_MODE), the prompt, template, labels, parser and K. Min-K% also reads the forecast
 prompt when it scores the prompt (`settings`). Other [model] settings (device, context length, tokenizer, served name,
 where and how fast it is asked) change no cached answer that a rerun would read."""
 CHECKS_ONLY = frozenset({"[recall] censoring_warning"})
 """Settings read by a check on the derived file, not by its derivation: changing one leaves the file as it is (the
 parse-rate gate of the forecast is not a study setting at all: config.OPERATIONAL_SETTINGS)."""
-RUN_ALL = "or `lapbias run CONFIG` (every step; queries already asked are answered from the cache)"
 
 
 def settings(config: RunConfig, task: str) -> dict:
     """The config settings that `task`'s derived file depends on ({"[section] key": value})."""
+    from .recall import uses_exact, uses_sampling  # recall.py imports this module
+
     reads = READS[task] + (("[forecast] prompt",) if task == "minkprob" and config.minkprob.scored_text == "prompt"
                            else ())
-    return {key: value for key, value in study_settings(snapshot(config)).items()
+    mode = "sampled" if uses_sampling(config) else "exact" if uses_exact(config) else "top-k"
+    return {key: value for key, value in {**study_settings(snapshot(config)), RECALL_MODE: mode}.items()
             if key not in CHECKS_ONLY and any(key == prefix or prefix.endswith(" ") and key.startswith(prefix)
                                               for prefix in reads)}
 
