@@ -585,9 +585,11 @@ def rebuild(config_path: str) -> None:
     config, layout = _load(config_path)
     record = read_source_record(layout)
     subsample = (record or {}).get("subsample")  # the rows validated last time, drawn again
-    if (record is None and layout.derived_file(SOURCE_RECORD).exists()) or not _is_subsample(subsample):
-        raise LapbiasError(f"{layout.derived_file(SOURCE_RECORD)} is damaged (subsample {subsample!r}); rerun "
-                           "`lapbias validate` (with its --sample, if any), then `lapbias rebuild`")
+    unreadable = record is None and layout.derived_file(SOURCE_RECORD).exists()
+    if unreadable or not _is_subsample(subsample):
+        why = "not readable JSON" if unreadable else f"subsample {subsample!r}"
+        raise LapbiasError(f"{layout.derived_file(SOURCE_RECORD)} is damaged ({why}); rerun `lapbias validate` (with "
+                           "its --sample, if any), then `lapbias rebuild`")
     _validate(config, layout, *((subsample["rows"], subsample["seed"]) if subsample else ()))
     for stage in (forecast, recall, minkprob):
         if stage is minkprob and not layout.raw_file(stage.TASK).exists():
