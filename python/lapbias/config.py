@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import math
 import os
 import re
@@ -609,6 +610,21 @@ names the engine that wrote it), and the parse-rate check of Step 1 and its over
 input of it; the report states the parse rate). The data file is compared by content instead of path (its sha256 in
 run_config.json's inputs, stage.check_run), so the same file named from another working directory is the same study;
 `inputs` and `validated` are records of the run, not settings."""
+
+
+def settings_difference(recorded: dict[str, Any], current: dict[str, Any], differ: list[str]) -> str:
+    """'KEY = recorded value; this config has current value (and N more setting(s): ...)' for the settings `differ`
+    (study_settings keys, the first one named): the one wording of every refusal of results or files made under other
+    settings (report, signals/provenance.py). Values as JSON, cut at 60 characters."""
+    def shown(value) -> str:
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    key = differ[0]
+    was = f"{key} = {shown(recorded[key])}" if key in recorded else f"no {key} setting"
+    more = f" (and {len(differ) - 1} more setting(s): {', '.join(differ[1:4])}{', ...' if len(differ) > 4 else ''})" \
+        if len(differ) > 1 else ""
+    return f"{was}; this config has {shown(current[key]) if key in current else 'none'}{more}"
 
 
 def study_settings(record: dict[str, Any]) -> dict[str, Any]:

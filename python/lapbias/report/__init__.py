@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..approximation import recall_note
-from ..config import RunConfig, snapshot, study_settings
+from ..config import RunConfig, settings_difference, snapshot, study_settings
 from ..data.derived import shown
 from ..data.validate import validated_record
 from ..errors import LapbiasError
@@ -140,21 +139,11 @@ def _check_settings(config: RunConfig, record: dict | None, run_id: str | None) 
         return
     recorded, current = study_settings(record), study_settings(snapshot(config))
     differ = [key for key in current if key not in recorded or recorded[key] != current[key]]
-    if not differ:
-        return
-    key = differ[0]
-
-    def shown_value(value) -> str:
-        text = json.dumps(value, ensure_ascii=False)
-        return text if len(text) <= 60 else text[:57] + "..."
-
-    was = f"{key} = {shown_value(recorded[key])}" if key in recorded else f"no {key} setting"
-    more = f" (and {len(differ) - 1} more setting(s): {', '.join(differ[1:4])}{', ...' if len(differ) > 4 else ''})" \
-        if len(differ) > 1 else ""
-    raise StaleResultsError(f"results/ come from estimate run {run_id}, made with {was}; this config has "
-                            f"{shown_value(current[key])}{more}: rerun `lapbias estimate` with this config (then "
-                            "`lapbias report`), or report with the config that run used (its settings are in "
-                            "results/run_config.json)")
+    if differ:
+        raise StaleResultsError(f"results/ come from estimate run {run_id}, made with "
+                                f"{settings_difference(recorded, current, differ)}: rerun `lapbias estimate` with this "
+                                "config (then `lapbias report`), or report with the config that run used (its settings "
+                                "are in results/run_config.json)")
 
 
 def _check_validated(layout: Layout, record: dict | None, run_id: str | None) -> None:

@@ -10,12 +10,11 @@ again. A file without a record (written by an older version, or through the Pyth
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
-from ..config import RunConfig, snapshot, study_settings
+from ..config import RunConfig, settings_difference, snapshot, study_settings
 from ..io import Layout
 from ..stage import RUN_ALL, StaleResultsError, fingerprint
 
@@ -61,23 +60,12 @@ def stamp(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str) -> 
     return frame
 
 
-def _shown(value) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def check_settings(recorded: dict, config: RunConfig, task: str, path: Path, rerun: str) -> None:
     """StaleResultsError naming the first setting of `task` that the config no longer shares with `recorded`."""
     current = settings(config, task)
     differ = [key for key in sorted(set(current) | set(recorded)) if recorded.get(key) != current.get(key)]
-    if not differ:
-        return
-    key = differ[0]
-    was = f"{key} = {_shown(recorded[key])}" if key in recorded else f"no {key} setting"
-    now = _shown(current[key]) if key in current else "none"
-    more = f" (and {len(differ) - 1} more: {', '.join(differ[1:4])}{', ...' if len(differ) > 4 else ''})" \
-        if len(differ) > 1 else ""
-    raise StaleResultsError(f"{path} was derived with {was}; this config has {now}{more}: {rerun}")
+    if differ:
+        raise StaleResultsError(f"{path} was derived with {settings_difference(recorded, current, differ)}: {rerun}")
 
 
 def check(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str, path: Path) -> None:
