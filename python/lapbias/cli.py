@@ -559,15 +559,6 @@ def calibrate(config_path: str, yes: bool) -> None:
                  "results/calibration/*.csv, results/figures/calibration.png, results/calibration/REPORT.md")
 
 
-def _is_subsample(subsample) -> bool:
-    """None, or the {rows, seed} of a --sample as data_source.json records it."""
-    if subsample is None:
-        return True
-    rows, seed = (subsample.get(key) if isinstance(subsample, dict) else None for key in ("rows", "seed"))
-    return all(isinstance(value, int) and not isinstance(value, bool) for value in (rows, seed)) and rows >= 1 \
-        and 0 <= seed <= MAX_SEED
-
-
 @main.command()
 @config_argument
 def rebuild(config_path: str) -> None:
@@ -578,18 +569,12 @@ def rebuild(config_path: str) -> None:
     Example:
       lapbias rebuild data/demo/demo.toml
     """
-    from .data.validate import SOURCE_RECORD, read_source_record
+    from .data.validate import recorded_subsample
     from .llm.cache import CacheError
     from .signals import forecast, minkprob, recall
 
     config, layout = _load(config_path)
-    record = read_source_record(layout)
-    subsample = (record or {}).get("subsample")  # the rows validated last time, drawn again
-    unreadable = record is None and layout.derived_file(SOURCE_RECORD).exists()
-    if unreadable or not _is_subsample(subsample):
-        why = "not readable JSON" if unreadable else f"subsample {subsample!r}"
-        raise LapbiasError(f"{layout.derived_file(SOURCE_RECORD)} is damaged ({why}); rerun `lapbias validate` (with "
-                           "its --sample, if any), then `lapbias rebuild`")
+    subsample = recorded_subsample(layout)  # the rows validated last time, drawn again
     _validate(config, layout, *((subsample["rows"], subsample["seed"]) if subsample else ()))
     for stage in (forecast, recall, minkprob):
         if stage is minkprob and not layout.raw_file(stage.TASK).exists():

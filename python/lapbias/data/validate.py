@@ -378,6 +378,22 @@ def validated_record(layout: Layout) -> dict | None:
     return {key: value for key, value in record.items() if key != "data"} if record else None
 
 
+def recorded_subsample(layout: Layout) -> dict | None:
+    """The {rows, seed} of the --sample the last `validate` drew (data_source.json), None when it drew none or there
+    is no record; StaleResultsError when the record is damaged (`rebuild` would otherwise validate every row)."""
+    record = read_source_record(layout)
+    subsample = (record or {}).get("subsample")
+    rows, seed = (subsample.get(key) if isinstance(subsample, dict) else None for key in ("rows", "seed"))
+    whole = all(isinstance(value, int) and not isinstance(value, bool) for value in (rows, seed)) and rows >= 1 \
+        and 0 <= seed <= MAX_SEED
+    unreadable = record is None and layout.derived_file(SOURCE_RECORD).exists()
+    if unreadable or (subsample is not None and not whole):
+        why = "not readable JSON" if unreadable else f"subsample {subsample!r}"
+        raise StaleResultsError(f"{layout.derived_file(SOURCE_RECORD)} is damaged ({why}); rerun `lapbias validate` "
+                                "(with its --sample, if any), then `lapbias rebuild`")
+    return subsample
+
+
 def read_source_record(layout: Layout) -> dict | None:
     """data/derived/data_source.json (what `validate` read: the data file's path and sha256, the column mapping, the
     number of valid rows and the --sample subsample, if any); None when absent or unreadable."""
