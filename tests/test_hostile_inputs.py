@@ -71,3 +71,68 @@ def test_standardizations_and_descriptives_do_not_see_units(unit_runs, name, col
     m1 = pd.read_csv(scaled / "magnitudes.csv").set_index("quantity")["value"]
     np.testing.assert_allclose(m1["interaction_share_of_standalone"], m0["interaction_share_of_standalone"],
                                rtol=1e-9)
+
+
+# ---- Table III from a CSV: the declared moderator is read as a number; the report lists only written tables ----
+def _csv_project(tmp_path, rows: pd.DataFrame, extra: str = "") -> tuple[Layout, object]:
+    path = tmp_path / "panel.csv"
+    rows.to_csv(path, index=False)
+    layout = Layout(tmp_path)
+    layout.make_dirs()
+    return layout, write_config(tmp_path, f'[data]\npath = "{path}"\n{STUDY}{extra}')
+
+
+def _csv_rows(n_entities: int = 6, dates=DATES) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    return pd.DataFrame([{"row_id": f"E{e}-{d}", "entity_id": f"E{e}", "entity_name": f"Entity {e}", "ticker": f"E{e}",
+                          "small": e % 2, "text": f"headline {e} {d}",
+                          "text_date": f"{pd.Timestamp(d) - pd.Timedelta(days=1):%Y-%m-%d}", "target_date": d,
+                          "outcome": round(float(rng.normal()), 4)}
+                         for e in range(1, n_entities + 1) for d in dates])
+
+
+def test_the_moderator_of_a_csv_is_validated_as_a_number(tmp_path):
+    layout, config = _csv_project(tmp_path, _csv_rows())
+    expect(0, "rows kept", "validate", config)
+    validated = read_parquet(layout.derived_file("input.parquet"))
+    assert pd.api.types.is_float_dtype(validated["small"]) and set(validated["small"]) == {0.0, 1.0}
+    assert not pd.api.types.is_numeric_dtype(validated["entity_id"])  # other columns stay as written
+
+
+def test_a_moderator_that_is_not_a_number_is_refused_naming_row_and_key(tmp_path):
+    rows = _csv_rows().astype({"small": object})
+    rows.loc[3, "small"] = "yes"
+    _, config = _csv_project(tmp_path, rows)
+    out = expect(2, "small: 1 value(s) are not finite numbers", "validate", config)
+    assert "[estimate] moderator" in out and "row_id E1-2024-03-13" in out and "'yes'" in out
+
+
+def test_the_report_names_only_the_extended_tables_it_wrote(tmp_path):
+    layout, config = _project(tmp_path)
+    inputs = read_parquet(layout.derived_file("input.parquet")).drop(columns="small")
+    write_parquet(inputs, layout.derived_file("input.parquet"))
+    _estimate_and_report(layout, config)
+    report = (layout.results / "REPORT.md").read_text()
+    assert not (layout.results / "table3.csv").exists()
+    assert "Table III" not in report and "table3" not in report
+    assert "Table V" in report
+
+
+# ---- a row repeated under a new row_id is one observation --------------------------------------------------------
+def test_a_row_repeated_under_another_row_id_is_dropped_and_counted(tmp_path):
+    rows = _csv_rows()
+    copy = rows.iloc[[5]].assign(row_id="COPY-1")
+    layout, config = _csv_project(tmp_path, pd.concat([rows, copy], ignore_index=True))
+    out = expect(0, "rows kept", "validate", config)
+    assert "dropped 1 row" in out and f"repeats row_id {rows.at[5, 'row_id']}" in out and "COPY-1" in out
+    assert len(read_parquet(layout.derived_file("input.parquet"))) == len(rows)
+
+
+def test_identical_rows_without_row_ids_are_dropped_not_refused(tmp_path):
+    rows = _csv_rows().drop(columns="row_id")
+    layout, config = _csv_project(tmp_path, pd.concat([rows, rows.iloc[[2]]], ignore_index=True))
+    expect(0, "dropped 1 row", "validate", config)
+    assert len(read_parquet(layout.derived_file("input.parquet"))) == len(rows)
+    other_outcome = pd.concat([rows, rows.iloc[[2]].assign(outcome=9.5)], ignore_index=True)
+    _, config = _csv_project(tmp_path / "b", other_outcome) if (tmp_path / "b").mkdir() is None else (None, None)
+    expect(2, "duplicate identical rows", "validate", config)

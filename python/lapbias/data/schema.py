@@ -15,8 +15,12 @@ DROP_RULES = {
     "target_not_after_text": ("target_date", "target_date must be after text_date"),
     "missing_outcome": ("outcome", "outcome must be numeric and non-missing"),
     "empty_text": ("text", "text must be non-empty"),
+    "duplicate_row": ("row_id", "a row repeating an earlier row (same entity_id, text_date, target_date, text and "
+                                "outcome) under another row_id is one observation, kept once"),
 }
 """Rows failing these rules are dropped and counted (protocol: "Drop failing rows and report the count")."""
+DUPLICATE_KEY = ("entity_id", "text_date", "target_date", "text", "outcome")
+"""What makes two rows one observation (a row exported twice under two row ids would be counted twice)."""
 
 ONE_SIGNED_SHARE = 0.80
 """Outcome "heavily skewed toward one direction" (protocol item 5): more than 80% of non-zero outcomes share a sign."""

@@ -207,6 +207,23 @@ def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     return numbers
 
 
+def _parse_moderator(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Series:
+    """The [estimate] moderator of paper Table III (eq. 8, e.g. a 0/1 small-firm indicator) as numbers; a CSV is read
+    as text, so without this the triple interaction is never estimated. Missing cells stay missing (those rows leave
+    Table III only); any other text is an error."""
+    values = frame[column]
+    missing = _is_missing(values)
+    numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
+    bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
+    if bad.any():
+        first = bad.idxmax()
+        problems.append(f"{column}: {int(bad.sum())} value(s) are not finite numbers; [estimate] moderator = "
+                        f"\"{column}\" enters paper Table III's triple interaction as a number, e.g. 0/1 (example "
+                        f"{_label(frame, first)}: {shown(values[first])}); fix the values or set [estimate] moderator "
+                        "to another column")
+    return numbers
+
+
 def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     """The user's row_id as text, or sha256(entity_id|text_date|target_date|text)[:12] when the column is absent."""
     if "row_id" in frame.columns:
@@ -225,7 +242,9 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
         material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str) + "|"
                     + frame["target_date"].astype(str) + "|" + frame["text"].astype(str))
         ids = material.map(lambda s: "r" + hashlib.sha256(s.encode("utf-8")).hexdigest()[:12])
-    duplicated = ids[ids.duplicated(keep=False) & (ids != "")]
+    repeat = _repeats(frame) if "row_id" not in frame.columns else pd.Series(False, index=frame.index)
+    duplicated = ids[ids.duplicated(keep=False) & (ids != "") & ~repeat]
+    duplicated = duplicated[duplicated.duplicated(keep=False)]
     if not duplicated.empty:
         groups = duplicated.groupby(duplicated).groups
         shown = "; ".join(f"{key!r} on rows {', '.join(str(int(i) + 1) for i in rows)}"
@@ -234,6 +253,11 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
         problems.append(f"duplicate {what}: {len(groups)} value(s) occur more than once, row_id must be unique "
                         f"({shown})")
     return ids
+
+
+def _repeats(frame: pd.DataFrame) -> pd.Series:
+    """Rows repeating an earlier row's schema.DUPLICATE_KEY (the first is kept)."""
+    return frame.duplicated(subset=list(schema.DUPLICATE_KEY), keep="first")
 
 
 def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
@@ -246,6 +270,7 @@ def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
         "target_not_after_text": ~date_missing & (frame["target_date"] <= frame["text_date"]),
         "missing_outcome": frame["outcome"].isna(),
         "empty_text": text_empty,
+        "duplicate_row": _repeats(frame),
     }
 
 
@@ -260,6 +285,10 @@ def _example(frame: pd.DataFrame, index, reason: str, written: pd.Series | None 
         return "text is empty"
     if reason == "missing_date":
         return f"text_date {row['text_date']}, target_date {row['target_date']}"
+    if reason == "duplicate_row":
+        key = list(schema.DUPLICATE_KEY)
+        first = frame.index[(frame[key] == row[key]).all(axis=1)][0]
+        return f"repeats row_id {frame.at[first, 'row_id']}"
     return f"entity_id {row['entity_id']!r}, entity_name {row['entity_name']!r}"
 
 
@@ -327,6 +356,9 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
     outcome_as_written = frame["outcome"].copy()
     frame["outcome"] = _parse_outcome(frame, problems)
     frame["row_id"] = _row_ids(frame, problems)
+    moderator = config.estimate.moderator
+    if moderator in frame.columns and moderator not in schema.ORDER:
+        frame[moderator] = _parse_moderator(frame, moderator, problems)
     remaining, dropped = _apply_drop_rules(frame, outcome_as_written)
     if problems:
         also = [f"{r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "

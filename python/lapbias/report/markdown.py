@@ -133,11 +133,17 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
             "![Bootstrap distribution](figures/bootstrap.png)"], approximated)
     extended = [name for name in ("descriptive", "table2", "magnitudes", "table3", "table4", "table5") if name in tables]
     if extended:
+        described = {"descriptive": "descriptive statistics (Table I)",
+                     "table2": "the Table II columns" + (" with their economic magnitudes" if "magnitudes" in tables
+                                                          else ""),
+                     "table3": f"the triple interaction with `{config.estimate.moderator}` (Table III)",
+                     "table4": "the horse race with the first-token probability and stated confidence (Table IV)",
+                     "table5": "the detection regression standardized within each sample (Table V)"}
+        written = "; ".join(text for name, text in described.items() if name in tables)  # only tables written
         lines += _section("Extended specifications (paper Tables I-V)", [
-            "Descriptive statistics (Table I), the Table II columns with their economic magnitudes, the triple "
-            f"interaction with `{config.estimate.moderator}` (Table III), the horse race with the first-token "
-            "probability and stated confidence (Table IV), and the detection regression standardized within each "
-            "sample (Table V), all on the pre-cutoff panel unless the table says otherwise:", "",
+            f"{written[:1].upper()}{written[1:]}, all on the pre-cutoff panel unless the table "
+            "says otherwise (a specification the panel cannot support is skipped; why: "
+            "`results/extended_notes.csv`):", "",
             *[f"- `results/{name}.csv`" + (f" (LaTeX `results/{name}.tex`: {units.note(name, config)})"
                                             if name.startswith("table") else "") for name in extended], "",
             *_quoted(tables, "magnitudes")], approximated)
