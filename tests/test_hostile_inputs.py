@@ -136,3 +136,48 @@ def test_identical_rows_without_row_ids_are_dropped_not_refused(tmp_path):
     other_outcome = pd.concat([rows, rows.iloc[[2]].assign(outcome=9.5)], ignore_index=True)
     _, config = _csv_project(tmp_path / "b", other_outcome) if (tmp_path / "b").mkdir() is None else (None, None)
     expect(2, "duplicate identical rows", "validate", config)
+
+
+# ---- column names: one rule from the schema for derived names, Stata-safe names in the .dta ----------------------
+@pytest.mark.parametrize("name", ["censoring_bound", "lap_exact", "release_gap", "label_token", "exact", "n_samples",
+                                  "p_up_topk", "period", "high_lap", "mu_hat", "run_id"])
+def test_an_input_column_named_like_a_derived_column_is_refused(tmp_path, name):
+    _, config = _csv_project(tmp_path, _csv_rows().assign(**{name: 1}))
+    out = expect(2, f"{name!r}", "validate", config)
+    assert "name of a column lapbias derives" in out
+
+
+def test_every_column_a_stage_writes_is_a_derived_name(tmp_path):
+    from lapbias import panel
+    from lapbias.config import from_dict
+    from lapbias.data import schema
+    from lapbias.signals import forecast, minkprob, recall
+
+    layout = Layout(tmp_path)
+    layout.make_dirs()
+    inputs = synthetic_stage_files(layout)
+    built = panel.build(from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}}), layout).panel
+    assert set(built.columns) - set(inputs.columns) <= set(schema.DERIVED)
+    assert list(recall.COLUMNS) == list(schema.RECALL_COLUMNS)
+    for module in (forecast, minkprob):  # the signal files are built from the schema's column lists
+        assert "schema." in open(module.__file__).read()
+
+
+def test_columns_stata_cannot_name_are_renamed_with_their_name_as_label(tmp_path):
+    import pyreadstat
+
+    rows = _csv_rows().assign(**{"Return next day": 0.5, "2nd_source": 1.0, "x" * 40: 2.0, "_cons": 3.0,
+                                 "Größe": 4.0})
+    layout, config = _csv_project(tmp_path, rows)
+    synthetic_stage_files(Layout(tmp_path / "signals"), n_entities=6, dates=DATES)
+    for name in ("forecast", "recall", "minkprob"):
+        (layout.derived_file(f"{name}.parquet")).write_bytes((tmp_path / "signals" / "data" / "derived" /
+                                                               f"{name}.parquet").read_bytes())
+    expect(0, "rows kept", "validate", config)
+    out = expect(0, "panel:", "panel", config)
+    assert "renamed in panel_pre.dta" in out and "'Return next day' -> Return_next_day" in out
+    frame, meta = pyreadstat.read_dta(layout.derived_file("panel_pre.dta"))
+    labels = meta.column_names_to_labels
+    assert labels["Return_next_day"] == "Return next day" and labels["_2nd_source"] == "2nd_source"
+    assert labels["x" * 32] == "x" * 40 and labels["__cons"] == "_cons" and labels["Gr__e"] == "Größe"
+    assert (frame["Return_next_day"] == "0.5").all()  # an extra CSV column is kept as written

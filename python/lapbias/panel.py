@@ -23,42 +23,14 @@ import pandas as pd
 import pyreadstat
 
 from .config import RunConfig
+from .data import schema
 from .data.derived import read_checked
 from .errors import ConfigError, MergeError
 from .io import Layout, atomic_write, write_parquet
 from .signals import provenance
 from .stage import StaleResultsError, fingerprint, new_run_id, staged_outputs
 
-LABELS = {
-    "row_id": "Row identifier (preserved from the input)",
-    "entity_id": "Entity identifier",
-    "entity_name": "Entity name",
-    "ticker": "Ticker",
-    "text_date": "Date of the text",
-    "target_date": "Realization date of the outcome",
-    "outcome": "Realized outcome Y (larger = up)",
-    "mu_hat": "LLM forecast from the label map (Step 1)",
-    "parsed": "Forecast response parsed to a label",
-    "p_first": "Probability of the first generated token",
-    "confidence": "Self-reported confidence of the forecast",
-    "p_up": "Recall P(up) (Step 2)",
-    "p_down": "Recall P(down) (Step 2)",
-    "p_unknown": "Recall P(unknown) (Step 2)",
-    "ud": "Recalled direction P(up) - P(down)",
-    "residual_mass": "1 - P(up) - P(down) - P(unknown)",
-    "lap_recall": "LAP, recall: P(up) + P(down)",
-    "lap_approximated": "Recall LAP approximated by sampling (Step 2 fallback)",
-    "lap_mink": "LAP, Min-K% prob (paper eq. 1)",
-    "lap": "LAP used in estimation",
-    "entity_num": "Entity id (integer)",
-    "period_num": "Realization period id (integer)",
-    "period": "Realization period",
-    "post": "Target date after the cutoff (after the release date when set)",
-    "release_gap": "Target date between cutoff and release date (neither sample)",
-    "lap_exact": "Recall label probabilities exact (full distribution)",
-    "censoring_bound": "Largest probability of a token outside the recall top-k",
-    "high_lap": "LAP above the sample median",
-}
+LABELS = schema.PANEL_LABELS
 DTA_EXCLUDED = ("text", "response", "label", "cache_key")
 SIGNALS_KEY = "lapbias_signal_settings"
 """panel.parquet's metadata: the settings each signal file was derived under ({task: settings}, check_signals)."""
@@ -319,10 +291,43 @@ def _shown_cell(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+STATA_RESERVED = frozenset({"_all", "_b", "byte", "_coef", "_cons", "double", "float", "if", "in", "int", "long",
+                            "_n", "_N", "_pi", "_pred", "_rc", "_se", "_skip", "str", "strL", "using", "with"})
+"""Names Stata reserves ([U] 11.3 Naming conventions); str1..str2045 too (`stata_names`)."""
+
+
+def stata_names(columns) -> dict[str, str]:
+    """{column: its .dta name} for the columns whose name Stata cannot hold ([U] 11.3: 1-32 characters of letters,
+    digits and _, not starting with a digit, not reserved): characters outside [A-Za-z0-9_] become _, a leading digit
+    gets a _ prefix, the name is cut to 32 characters and numbered when taken (as Stata's `import delimited` renames
+    such headers). The original name becomes the variable's label."""
+    taken = {c for c in columns if STATA_NAME.match(c) and not _reserved(c)}
+    renamed = {}
+    for column in columns:
+        if column in taken:
+            continue
+        base = re.sub(r"[^A-Za-z0-9_]", "_", str(column).encode("ascii", "replace").decode()) or "_"
+        base = ("_" + base if base[0].isdigit() or _reserved(base) else base)[:32]
+        name, number = base, 1
+        while name in taken:
+            number += 1
+            name = f"{base[:32 - len(str(number)) - 1]}_{number}"
+        taken.add(name)
+        renamed[column] = name
+    return renamed
+
+
+def _reserved(name: str) -> bool:
+    return name in STATA_RESERVED or re.fullmatch(r"str(?:[1-9]\d{0,3})", name) is not None
+
+
 def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The .dta version: no long text columns, numeric flags, dates as Stata dates (%td), valid names."""
+    """The .dta version: no long text columns, numeric flags, dates as Stata dates (%td), valid names (a column whose
+    name Stata cannot hold is renamed, its name kept as its label: `stata_names`)."""
     frame = panel.drop(columns=[c for c in DTA_EXCLUDED if c in panel.columns])
-    frame = frame[[c for c in frame.columns if STATA_NAME.match(c)]]
+    renamed = stata_names(list(frame.columns))
+    original = {new: old for old, new in renamed.items()}
+    frame = frame.rename(columns=renamed)
     for column in frame.columns:
         values = frame[column]
         if pd.api.types.is_datetime64_any_dtype(values):
@@ -333,7 +338,7 @@ def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
             frame[column] = values.astype("float64")
         elif values.dtype == object or pd.api.types.is_string_dtype(values):
             frame[column] = values.astype(object).where(values.notna(), "").astype(str)
-    labels = {c: LABELS.get(c, c) for c in frame.columns}
+    labels = {c: LABELS.get(c, original.get(c, c)) for c in frame.columns}
     return frame, labels
 
 
@@ -361,6 +366,11 @@ def build(config: RunConfig, layout: Layout) -> PanelResult:
                                     for name in ("input.parquet", *SIGNAL_FILES)
                                     if name == "input.parquet" or signals[name.split(".")[0]] is not None}}
     result = PanelResult(panel, notes=notes)
+    renamed = stata_names([c for c in panel.columns if c not in DTA_EXCLUDED])
+    if renamed:
+        result.warnings.append("column(s) renamed in panel_pre.dta / panel_post.dta, whose names Stata cannot hold "
+                               "(the original name is the variable label): "
+                               + ", ".join(f"{old!r} -> {new}" for old, new in renamed.items()))
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
     with staged_outputs(layout.derived, "panel", new_run_id(), known=PANEL_FILES) as folder:
         write_parquet(panel, folder / "panel.parquet")

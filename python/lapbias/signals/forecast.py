@@ -23,6 +23,7 @@ import re
 import pandas as pd
 
 from ..config import FORECAST_PLACEHOLDERS, RunConfig
+from ..data import schema
 from ..errors import ConfigError, ParseRateError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, Generation, TokenLogprob, chat
@@ -146,10 +147,7 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
             "confidence": parse_confidence(response["text"], config.forecast.confidence_regex),
             "cache_key": query.key,
         })
-    result = pd.DataFrame(rows, columns=[
-        "row_id", "entity_id", "text_date", "target_date", "response", "label", "parsed", "mu_hat", "p_first",
-        "label_token", "confidence", "cache_key",
-    ])
+    result = pd.DataFrame(rows, columns=list(schema.FORECAST_COLUMNS))
     result["label_token"] = result["label_token"].astype("string")
     result["label"] = result["label"].astype("string")
     result["mu_hat"] = result["mu_hat"].astype("float64")

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import RunConfig
+from ..data import schema
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend
 from ..llm.cache import Query, ResponseCache
@@ -80,6 +81,6 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
         lap_mink, n_lowest = min_k_prob(logprobs, config.minkprob.k)
         rows.append({"row_id": query.query_id, "lap_mink": lap_mink, "n_tokens": len(logprobs),
                      "n_lowest": n_lowest, "cache_key": query.key})
-    result = pd.DataFrame(rows, columns=["row_id", "lap_mink", "n_tokens", "n_lowest", "cache_key"])
+    result = pd.DataFrame(rows, columns=list(schema.MINKPROB_COLUMNS))
     write_parquet(provenance.stamp(result, config, layout, TASK), layout.derived_file("minkprob.parquet"))
     return result

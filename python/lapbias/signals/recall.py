@@ -31,6 +31,7 @@ import math
 import pandas as pd
 
 from ..config import RunConfig
+from ..data import schema
 from ..errors import ConfigError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, LocalBackend, TokenLogprob, chat
@@ -44,12 +45,7 @@ TASK = "recall"
 EXACT_BACKENDS = ("transformers", "vllm")
 """Backends that hold the model and give exact label probabilities (LocalBackend in llm/base.py)."""
 LABEL_NAMES = ("up", "down", "unknown")
-COLUMNS = [
-    "entity_id", "target_date", "p_up", "p_down", "p_unknown", "lap", "ud", "residual_mass",
-    "censored_up", "censored_down", "censored_unknown", "exact", "p_up_topk", "p_down_topk", "p_unknown_topk",
-    "censored_up_topk", "censored_down_topk", "censored_unknown_topk", "censoring_bound", "approximated",
-    "n_samples", "cache_key",
-]
+COLUMNS = list(schema.RECALL_COLUMNS)
 
 
 def recall_pairs(frame: pd.DataFrame) -> pd.DataFrame:
