@@ -17,7 +17,8 @@ from . import config as config_module
 from .data.validate import MAX_SEED, SAMPLE_SEED
 from .errors import LapbiasError
 from .estimate.stata import RESULT_FILES as STATA_AND_PYTHON_RESULT_FILES
-from .io import Layout, write_text
+from .io import Layout, check_not_an_input, os_hint, os_reason, write_error, write_text
+from .stage import project_lock
 
 DEMO_CONFIG = "data/demo/demo.toml"
 ESTIMATE_OUTPUTS = tuple(dict.fromkeys(("run_config.json", *STATA_AND_PYTHON_RESULT_FILES)))
@@ -43,6 +44,13 @@ class LapbiasGroup(click.Group):
             ctx.exit(2)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, KeyboardInterrupt):
             raise
+        except OSError as err:  # the environment (permissions, a full disk, a folder in the way), not a bug
+            if ctx.params.get("debug"):
+                raise
+            where = err.filename or ctx.meta.get("lapbias.input", "")
+            click.secho(f"error: `lapbias {ctx.invoked_subcommand or 'lapbias'}` could not read or write "
+                        f"{where}: {os_reason(err)}; {os_hint(err)}", err=True, fg="red")
+            ctx.exit(2)
         except Exception as err:  # the last line of defence, not a substitute for the checks of each stage
             if ctx.params.get("debug"):
                 raise
@@ -88,9 +96,10 @@ def _load(config_path: str, load=config_module.load):
     try:
         layout.make_dirs()
     except OSError as err:
-        raise LapbiasError(f"cannot make the project folders under root = {config.root!r} ({err.strerror}: "
-                           f"{err.filename})") from None
+        raise write_error(err, config.root, "make the project folders under root =") from None
     meta["lapbias.logs"] = layout.logs
+    context = click.get_current_context()
+    context.with_resource(project_lock(layout.logs, context.info_name or "lapbias"))
     return loaded, layout
 
 
@@ -98,9 +107,12 @@ def _log(layout: Layout, message: str) -> None:
     """Print a summary line and append it, time-stamped, to logs/lapbias.log."""
     click.echo(message)
     stamp = dt.datetime.now().isoformat(timespec="seconds")
-    with open(layout.logs / "lapbias.log", "a", encoding="utf-8") as handle:
-        for line in message.splitlines():
-            handle.write(f"{stamp} {line}\n")
+    try:
+        with open(layout.logs / "lapbias.log", "a", encoding="utf-8") as handle:
+            for line in message.splitlines():
+                handle.write(f"{stamp} {line}\n")
+    except OSError as err:
+        raise write_error(err, layout.logs / "lapbias.log", "append to the log") from None
 
 
 def _confirmation(given: bool, rerun_with: str, subject: str, question: str):
@@ -190,6 +202,7 @@ def init(data: str, output: str | None, force: bool) -> None:
     from .data import starter
 
     target = Path(output or f"{Path(data).stem}.toml")
+    check_not_an_input(target, {"data file": data}, "--output")
     if target.exists() and not force:
         raise LapbiasError(f"{target} already exists; choose another --output or add --force to overwrite it")
     columns = starter.header(data)
@@ -661,6 +674,8 @@ def reghdfe_command(data: str, y: str, x: tuple[str, ...], absorb, vce, cluster,
     from .io import write_csv
 
     click.get_current_context().meta["lapbias.input"] = data
+    if save:
+        check_not_an_input(save, {"data file": data}, "--save")
     frame = read_data(data)
     check_variables(frame, data, y, list(x), list(absorb), list(cluster))
     if cluster and vce in ("unadjusted", "robust"):
