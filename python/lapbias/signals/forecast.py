@@ -29,7 +29,7 @@ from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, Generation, TokenLogprob, chat
 from ..llm.cache import Query, ResponseCache, canonical_json
 from . import provenance
-from .batch import Confirm, ask_missing
+from .batch import Confirm, ask_missing, check_context
 
 TASK = "forecast"
 TOP_LOGPROBS = 20
@@ -79,7 +79,9 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
 
     ask_missing(TASK, queries(frame, config), cache, ask, config.model.queries_per_batch,
                 lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
-                len(frame))
+                len(frame), check=lambda todo: check_context(
+                    backend, todo, lambda local, query: len(local.tokens.render(json.loads(query.prompt))),
+                    reserved=config.forecast.max_new_tokens))
     return derive(config, layout)
 
 

@@ -29,7 +29,7 @@ from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend
 from ..llm.cache import Query, ResponseCache
 from . import provenance
-from .batch import Confirm, ask_missing
+from .batch import Confirm, ask_missing, check_context
 from .forecast import fill_prompt
 
 TASK = "minkprob"
@@ -66,7 +66,8 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
 
     ask_missing(TASK, queries(frame, config), cache, ask, config.model.queries_per_batch,
                 lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
-                len(frame))
+                len(frame), check=lambda todo: check_context(
+                    backend, todo, lambda local, query: len(local.tokens.encode(query.prompt))))
     return derive(config, layout)
 
 
