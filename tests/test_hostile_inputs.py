@@ -181,3 +181,220 @@ def test_columns_stata_cannot_name_are_renamed_with_their_name_as_label(tmp_path
     assert labels["Return_next_day"] == "Return next day" and labels["_2nd_source"] == "2nd_source"
     assert labels["x" * 32] == "x" * 40 and labels["__cons"] == "_cons" and labels["Gr__e"] == "Größe"
     assert (frame["Return_next_day"] == "0.5").all()  # an extra CSV column is kept as written
+
+
+# ---- two runs at once: one project lock; a live run's staging folder is never removed ---------------------------
+def _hold_lock(logs):
+    """A second process holding the project's lock, as a running `lapbias` command does."""
+    import subprocess
+    import sys
+    import time
+
+    code = ("import sys, time; from pathlib import Path; from lapbias.stage import project_lock\n"
+            "with project_lock(Path(sys.argv[1]), 'estimate'):\n    print('held', flush=True); time.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(logs)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_second_command_on_a_busy_project_stops_at_once(estimated_copy):
+    layout, config = estimated_copy
+    before = sorted(p.name for p in layout.results.iterdir())
+    holder = _hold_lock(layout.logs)
+    try:
+        for command in ("estimate", "panel", "report", "validate"):
+            out = expect(2, "another lapbias run is using this folder", command, config)
+            assert "`lapbias estimate` (pid" in out
+    finally:
+        holder.kill()
+        holder.wait()
+    assert sorted(p.name for p in layout.results.iterdir()) == before
+    expect(0, "estimate (python engine)", "estimate", config)  # the lock went with its process
+
+
+def test_a_live_runs_staging_folder_is_left_alone(estimated_copy):
+    import subprocess
+    import sys
+
+    layout, config = estimated_copy
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = layout.results / f".estimate-staging-20260101T000000Z-00000000.{sleeper.pid}"
+        dead = layout.results / ".estimate-staging-20250101T000000Z-00000000.999999999"
+        for folder in (live, dead):
+            folder.mkdir()
+            (folder / "detection.csv").write_text("x\n")
+        expect(0, "estimate (python engine)", "estimate", config)
+        assert live.is_dir() and not dead.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+@pytest.fixture()
+def estimated_copy(tmp_path):
+    layout, config = _project(tmp_path)
+    _estimate_and_report(layout, config)
+    return layout, config
+
+
+# ---- outputs never overwrite inputs --------------------------------------------------------------------------------
+def test_reghdfe_save_refuses_to_write_over_its_data(tmp_path):
+    data = tmp_path / "data.csv"
+    pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "x": [1.0, 0, 3, 2, 5, 4], "g": [1, 1, 2, 2, 3, 3]}).to_csv(data, index=False)
+    before = data.read_bytes()
+    expect(2, "--save", "reghdfe", data, "y", "x", "--save", data)
+    expect(2, "would be written over", "reghdfe", data, "y", "x", "--save", tmp_path / "." / "data.csv")
+    assert data.read_bytes() == before
+    expect(0, "x", "reghdfe", data, "y", "x", "--save", tmp_path / "coef.csv")
+
+
+def test_init_refuses_to_write_its_config_over_the_data(tmp_path):
+    data = tmp_path / "panel.toml"  # a data file the config would be named after
+    data.write_text("entity_id,text\n")
+    before = data.read_bytes()
+    expect(2, "would be written over", "init", data, "--output", data, "--force")
+    assert data.read_bytes() == before
+
+
+# ---- reghdfe's options checked before the library sees them ---------------------------------------------------------
+@pytest.mark.parametrize("extra, fragment", [
+    (("--absorb", "g", "--absorb", "g"), "absorb(g g): g given more than once"),
+    (("--cluster", "g", "--cluster", "g"), "cluster(g g): g given more than once"),
+])
+def test_repeated_absorb_or_cluster_is_one_line(tmp_path, extra, fragment):
+    data = tmp_path / "data.csv"
+    rng = np.random.default_rng(1)
+    pd.DataFrame({"y": rng.normal(size=40), "x": rng.normal(size=40), "g": np.repeat(np.arange(8), 5)}).to_csv(
+        data, index=False)
+    expect(2, fragment, "reghdfe", data, "y", "x", *extra)
+
+
+def test_a_variable_named_cons_is_refused(tmp_path):
+    data = tmp_path / "data.csv"
+    rng = np.random.default_rng(1)
+    pd.DataFrame({"y": rng.normal(size=20), "_cons": rng.normal(size=20)}).to_csv(data, index=False)
+    expect(2, "a variable named _cons cannot enter the regression", "reghdfe", data, "y", "_cons")
+
+
+def test_a_model_folder_without_a_model_is_named(tmp_path):
+    layout, _ = _project(tmp_path)
+    empty = tmp_path / "my_model"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("weights to come")
+    config = write_config(tmp_path, f'[model]\nmodel_id = "{empty}"\n{STUDY}')
+    write_parquet(read_parquet(layout.derived_file("input.parquet")), layout.derived_file("input.parquet"))
+    (layout.raw / "forecast.jsonl").unlink(missing_ok=True)
+    out = expect(2, "is a folder that holds no Hugging Face model", "forecast", config, "--yes")
+    assert "notes.txt" in out
+
+
+# ---- prompts longer than the model's context are refused before anything is asked --------------------------------
+@pytest.mark.parametrize("step", ["minkprob", "forecast"])
+def test_a_text_longer_than_the_context_is_refused_before_any_query(tmp_path, step):
+    layout, _ = _project(tmp_path)
+    config = write_config(tmp_path, STUDY.replace("[study]", "[minkprob]\nscored_text = \"text\"\n[study]"))
+    inputs = read_parquet(layout.derived_file("input.parquet"))
+    inputs.loc[7, "text"] = " ".join(f"word{i}" for i in range(9000))  # well over SmolLM2's 8,192 tokens
+    write_parquet(inputs, layout.derived_file("input.parquet"))
+    out = expect(2, "longer than the model's context of 8,192 tokens", step, config, "--yes")
+    assert f"row {inputs.loc[7, 'row_id']}" in out and "1 prompt(s)" in out and "nothing was asked" in out
+    assert not layout.raw_file(step).exists() or layout.raw_file(step).stat().st_size == 0
+
+
+# ---- the environment: a folder in the way, a file that cannot be written, a full disk -----------------------------
+def _immutable(path):
+    """chattr +i: even root cannot write there (the read-only folder a user meets); skipped where unsupported."""
+    import subprocess
+
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not supported on this file system (the permission case needs it: tests run as root)")
+    return lambda: subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+@pytest.mark.parametrize("blocked", ["REPORT.md", "sample.csv", "figures/lap_hist.png"])
+def test_a_folder_where_a_report_file_goes_is_one_line_and_nothing_moves(estimated_copy, blocked):
+    layout, config = estimated_copy
+    (layout.results / blocked).unlink()
+    (layout.results / blocked).mkdir()
+    before = {p.relative_to(layout.results): p.read_bytes() for p in layout.results.rglob("*") if p.is_file()}
+    out = expect(2, blocked.split("/")[-1], "report", config)
+    assert "Is a directory" in out and "a folder is in the way" in out
+    after = {p.relative_to(layout.results): p.read_bytes() for p in layout.results.rglob("*") if p.is_file()}
+    assert after == before  # run-stamped files (e.g. lap_distribution.csv) would carry the new run's id
+    assert not list(layout.results.glob(".report-staging-*"))
+
+
+def test_results_that_cannot_be_written_is_one_line(estimated_copy):
+    layout, config = estimated_copy
+    undo = _immutable(layout.results)
+    try:
+        out = expect(2, "cannot make the staging folder", "estimate", config)
+        assert "Operation not permitted (EPERM)" in out and str(layout.results) in out
+    finally:
+        undo()
+
+
+def test_a_log_that_cannot_be_appended_is_one_line(estimated_copy):
+    layout, config = estimated_copy
+    (layout.logs / "lapbias.log").touch()
+    undo = _immutable(layout.logs / "lapbias.log")
+    try:
+        expect(2, "cannot append to the log", "report", config)
+    finally:
+        undo()
+
+
+def _answers(n: int):
+    from lapbias.llm.cache import Query
+
+    return [(Query("forecast", "m", f"r{i}", f"prompt {i}", {"p": 1}),
+             {"text": "up", "tokens": [[1, "up", -0.1]], "first_top": [[1, "up", -0.1]]}) for i in range(n)]
+
+
+def test_answers_that_cannot_be_cached_are_kept_and_counted(tmp_path, monkeypatch):
+    from lapbias.errors import CacheWriteError
+    from lapbias.llm.cache import ResponseCache
+
+    path = tmp_path / "forecast.jsonl"
+    cache = ResponseCache(path)
+    cache.append(_answers(2))
+    undo = _immutable(path)
+    try:
+        with pytest.raises(CacheWriteError) as caught:
+            ResponseCache(path).append(_answers(5)[2:])
+    finally:
+        undo()
+    message = str(caught.value)
+    assert "cannot append 3 new answer(s)" in message and "EPERM" in message and "2 answers cached before" in message
+    kept = message.split("they are kept in ")[1].split(":")[0]
+    path.write_text(path.read_text() + open(kept).read())  # what the message says to do
+    assert len(ResponseCache(path)) == 5
+    # a full disk, where the fallback cannot be written either: a test double for what cannot happen here
+    import errno
+    import tempfile
+
+    def full(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("lapbias.llm.cache.os.fsync", full)
+    monkeypatch.setattr(tempfile, "mkstemp", full)
+    with pytest.raises(CacheWriteError, match=r"these 1 answers are lost \(the 5 answers cached before are kept\)"):
+        ResponseCache(path).append(_answers(6)[5:])
+
+
+def test_a_symlinked_cache_cut_short_is_repaired_where_it_lives(tmp_path):
+    from lapbias.llm.cache import ResponseCache
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    ResponseCache(shared / "forecast.jsonl").append(_answers(3))
+    text = (shared / "forecast.jsonl").read_text()
+    (shared / "forecast.jsonl").write_text(text[: len(text) - 20])  # the last line cut by a crash
+    link = tmp_path / "project" / "forecast.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(shared / "forecast.jsonl")
+    with pytest.warns(UserWarning, match="dropped damaged line 3"):
+        assert len(ResponseCache(link)) == 2
+    assert link.is_symlink() and len(ResponseCache(shared / "forecast.jsonl")) == 2
+    assert list(shared.glob("forecast.jsonl.damaged-*")) and not list(link.parent.glob("*.damaged-*"))
