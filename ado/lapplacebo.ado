@@ -7,9 +7,11 @@
 * lap and beta_3 both omitted (collinear with the fixed effects), the collapse Step 5 expects -- as the Python
 * verdict's collapse rule. A period that cannot be estimated, or whose beta_3 alone is omitted, gives a missing
 * post-cutoff p, which is NOT a pass (r(pass) = .): it is never compared with alpha (a missing value exceeds every
-* number in Stata). r(stored) names only the models stored by this call; their names are dropped first.
+* number in Stata). r(stored) names only the models stored by this call; their names are dropped first. Their
+* e(cmdline) is this lapplacebo command (lapbias's would name the temporary markers of the period).
 program define lapplacebo, rclass
 	version 15
+	local cmdline `"lapplacebo `0'"'
 	_lapbias_deps
 	syntax varlist(min=3 max=3 numeric) [if] [in] [fw aw pw], DATE(varname numeric) CUToff(string) [Absorb(string) ///
 		NOABsorb TIme(varname numeric) LAG(integer -1) ENTity(varname) VCE(string) CLuster(string) ///
@@ -75,7 +77,11 @@ program define lapplacebo, rclass
 		foreach r in b3 se3 t3 p_one p_two N N_clust {
 			scalar ``r'_`period'' = r(`r')
 		}
-		if ("`store'" != "") local stored `stored' `store'_`period'
+		quietly estadd local cmdline `"`cmdline'"', replace
+		if ("`store'" != "") {
+			quietly estimates store `store'_`period'
+			local stored `stored' `store'_`period'
+		}
 	}
 	quietly count if `touse' & `day' > scalar(`cut') & `day' <= scalar(`rel')
 	local N_gap = r(N)

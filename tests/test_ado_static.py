@@ -387,7 +387,7 @@ def test_stored_names_are_dropped_first_and_rstored_names_only_what_was_stored()
     assert "local stored `stored' `store'_`part'" in lapvalid and 'return local stored "`stored\'"' in lapvalid
     placebo = code(ADO / "lapplacebo.ado")
     assert placebo.index("capture estimates drop `store'_`period'") < placebo.index("capture noisily lapbias")
-    assert 'if ("`store\'" != "") local stored `stored\' `store\'_`period\'' in placebo
+    assert "quietly estimates store `store'_`period'\nlocal stored `stored' `store'_`period'" in placebo
     assert 'return local stored "`stored\'"' in placebo and "`store'_pre `store'_post" not in placebo
     failed = placebo.split("local status_`period' failed", 1)[1].split("}", 1)[0]
     assert "continue" in failed and "stored" not in failed
@@ -447,11 +447,14 @@ def test_reghdfes_own_clustvar_is_kept():
 
 def test_cmdline_reruns_lapbias():
     """Review C4: e(cmdline) was reghdfe's, holding the temporary sample marker of the call (if __000000)."""
-    for command in ("lapbias", "lapvalid"):
+    for command in ESTIMATORS:
         text = code(ADO / f"{command}.ado")
         assert text.index(f"local cmdline `\"{command} `0'\"'") < text.index("syntax varlist"), command
-        assert "cmdline(`cmdline')" in text, command
+    for command in ("lapbias", "lapvalid"):
+        assert "cmdline(`cmdline')" in code(ADO / f"{command}.ado"), command
     assert 'estadd local cmdline `"`cmdline\'"\', replace' in code(ADO / "_lapbias_rows.ado")
+    placebo = code(ADO / "lapplacebo.ado")  # its two models: the lapplacebo command, stored again after it is set
+    assert placebo.index('estadd local cmdline `"`cmdline\'"\', replace') < placebo.index("estimates store `store'_`period'")
 
 
 def test_one_estimator_rule_mirrors_the_python_engine():
