@@ -387,7 +387,9 @@ class EstimateConfig(Section):
     """Panel column for the triple interaction of paper Table III (e.g. a 0/1 small-firm indicator)."""
     bootstrap_reps: int = Field(10_000, ge=0)
     """Pairs bootstrap draws of the post-cutoff beta_3 (paper Figure III: 10,000); 0 skips the bootstrap."""
-    bootstrap_seed: int = Field(20251222, ge=0)
+    bootstrap_seed: int = Field(20251222, ge=0, le=2**31 - 1)
+    """Seed of the bootstrap draws; at most 2^31 - 1 = 2147483647, the largest seed Stata's `set seed` takes, so the
+    Stata engine (do/04_bootstrap.do, lapboot) accepts every seed the config accepts."""
     bootstrap_resample: Literal["obs", "entity"] = "obs"
     """"obs": resample observations (the paper's pairs bootstrap); "entity": resample whole entities."""
     newey_lag: int = Field(-1, ge=-1)
