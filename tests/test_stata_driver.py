@@ -508,3 +508,18 @@ def test_lapboots_fast_path_draws_are_the_python_engines(tmp_path):
         assert np.isfinite(expected).sum() > 20
     with pytest.raises(LapbiasError, match="takes depvar forecast lap fe1 fe2"):
         lapboot_kernel.draws(pool, ["ret", "fc", "mink", "firm"], "obs", 5, 1)
+
+
+def test_lapboots_fast_path_runs_where_the_os_has_no_cpu_affinity(tmp_path, monkeypatch):
+    """macOS and Windows have no os.sched_getaffinity: the Python engine's bootstrap (and lapboot's fast path, which
+    calls it from Stata's Python) stopped there with AttributeError. The draws use os.cpu_count() threads then, and
+    are the same draws (the thread count never changes a draw)."""
+    from lapbias.estimate import lapboot_kernel
+
+    rng = np.random.default_rng(5)
+    n = 200
+    pool = pd.DataFrame({"y": rng.normal(size=n), "f": rng.choice([-1.0, 1.0], n), "l": rng.uniform(0, 1, n),
+                         "e": np.arange(n) % 17, "t": np.arange(n) % 9})
+    expected = lapboot_kernel.draws(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3)
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    np.testing.assert_array_equal(lapboot_kernel.draws(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3), expected)

@@ -255,12 +255,20 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
         result.draws[first:first + count] = beta3_of(*cross_products(inputs, seed, first, count))
         return count
 
-    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool, \
+    with ThreadPoolExecutor(_threads()) as pool, \
             tqdm(total=B, desc="bootstrap", unit="draw", disable=not progress) as bar:
         for count in pool.map(compute, *zip(*blocks)):
             bar.update(count)
     result.draws *= (scales[0] * spread[0]) / (scales[3] * spread[3])
     return result
+
+
+def _threads() -> int:
+    """The CPUs this process may run on: os.sched_getaffinity where the OS has it (Linux), else os.cpu_count()
+    (macOS, Windows). The thread count never changes a draw (each draw has its own random stream)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def histogram(result: BootstrapResult, path: Path) -> None:
