@@ -2,7 +2,8 @@
 * One regression of lapbias and lapvalid, with the estimator rule of both engines (_lapbias_single):
 *   reghdfe depvar indepvars [weight] if touse, absorb(absorb) [vce(vce)] options
 *   one time series -- noabsorb, or entity() time() on a sample whose rows() hold one entity: newey depvar indepvars
-*   [aweight] if touse, lag(L) force options, after tsset time on the sample only (inside preserve); L = lag(), or
+*   [aweight] if touse, lag(L) force diopts, after tsset time on the sample only (inside preserve); diopts = the
+*   display options of options() (reghdfe's own split, _get_diopts), the others are named as not used; L = lag(), or
 *   floor(4 (T/100)^(2/9)) with T the rows estimated (the Python engine's estimate/reghdfe.py _newey). newey posts
 *   no R-squared: e(r2) = e(r2_within) = the OLS R-squared (the squared correlation of depvar with the fit; newey's
 *   coefficients are OLS's) and e(num_singletons) = 0 are added, as the Python engine reports them.
@@ -32,7 +33,9 @@ program define _lapbias_fit, rclass
 	if (r(N) == 0) error 2000
 	if (`single') {
 		if (`lag' < 0) local lag = floor(4 * (r(N) / 100)^(2 / 9))
-		local cmd newey `model' `wgt' if `use', lag(`lag') force `options'
+		_get_diopts diopts rest, `options'
+		if (`"`rest'"' != "") di as text `"(reghdfe option(s) not used by newey, one time series: `rest')"'
+		local cmd newey `model' `wgt' if `use', lag(`lag') force `diopts'
 	}
 	else {
 		local cmd reghdfe `model' `wgt' if `use', absorb(`absorb') `options'

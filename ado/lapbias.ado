@@ -24,10 +24,10 @@ program define lapbias, rclass
 	_lapbias_deps
 	syntax varlist(min=3 max=3 numeric) [if] [in] [fw aw pw] [, Absorb(string) NOABsorb TIme(varname numeric) ///
 		LAG(integer -1) ENTity(varname) VCE(string) CLuster(string) Level(cilevel) STANDardize STore(name) noHEADer *]
-	if ("`store'" != "") capture estimates drop `store'
 	_lapbias_check, absorb(`absorb') `noabsorb' time(`time') lag(`lag') entity(`entity') vce(`vce') ///
-		cluster(`cluster') weight(`weight') options(`options')
+		cluster(`cluster') weight(`weight') `standardize' options(`options')
 	local vce `"`r(vce)'"'
+	if ("`store'" != "") capture estimates drop `store'
 	tokenize `varlist'
 	local depvar `1'
 	local forecast `2'

@@ -28,7 +28,7 @@
 {synopthdr}
 {synoptline}
 {synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}: {cmd:absorb(firm date)}, {cmd:absorb(firm#year)}, {cmd:absorb(i.firm i.date)}{p_end}
-{synopt:{opt noab:sorb}}one time series: no fixed effects, Newey-West standard errors ({helpb newey}); needs {opt time()}{p_end}
+{synopt:{opt noab:sorb}}one time series: no fixed effects, Newey-West standard errors ({helpb newey}); needs {opt time()}; display options only{p_end}
 {synopt:{opt ti:me(timevar)}}the numeric time variable ordering a single time series (with {opt noabsorb}, or with {opt entity()}){p_end}
 {synopt:{opt ent:ity(varname)}}with {opt absorb()} and {opt time()}: the protocol's estimator rule, a sample holding one entity is one time series{p_end}
 {synopt:{opt lag(#)}}Newey-West lag of a single time series; default floor(4 (T/100)^(2/9)){p_end}
@@ -67,14 +67,16 @@ lists them. reghdfe's {helpb estfe} works too.
 
 {phang}{opt noabsorb} estimates the single-series branch of the protocol (one entity): {cmd:newey} {it:depvar}
 {cmd:c.}{it:forecast}{cmd:##c.}{it:lap}{cmd:, lag(}{it:L}{cmd:) force} after {cmd:tsset} {it:timevar} on the sample
-only (inside {cmd:preserve}), as the Python engine does. {opt time(timevar)} is required; {opt lag(#)} sets L (default
+only (inside {cmd:preserve}), as the Python engine does; newey gets the display options ({cmd:level()}, {cmd:cformat()},
+...), and with {opt noabsorb} any other reghdfe option is an error. {opt time(timevar)} is required; {opt lag(#)} sets L (default
 floor(4 (T/100)^(2/9)), Newey and West 1994, T the rows estimated). newey posts no R-squared: e(r2) = e(r2_within) =
 the OLS R-squared and e(num_singletons) = 0 are added, as the Python engine reports them.
 
 {phang}{opt entity(varname)} with {opt absorb()} and {opt time()} applies the rule both lapbias engines apply to
 every regression of the protocol: a sample whose rows hold one entity (counted over the if/in rows, missing values
 included) is one time series, estimated as with {opt noabsorb}; otherwise {opt absorb()} and {opt vce()} are used. A
-line says when the rule chose the time series. {opt time()} and {opt lag()} are refused where nothing would use them.
+line says when the rule chose the time series, and which reghdfe options newey did not use. {opt time()} and
+{opt lag()} are refused where nothing would use them.
 
 {phang}{opt vce(vcetype)} and {opt cluster(clustvars)} choose the variance estimator (give one of them), parsed by
 reghdfe's {cmd:ms_parse_vce}; {cmd:vce(cluster firm date)} clusters two ways. Without either, reghdfe's default
@@ -87,7 +89,11 @@ applies (robust under pweights, unadjusted otherwise).
 rows (if/in, the three variables, the weight, the absorb() and cluster variables non-missing) {it:before} reghdfe drops
 singletons, unweighted; a variable without variation is left as it is (beta_3 is then reported not identified).
 e(standardized) is "Yes", and {cmd:predict} and {cmd:margins} are refused afterwards (e(predict) = {cmd:lapbias_p}),
-since the data in memory are raw.
+since the data in memory are raw. Any units: the mean and sd are computed on x/2^k, 2^k a power of two near max|x|,
+which changes no digit of a z-score (the Python engine's rule), so values of 1e-300 or 1e300 are standardized too.
+For the same reason (a copy inside {cmd:preserve}) reghdfe options that create variables, {cmd:residuals}[{cmd:()}],
+{cmd:groupvar()} and saved fixed effects ({cmd:absorb(}{it:fe}{cmd:=firm)}, {cmd:savefe}), are refused with
+{opt standardize}: restore would discard the variables.
 
 {phang}{opt store(name)} stores the estimates, with the added results, under {it:name}. An older set stored under
 {it:name} is dropped first, so esttab never shows a model of an earlier call.

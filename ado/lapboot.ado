@@ -12,7 +12,9 @@
 * data in memory -- [fw] reghdfe drops a level whose draws weigh 1, as it drops a singleton of the materialised
 * draw -- with progress dots and the expected time first; Stata's random stream then agrees with the Python engine
 * within Monte Carlo error only. A draw whose interaction is omitted (collinear: _se = 0) or whose regression fails
-* is posted as missing (unidentified), never as 0. Break (r(1)) stops the command.
+* is posted as missing (unidentified), never as 0 (dots as bootstrap's: x a failed regression, e beta_3 omitted).
+* Break (r(1)) stops the command, as r(198) of the whole-sample regression (invalid syntax or option) does: it is
+* run again, not captured, so that reghdfe's own message says what it refused.
 program define lapboot, rclass
 	version 15
 	syntax varlist(min=3 max=3 numeric) [if] [in], Absorb(string) B3(string) [Reps(integer 10000) ///
@@ -38,6 +40,8 @@ program define lapboot, rclass
 		local 0 `rest'
 		syntax [, replace]
 		local `file'_replace = cond("`replace'" != "", ", replace", "")
+		if ("`file'" == "saving" & `"`saving'"' != "") mata: st_local("suffix", pathsuffix(st_local("saving")))
+		if ("`file'" == "saving" & `"`saving'"' != "" & "`suffix'" == "") local saving `"`saving'.dta"'
 		if (`"``file''"' != "" & "`replace'" == "") confirm new file `"``file''"'
 	}
 	tokenize `varlist'
@@ -61,7 +65,7 @@ program define lapboot, rclass
 	foreach v in `forecast' `lap' {
 		quietly summarize `v'
 		if (r(min) == r(max) & "`note'" == "") local note = "`v' has no variation in the bootstrap sample (every" ///
-			+ " value " + strofreal(r(min), "%10.0g") + "): beta_3 is not identified"
+			+ " value " + strtrim(strofreal(r(min), "%10.0g")) + "): beta_3 is not identified"
 	}
 	local seconds = .
 	if ("`note'" == "") {
@@ -73,6 +77,7 @@ program define lapboot, rclass
 		quietly timer list 100
 		local seconds = r(t100)
 		if (`rc' == 1) exit 1
+		if (`rc' == 198) reghdfe `depvar' c.`forecast'##c.`lap', absorb(`absorb') dof(none) noheader notable nofootnote
 		scalar `draw' = .
 		if (!`rc') capture scalar `draw' = cond(_se[`term'] > 0 & _se[`term'] < ., _b[`term'], .)
 		if (`rc') local note = "the regression on the whole bootstrap sample stops with r(`rc') (e.g. every row a" ///
@@ -121,7 +126,7 @@ program define lapboot, rclass
 				if (_rc) scalar `draw' = .
 			}
 			post `sim' (`r') (scalar(`draw'))
-			if ("`dots'" == "") _dots `r' `=missing(scalar(`draw'))'
+			if ("`dots'" == "") _dots `r' `=cond(`rc', 1, 2 * missing(scalar(`draw')))'
 		}
 		postclose `sim'
 	}

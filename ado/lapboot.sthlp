@@ -28,7 +28,7 @@
 {synopt:{opt seed(#)}}random-number seed, an integer from 0 to 2147483647 (as {helpb set seed}); default 20251222{p_end}
 {synopt:{opt cl:uster(varname)}}the resampling unit: draw whole clusters ({cmd:bsample, cluster()}); string variables allowed. This is not a clustered variance: the bootstrap reports no standard error{p_end}
 {synopt:{opt stand:ardize}}z-score {it:depvar}, {it:forecast} and {it:lap} within the sample first (paper Table V), by {helpb lapbias}'s rule; give {opt b3()} in the same units (r(b3) of {cmd:lapbias, standardize} on the in-sample rows){p_end}
-{synopt:{opt sav:ing(filename[, replace])}}save the draws (see {help lapboot##saving:Saved draws}){p_end}
+{synopt:{opt sav:ing(filename[, replace])}}save the draws (see {help lapboot##saving:Saved draws}); .dta is added to a name without an extension, as {cmd:save} does{p_end}
 {synopt:{opt gr:aph(filename[, replace])}}export the histogram of the draws (e.g. a .png){p_end}
 {synopt:{opt nodots}}no progress dots (reghdfe on each draw){p_end}
 {synopt:{opt nopy:thon}}do not use the lapbias kernel: reghdfe on each draw (see {help lapboot##speed:Speed}){p_end}
@@ -71,7 +71,9 @@ Python engine's pairs bootstrap, an exact fit per draw with singletons dropped a
 ({cmd:bsample, weight()}, so the data are not reloaded) and reghdfe drops a level whose draws weigh 1, as it drops a
 singleton of the materialised draw. Before the first draw {cmd:lapboot} states the expected time, measured by one
 regression on the whole sample (timer 100): of order 0.1 s per draw, i.e. tens of minutes for 10,000 draws. Progress
-dots follow, as with {helpb bootstrap} ({opt nodots} suppresses them). Stata's random-number stream differs from the
+dots follow, as with {helpb bootstrap}: {cmd:x} a regression that failed, {cmd:e} a draw whose beta_3 is omitted
+({opt nodots} suppresses them). A whole-sample regression that reghdfe refuses as invalid syntax (r(198)) stops
+{cmd:lapboot} before any draw. Stata's random-number stream differs from the
 kernel's, so p_boot then agrees with the Python engine only within Monte Carlo error (about 2 sqrt(p(1-p)/reps)).
 
 {marker saving}{...}

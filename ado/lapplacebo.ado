@@ -7,8 +7,9 @@
 * lap and beta_3 both omitted (collinear with the fixed effects), the collapse Step 5 expects -- as the Python
 * verdict's collapse rule. A period that cannot be estimated, or whose beta_3 alone is omitted, gives a missing
 * post-cutoff p, which is NOT a pass (r(pass) = .): it is never compared with alpha (a missing value exceeds every
-* number in Stata). r(stored) names only the models stored by this call; their names are dropped first. Their
-* e(cmdline) is this lapplacebo command (lapbias's would name the temporary markers of the period).
+* number in Stata); r(198) in a period (invalid syntax, an option reghdfe refuses) stops lapplacebo. r(stored) names
+* only the models stored by this call; their names are dropped first. Their e(cmdline) is this lapplacebo command
+* (lapbias's would name the temporary markers of the period).
 program define lapplacebo, rclass
 	version 15
 	local cmdline `"lapplacebo `0'"'
@@ -16,13 +17,13 @@ program define lapplacebo, rclass
 	syntax varlist(min=3 max=3 numeric) [if] [in] [fw aw pw], DATE(varname numeric) CUToff(string) [Absorb(string) ///
 		NOABsorb TIme(varname numeric) LAG(integer -1) ENTity(varname) VCE(string) CLuster(string) ///
 		RELease(string) Level(cilevel) ALpha(real 0.10) STore(name) *]
+	_lapbias_check, absorb(`absorb') `noabsorb' time(`time') lag(`lag') entity(`entity') vce(`vce') ///
+		cluster(`cluster') weight(`weight') options(`options')
 	if ("`store'" != "") {
 		foreach period in pre post {
 			capture estimates drop `store'_`period'
 		}
 	}
-	_lapbias_check, absorb(`absorb') `noabsorb' time(`time') lag(`lag') entity(`entity') vce(`vce') ///
-		cluster(`cluster') weight(`weight') options(`options')
 	tokenize `varlist'
 	local forecast `2'
 	local lap `3'
@@ -35,6 +36,7 @@ program define lapplacebo, rclass
 		exit 198
 	}
 	local format : format `date'
+	local format : subinstr local format "-" "", all
 	if (substr("`format'", 1, 3) == "%td" | substr("`format'", 1, 2) == "%d") quietly generate double `day' = `date'
 	else if (substr("`format'", 1, 3) == "%tc") quietly generate double `day' = dofc(`date')
 	else if (substr("`format'", 1, 3) == "%tC") quietly generate double `day' = dofC(`date')
@@ -66,7 +68,7 @@ program define lapplacebo, rclass
 			continue
 		}
 		capture noisily lapbias `varlist' `wgt' if `touse' & `cond', `opts' `st'
-		if (_rc == 1) exit 1
+		if (_rc == 1 | _rc == 198) exit _rc
 		if (_rc) {
 			local status_`period' failed
 			di as text "  (`period'-cutoff detection regression not estimable, r(`=_rc'))"

@@ -56,7 +56,8 @@ way).
 
 {phang}{opt absorb()}, {opt noabsorb}, {opt time()}, {opt lag()}, {opt entity()}, {opt vce()}, {opt cluster()},
 {opt level()}, the weights and any {it:reghdfe_options} are passed to {cmd:lapbias} for each period; they are checked
-before anything is estimated, so a wrong option is an error, not a period "not estimable". {opt date()},
+before anything is estimated, so a wrong option is an error, not a period "not estimable"; an option reghdfe
+itself refuses (r(198)) stops {cmd:lapplacebo} as well. {opt date()},
 {opt cutoff()} and {opt release()} define the two samples. {opt alpha()} sets the pass threshold. {opt store(name)}
 stores the two models, with lapbias's e() additions (e(p_one), {cmd:e(fe_}{it:absvar}{cmd:)}, ...), for {cmd:esttab};
 names of an earlier call are dropped first, and r(stored) names only the models stored by this call.

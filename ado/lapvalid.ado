@@ -8,7 +8,9 @@
 * Each part runs through _lapbias_fit (reghdfe, or one time series by the rule of both engines) and ends in one
 * status, as the Python engine: estimated; omitted (ud collinear with the fixed effects of that part: theta is zero,
 * Step 3's null -- the model is stored and exported with the omitted row); failed (not estimable, r(#): the other
-* parts are kept). A stored name is dropped before anything is estimated, so no older model survives under it.
+* parts are kept; but r(198), invalid syntax or an option reghdfe refuses, is an error of the call: lapvalid stops).
+* A stored name is dropped once the options are checked, before anything is estimated, so no older model survives
+* under it.
 program define lapvalid, rclass
 	version 15
 	local cmdline `"lapvalid `0'"'
@@ -20,15 +22,15 @@ program define lapvalid, rclass
 	local depvar `1'
 	local ud `2'
 	local lap `3'
+	local rule_entity = cond("`time'" != "", "`entity'", "")
+	_lapbias_check, absorb(`absorb') `noabsorb' time(`time') lag(`lag') entity(`rule_entity') vce(`vce') ///
+		cluster(`cluster') weight(`weight') options(`options')
+	local vce `"`r(vce)'"'
 	if ("`store'" != "") {
 		foreach part in pooled high low {
 			capture estimates drop `store'_`part'
 		}
 	}
-	local rule_entity = cond("`time'" != "", "`entity'", "")
-	_lapbias_check, absorb(`absorb') `noabsorb' time(`time') lag(`lag') entity(`rule_entity') vce(`vce') ///
-		cluster(`cluster') weight(`weight') options(`options')
-	local vce `"`r(vce)'"'
 	if ("`high'" != "" & ("`lap'" != "" | "`split'" != "")) {
 		di as error "high(`high') gives the halves: give no lap variable and no split()"
 		exit 198
@@ -96,7 +98,7 @@ program define lapvalid, rclass
 		quietly generate byte `rows_`part'' = `rows' `cond'
 		capture noisily _lapbias_fit `depvar' `ud' `wgt', touse(`use_`part'') rows(`rows_`part'') show(`show') `fit'
 		scalar `rc_`part'' = _rc
-		if (`rc_`part'' == 1) exit 1
+		if (`rc_`part'' == 1 | `rc_`part'' == 198) exit `=`rc_`part'''
 		if (`rc_`part'') {
 			local status_`part' failed
 			di as text "  (`part': not estimable, r(`=`rc_`part''')" cond(`rc_`part'' == 2000, ": no observations", "") ")"

@@ -52,7 +52,8 @@ between halves.
 is collinear with the fixed effects of that part (e.g. every recall answer censored to "unknown"): theta is then zero,
 protocol Step 3's null, r(theta_{it:part}) is 0 with missing s.e. and p, and the model is stored with its omitted row;
 {it:failed}, when the model cannot be estimated (an empty half, only singletons): its results are missing,
-r(rc_{it:part}) holds the error code, and the other models are kept.
+r(rc_{it:part}) holds the error code, and the other models are kept. An r(198) (invalid syntax, or an option
+reghdfe refuses) is an error of the call, not of a part: {cmd:lapvalid} stops with it.
 
 {marker options}{...}
 {title:Options}

@@ -48,6 +48,7 @@ capture confirm file `"`data'/panel_post.dta"'
 if _rc {
 	display as text "no post-cutoff panel: no bootstrap"
 	log close lapbias_bootstrap
+	set more `more'
 	exit
 }
 tempname b3 fh
@@ -66,6 +67,7 @@ keep if !missing(outcome, mu_hat, lap, entity_num, period_num)
 if (`pre_rows' == 0 | _N == 0) {
 	display as text "a sample without complete rows: no bootstrap (as the Python engine)"
 	log close lapbias_bootstrap
+	set more `more'
 	exit
 }
 if ("`note_in'" != "") {

@@ -493,7 +493,7 @@ def test_single_series_tssets_only_the_estimation_sample():
     assert after.index("restore") < after.index("generate byte `esample' = 0")
     assert "mata: st_store(`es'[., 1], \"`esample'\", `es'[., 2])" in after
     assert after.index("st_store(") < after.index("estimates esample: if `esample' == 1, replace")
-    assert "local cmd newey `model' `wgt' if `use', lag(`lag') force `options'" in fit
+    assert "local cmd newey `model' `wgt' if `use', lag(`lag') force `diopts'" in fit
     assert "floor(4 * (r(N) / 100)^(2 / 9))" in fit
 
 
@@ -504,7 +504,7 @@ def test_standardization_rule_doubles_and_constant_variables():
     r(2000) where the Python engine reports the bootstrap as not identified)."""
     zscore = code(ADO / "_lapbias_zscore.ado")
     assert "if (`sd' > 0 & `sd' < .) {" in zscore and "recast double `v'" in zscore
-    assert zscore.index("if (`sd' > 0") < zscore.index("replace `v' = (`v' - scalar(`mean')) / scalar(`sd')")
+    assert zscore.index("if (`sd' > 0") < zscore.index("replace `v' = (`x' - scalar(`mean')) / scalar(`sd')")
     fit = code(ADO / "_lapbias_fit.ado")
     assert fit.index("preserve") < fit.index("_lapbias_zscore `zvars', touse(`use')") < fit.index("`show' `cmd'")
     lapbias = code(ADO / "lapbias.ado")
@@ -626,7 +626,7 @@ def test_a_practical_lapboot():
     assert "bsample, weight(`w')" in loop and "bsample, cluster(`cluster') weight(`w')" in loop
     assert "reghdfe `depvar' c.`forecast'##c.`lap' [fweight = `w'] if `w' > 0, absorb(`absorb')" in loop
     assert "dof(none) nosample noheader notable nofootnote" in loop
-    assert "_dots `r' `=missing(scalar(`draw'))'" in loop
+    assert "_dots `r' `=cond(`rc', 1, 2 * missing(scalar(`draw')))'" in loop
     assert lapboot.index("minutes, measured on the whole sample") < lapboot.index("forvalues r = 1/`reps'")
     assert "_dots 0, title(Pairs bootstrap of beta_3) reps(`reps')" in lapboot
     assert 'if ("`method\'" == "reghdfe" & "`python\'" == "" & c(stata_version) >= 16) {' in lapboot
@@ -972,3 +972,116 @@ def test_do_files_check_dependencies_before_any_captured_step():
         deps = lines.index("_lapbias_deps")
         assert deps > next(i for i, line in enumerate(lines) if line.startswith("adopath ++")), name
         assert deps < next(i for i, line in enumerate(lines) if line.startswith(("capture noisily", "use "))), name
+
+
+# Second review of the rewritten Stata side (a reading against reghdfe 6.13.1, ftools and the manuals, as a first run
+# on a real Stata would go): one test per finding, each failing on the files it reviewed.
+
+
+def test_newey_gets_display_options_only():
+    """Second review: _lapbias_fit handed `options` (reghdfe's options: keepsingletons, dof(), technique() ...) to
+    newey, which refuses them with r(198): `lapbias ..., absorb(a b) entity(e) time(t) keepsingletons` stopped on a
+    one-entity sample, and lapvalid/lapplacebo reported that part "not estimable". newey gets the display options
+    (reghdfe's own split, _get_diopts: level(), cformat() ...); the others are named as not used; with noabsorb
+    (always newey) a reghdfe option is refused before anything is estimated."""
+    fit = code(ADO / "_lapbias_fit.ado")
+    newey = next(line for line in fit.splitlines() if line.startswith("local cmd newey"))
+    assert "`options'" not in newey and newey.endswith("force `diopts'")
+    assert fit.index("_get_diopts diopts rest, `options'") < fit.index("local cmd newey")
+    assert "not used by newey" in fit
+    check = code(ADO / "_lapbias_check.ado")
+    noabsorb = check.split('if ("`noabsorb\'" != "") {', 1)[1].split("else {", 1)[0]
+    assert "_get_diopts diopts rest, `options'" in noabsorb and "exit 198" in noabsorb
+
+
+def test_standardize_refuses_reghdfe_options_whose_variables_restore_would_discard():
+    """Second review: with standardize, reghdfe runs on the z-scored copy inside preserve, so residuals(),
+    residuals, groupvar() and absorb()'s saved fixed effects (savefe, fe=firm) made variables that restore threw
+    away without a word. They are refused with standardize (ftools' s(save_any_fe) for the absorb() forms)."""
+    check = code(ADO / "_lapbias_check.ado")
+    syntax = next(line for line in syntax_lines(ADO / "_lapbias_check.ado") if "noREGress" in line)
+    for option in ("RESiduals(name)", "RESiduals2", "GROUPVar(name)"):
+        assert option in syntax, option
+    assert "STANDardize" in syntax_lines(ADO / "_lapbias_check.ado")[0]
+    block = check.split('if ("`standardize\'" != "") {', 1)[1]
+    assert "s(save_any_fe)" in block and "exit 198" in block.split("}", 2)[0] + block.split("}", 2)[1]
+    assert "`standardize'" in next(line for line in joined_lines(ADO / "lapbias.ado") if line.startswith("_lapbias_check,"))
+
+
+def test_a_syntax_error_of_a_part_stops_the_command():
+    """Second review: lapvalid and lapplacebo ran each part under capture noisily and turned any error into a part
+    "not estimable", so an option reghdfe refuses (a misspelled keepsingletons, a bad absorb() suboption: r(198))
+    gave three failed parts and exit 0, against the help's "a wrong option is an error". r(198) (invalid syntax or
+    option) is an error of the call: the command stops with it; lapboot's whole-sample regression likewise."""
+    lapvalid = code(ADO / "lapvalid.ado")
+    assert "if (`rc_`part'' == 1 | `rc_`part'' == 198) exit `=`rc_`part'''" in lapvalid
+    placebo = code(ADO / "lapplacebo.ado")
+    assert "if (_rc == 1 | _rc == 198) exit _rc" in placebo
+    lapboot = code(ADO / "lapboot.ado")
+    first = lapboot.split("timer off 100", 1)[1].split("scalar `draw' = .", 1)[0]
+    assert "if (`rc' == 198) reghdfe `depvar' c.`forecast'##c.`lap', absorb(`absorb')" in first  # uncaptured: stops
+    for name in ("lapvalid", "lapplacebo"):
+        assert "r(198)" in (ADO / f"{name}.sthlp").read_text(), name
+
+
+def test_lapboot_details():
+    """Second review: (1) the not-identified note read "(every value          0)": strofreal pads %10.0g to ten
+    columns; (2) saving(draws) checked that "draws" is new, but save writes draws.dta, so an existing draws.dta
+    stopped the command with r(602) after every draw was computed (work lost); (3) an unidentified draw and a failed
+    regression both showed "x": as bootstrap's dots, a failed command is x (1) and a missing statistic e (2)."""
+    lapboot = code(ADO / "lapboot.ado")
+    assert 'strtrim(strofreal(r(min), "%10.0g"))' in lapboot
+    assert 'pathsuffix(st_local("saving"))' in lapboot
+    assert lapboot.index("pathsuffix") < lapboot.index("confirm new file")
+    assert "_dots `r' `=cond(`rc', 1, 2 * missing(scalar(`draw')))'" in lapboot
+
+
+def test_zscores_at_any_units():
+    """Second review: the Python engine standardizes a column divided by its power-of-two scale (scaling.mean_sd:
+    values of 1e-300 underflowed the sum of squares to an SD of 0, 1e300 overflowed it), which changes no digit of
+    the z-scores; _lapbias_zscore summarized the raw values, so at such units Stata called the variable constant
+    and beta_3 not identified where Python estimates it. The helper divides by the same kind of scale first."""
+    zscore = code(ADO / "_lapbias_zscore.ado")
+    assert "2^floor(ln(`scale') / ln(2))" in zscore
+    assert zscore.index("generate double `x' = `v' / scalar(`scale')") < zscore.index("summarize `x'")
+    assert "replace `v' = (`x' - scalar(`mean')) / scalar(`sd') if `touse'" in zscore
+    from lapbias.estimate import scaling
+
+    assert "power-of-two" in inspect.getsource(scaling.mean_sd)
+
+
+def test_a_refused_call_does_not_drop_stored_results():
+    """Second review: store()'s names were dropped before the options were checked, so a call refused for a typing
+    slip deleted the estimates an earlier call had stored under those names (nothing was estimated)."""
+    for command in ESTIMATORS:
+        text = code(ADO / f"{command}.ado")
+        assert text.index("_lapbias_check,") < text.index("capture estimates drop"), command
+
+
+def test_lapplacebo_takes_left_aligned_dates():
+    """Second review: a %-td (left-aligned daily) date was refused as not daily."""
+    placebo = code(ADO / "lapplacebo.ado")
+    assert placebo.index('local format : subinstr local format "-" "", all') < placebo.index('"%td"')
+
+
+def test_04_restores_set_more_on_every_exit():
+    """Second review: 04_bootstrap.do set more off and left it off on its two early exits (no post-cutoff panel, no
+    complete rows) in the user's session."""
+    lines = joined_lines(DO / "04_bootstrap.do")
+    exits = [i for i, line in enumerate(lines) if line == "exit"]
+    assert exits and all(lines[i - 1] == "set more `more'" for i in exits)
+
+
+def test_integration_cases_read_results_the_commands_set():
+    """Second review: the real-Stata integration test read e(entity_fe), a row the FE-row fix renamed to
+    e(fe_entity_num): on the first real run it would have failed for a test reason. Every r() and e() it reads is one
+    a lapbias command returns or adds, or one reghdfe/newey posts."""
+    text = (ROOT / "tests" / "test_stata_integration.py").read_text()
+    returns = set().union(*(returned(ADO / f"{c}.ado") for c in COMMANDS), *DYNAMIC_RESULTS.values(),
+                          returned(ADO / "lapbias.ado") | {"stored", "models"})
+    estadded = set(re.findall(r"estadd (?:local|scalar) `?(\w+)", "\n".join(p.read_text() for p in ADO.glob("*.ado"))))
+    posted = {"cmd", "vce", "cmdline", "r2", "N", "df_r", "N_clust", "clustvar", "absvars", "lag"}
+    for name in re.findall(r"\br\(([A-Za-z_]\w*)\)", text):  # r(498) etc. are return codes
+        assert name in returns, f"r({name})"
+    for name in re.findall(r"\be\((\w+)\)", text):
+        assert name in estadded | posted or name.startswith("fe_"), f"e({name})"  # fe_<absvar> rows: estadded by name
