@@ -2,9 +2,13 @@
 * One regression of lapbias and lapvalid, with the estimator rule of both engines (_lapbias_single):
 *   reghdfe depvar indepvars [weight] if touse, absorb(absorb) [vce(vce)] options
 *   one time series -- noabsorb, or entity() time() on a sample whose rows() hold one entity: newey depvar indepvars
-*   [aweight] if touse, lag(L) force diopts, after tsset time on the sample only (inside preserve); diopts = the
-*   display options of options() (reghdfe's own split, _get_diopts), the others are named as not used; L = lag(), or
-*   floor(4 (T/100)^(2/9)) with T the rows estimated (the Python engine's estimate/reghdfe.py _newey). newey posts
+*   [aweight] if touse, lag(L) diopts on the sample only (inside preserve), its rows in time order taken as
+*   consecutive observations -- tsset time (repeated times: r(451)), then tsset on the sequence 1..T -- as the
+*   Python engine (statsmodels' HAC on the series sorted by time); newey on the time variable itself would stop
+*   with r(198) for a series spaced regularly by more than 1 and, with force, pair only observations exactly j
+*   periods apart. diopts = the display options of options() (reghdfe's own split, _get_diopts), the others are
+*   named as not used; L = lag(), or floor(4 (T/100)^(2/9)) with T the rows estimated (the Python engine's
+*   estimate/reghdfe.py _newey). newey posts
 *   no R-squared: e(r2) = e(r2_within) = the OLS R-squared (the squared correlation of depvar with the fit; newey's
 *   coefficients are OLS's) and e(num_singletons) = 0 are added, as the Python engine reports them.
 * standardize: the zvars() as z-scores over touse first (_lapbias_zscore), inside preserve. e(sample) is carried back
@@ -25,7 +29,7 @@ program define _lapbias_fit, rclass
 		exit 101
 	}
 	local wgt = cond("`weight'" != "", "[`weight'`exp']", "")
-	tempvar use id esample xb
+	tempvar use id esample xb seq
 	tempname es rho
 	quietly generate byte `use' = `touse'
 	if (`single') markout `use' `time'
@@ -35,7 +39,7 @@ program define _lapbias_fit, rclass
 		if (`lag' < 0) local lag = floor(4 * (r(N) / 100)^(2 / 9))
 		_get_diopts diopts rest, `options'
 		if (`"`rest'"' != "") di as text `"(reghdfe option(s) not used by newey, one time series: `rest')"'
-		local cmd newey `model' `wgt' if `use', lag(`lag') force `diopts'
+		local cmd newey `model' `wgt' if `use', lag(`lag') `diopts'
 	}
 	else {
 		local cmd reghdfe `model' `wgt' if `use', absorb(`absorb') `options'
@@ -45,8 +49,13 @@ program define _lapbias_fit, rclass
 	if (`keep') {
 		quietly generate long `id' = _n
 		preserve
-		if (`single') quietly keep if `use'
-		if (`single') quietly tsset `time'
+		if (`single') {
+			quietly keep if `use'
+			quietly tsset `time'
+			sort `time'
+			quietly generate long `seq' = _n
+			quietly tsset `seq'
+		}
 		if ("`standardize'" != "") _lapbias_zscore `zvars', touse(`use')
 	}
 	`show' `cmd'

@@ -66,10 +66,13 @@ model is stored with its omitted rows, as the Python engine reports it.
 lists them. reghdfe's {helpb estfe} works too.
 
 {phang}{opt noabsorb} estimates the single-series branch of the protocol (one entity): {cmd:newey} {it:depvar}
-{cmd:c.}{it:forecast}{cmd:##c.}{it:lap}{cmd:, lag(}{it:L}{cmd:) force} after {cmd:tsset} {it:timevar} on the sample
-only (inside {cmd:preserve}), as the Python engine does; newey gets the display options ({cmd:level()}, {cmd:cformat()},
-...), and with {opt noabsorb} any other reghdfe option is an error. {opt time(timevar)} is required; {opt lag(#)} sets L (default
-floor(4 (T/100)^(2/9)), Newey and West 1994, T the rows estimated). newey posts no R-squared: e(r2) = e(r2_within) =
+{cmd:c.}{it:forecast}{cmd:##c.}{it:lap}{cmd:, lag(}{it:L}{cmd:)} on the sample only (inside {cmd:preserve}), its rows in
+{it:timevar} order taken as consecutive observations ({cmd:tsset} on their sequence 1..T; a repeated {it:timevar} is an
+error), as the Python engine does: a gap in {it:timevar} is not a lag (newey on {it:timevar} itself would refuse a
+series spaced by 2 and pair only observations exactly j periods apart); newey gets the display options
+({cmd:level()}, {cmd:cformat()}, ...), and with {opt noabsorb} any other reghdfe option is an error.
+{opt time(timevar)} is required; {opt lag(#)} sets L (default floor(4 (T/100)^(2/9)), Newey and West 1994, T the rows
+estimated). newey posts no R-squared: e(r2) = e(r2_within) =
 the OLS R-squared and e(num_singletons) = 0 are added, as the Python engine reports them.
 
 {phang}{opt entity(varname)} with {opt absorb()} and {opt time()} applies the rule both lapbias engines apply to

@@ -487,13 +487,13 @@ def test_single_series_tssets_only_the_estimation_sample():
     subset). The single-series branch keeps the sample inside preserve before tsset, and e(sample) is carried back
     by the row id (Mata st_store on the ids), not by position."""
     fit = code(ADO / "_lapbias_fit.ado")
-    assert re.search(r"preserve\nif \(`single'\) quietly keep if `use'\nif \(`single'\) quietly tsset `time'", fit)
+    assert re.search(r"preserve\nif \(`single'\) \{\nquietly keep if `use'\nquietly tsset `time'", fit)
     assert "mata: `es' = st_data(., (\"`id'\", \"`esample'\"))" in fit
     after = fit.split("mata: `es' = st_data(", 1)[1]
     assert after.index("restore") < after.index("generate byte `esample' = 0")
     assert "mata: st_store(`es'[., 1], \"`esample'\", `es'[., 2])" in after
     assert after.index("st_store(") < after.index("estimates esample: if `esample' == 1, replace")
-    assert "local cmd newey `model' `wgt' if `use', lag(`lag') force `diopts'" in fit
+    assert "local cmd newey `model' `wgt' if `use', lag(`lag') `diopts'" in fit
     assert "floor(4 * (r(N) / 100)^(2 / 9))" in fit
 
 
@@ -986,7 +986,7 @@ def test_newey_gets_display_options_only():
     (always newey) a reghdfe option is refused before anything is estimated."""
     fit = code(ADO / "_lapbias_fit.ado")
     newey = next(line for line in fit.splitlines() if line.startswith("local cmd newey"))
-    assert "`options'" not in newey and newey.endswith("force `diopts'")
+    assert "`options'" not in newey and newey.endswith("lag(`lag') `diopts'")
     assert fit.index("_get_diopts diopts rest, `options'") < fit.index("local cmd newey")
     assert "not used by newey" in fit
     check = code(ADO / "_lapbias_check.ado")
@@ -1085,3 +1085,50 @@ def test_integration_cases_read_results_the_commands_set():
         assert name in returns, f"r({name})"
     for name in re.findall(r"\be\((\w+)\)", text):
         assert name in estadded | posted or name.startswith("fe_"), f"e({name})"  # fe_<absvar> rows: estadded by name
+
+
+def _newey_ado_se(y, x, index, lag):
+    """s.e. of x by the formula of Stata's newey.ado 1.6.0 (Bartlett weights 1 - j/(L+1), the products of residual
+    scores of observations whose time index differs by j -- L<j>.e on the tsset time variable -- and N/(N-k))."""
+    import numpy as np
+
+    X = np.column_stack([x, np.ones_like(x)])
+    b = np.linalg.lstsq(X, y, rcond=None)[0]
+    score = X * (y - X @ b)[:, None]
+    where = {value: i for i, value in enumerate(index)}
+    S = np.zeros((2, 2))
+    for j in range(lag + 1):
+        pairs = [(i, where[t - j]) for i, t in enumerate(index) if t - j in where]
+        term = sum(np.outer(score[i], score[m]) for i, m in pairs)
+        S += (term + term.T) * (1 - j / (1 + lag)) * (0.5 if j == 0 else 1)
+    inverse = np.linalg.inv(X.T @ X)
+    return float(np.sqrt((inverse @ S @ inverse)[0, 0] * len(y) / (len(y) - 2)))
+
+
+def test_one_time_series_is_consecutive_observations_as_the_python_engine():
+    """Second review: the single-series branch tsset the time variable itself. newey.ado then stops with r(198)
+    when the series is regularly spaced by more than 1 (force does not help: "regularly spaced, but does not have
+    intervals of 1"), and with gaps, force pairs only observations exactly j periods apart. A single entity's rows in
+    a validation half or after the cutoff are a subset of the panel's period_num, so gaps are the rule there. The
+    Python engine (statsmodels' HAC on the series sorted by time) takes consecutive observations; it equals newey's
+    formula on a sequence index, not on the gapped time (checked here). _lapbias_fit tssets time (repeated times stay
+    r(451), as the Python engine refuses them), then estimates on the observation sequence."""
+    import numpy as np
+    import pandas as pd
+
+    from lapbias.estimate.reghdfe import reghdfe
+
+    rng = np.random.default_rng(1)
+    t = np.sort(rng.choice(np.arange(1, 200), 40, replace=False))
+    x, noise = rng.normal(size=40), rng.normal(size=40)
+    frame = pd.DataFrame({"outcome": 0.5 * x + noise, "ud": x, "period_num": t, "entity_num": 1})
+    python = reghdfe(frame, "outcome", ["ud"], absorb=[], vce="newey", time="period_num", newey_lag=3).se["ud"]
+    assert python == pytest.approx(_newey_ado_se(frame["outcome"].to_numpy(), x, np.arange(40), 3), rel=1e-12)
+    assert python != pytest.approx(_newey_ado_se(frame["outcome"].to_numpy(), x, t, 3), rel=1e-3)
+    fit = code(ADO / "_lapbias_fit.ado")
+    series = fit.split("if (`single') {\nquietly keep if `use'", 1)[1].split("}", 1)[0]
+    assert series.index("quietly tsset `time'") < series.index("generate long `seq' = _n") < \
+        series.index("quietly tsset `seq'")
+    assert "sort `time'" in series
+    newey = next(line for line in fit.splitlines() if line.startswith("local cmd newey"))
+    assert "force" not in newey

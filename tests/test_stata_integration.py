@@ -4,9 +4,10 @@ the reason printed; they are the first thing to run on a machine that has Stata.
 
 Covered: lapbias (plain, string clusters, two-way clusters, aweights, pweights with reghdfe's default vce,
 absorb(date) and its FE rows, standardize, replay with level(), reghdfe options passed through, a collapsed LAP
-reported as not identified), lapvalid (an omitted ud read as theta = 0, stale stored names, a single-entity half under
-the estimator rule), lapplacebo (the collapse passes, the release gap), lapboot (the kernel's draws through Stata's
-Python, the reghdfe loop, not identified), and `lapbias estimate --engine stata` (do/master.do + do/04_bootstrap.do),
+reported as not identified, options refused before anything is lost), lapvalid (an omitted ud read as theta = 0, stale
+stored names, a single-entity half under the estimator rule, also one with gaps in its periods, an option reghdfe
+refuses stopping the command), lapplacebo (the collapse passes, the release gap), lapboot (the kernel's draws through
+Stata's Python, the reghdfe loop, not identified), and `lapbias estimate --engine stata` (do/master.do + do/04_bootstrap.do),
 also on a panel whose post-cutoff LAP collapsed: the coefficient tables agree with the Python engine to 1e-6 relative,
 the estimation notes are the Python engine's, the verdict's placebo check is the same; the bootstrap's in-sample
 beta_3 and sample size agree to 1e-6 (one standardization rule), its draws exactly when they come from the kernel."""
@@ -167,9 +168,12 @@ def test_lapvalid_lapplacebo_and_lapboot(project):
 def test_pweights_absorb_date_options_and_a_collapsed_lap(project):
     """Review F1, C1, C5, W1 on a real Stata: pweights without vce() run with reghdfe's robust default (a forced
     vce(unadjusted) stopped them); absorb(date) shows the date FE row, not an "Entity FE"; reghdfe options pass
-    through; a LAP without variation is reported (r(identified) = 0, lap and beta_3 omitted), not r(498)."""
+    through (newey, one time series, gets only the display options); an option reghdfe refuses stops lapvalid, and
+    standardize refuses residuals(); a LAP without variation is reported (r(identified) = 0, lap and beta_3
+    omitted), not r(498)."""
     import pyfixest as pf
 
+    one = int(_pre(project)["entity_num"].min())
     values = _stata_values(project, "\n".join([
         "lapbias outcome mu_hat lap [pweight=w], absorb(entity_num period_num)",
         "put b3_pw r(b3)", 'put robust "`e(vce)\'" == "robust"',
@@ -180,6 +184,14 @@ def test_pweights_absorb_date_options_and_a_collapsed_lap(project):
         'put rows "`e(fe_rows)\'" == "fe_period_num"',
         'put cmdline word("`e(cmdline)\'", 1) == "lapbias" & strpos("`e(cmdline)\'", "absorb(period_num) cluster(") > 0',
         "capture lapbias outcome mu_hat lap, absorb(entity_num) noregress", "put refused _rc == 198",
+        "capture lapvalid outcome ud lap, absorb(entity_num period_num) nosuchoption noheader",
+        "put valid_stops _rc == 198",  # reghdfe refuses the option: an error of the call, not three failed parts
+        "capture lapbias outcome mu_hat lap, absorb(entity_num period_num) standardize residuals(res)",
+        "put std_resid _rc == 198",  # restore would discard the residuals
+        f"lapbias outcome mu_hat lap if entity_num == {one}, absorb(entity_num period_num) entity(entity_num) "
+        "time(period_num) keepsingletons noheader",  # one entity: newey, which does not take keepsingletons
+        'put single_newey "`e(cmd)\'" == "newey"',
+        "capture lapbias outcome mu_hat lap, noabsorb time(period_num) keepsingletons", "put noabsorb_opt _rc == 198",
         "replace lap = 0.25",
         "lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) store(flat)",
         "put identified r(identified)", 'put omitted "`r(omitted)\'" == "lap c.mu_hat#c.lap"', "put b3_flat r(b3)",
@@ -192,7 +204,8 @@ def test_pweights_absorb_date_options_and_a_collapsed_lap(project):
     by_date = reghdfe(pre, "outcome", DETECTION, absorb=["period_num"], vce="cluster", cluster=["entity_num"])
     assert values["b3_date"] == pytest.approx(by_date.coef[BETA3], rel=1e-6)
     assert values["fe_date"] == 1 and values["no_entity_row"] == 1 and values["rows"] == 1 and values["cmdline"] == 1
-    assert values["refused"] == 1
+    assert values["refused"] == 1 and values["valid_stops"] == 1 and values["std_resid"] == 1
+    assert values["single_newey"] == 1 and values["noabsorb_opt"] == 1
     assert values["identified"] == 0 and values["omitted"] == 1 and math.isnan(values["b3_flat"])
     assert values["stored"] == 1
 
@@ -200,8 +213,8 @@ def test_pweights_absorb_date_options_and_a_collapsed_lap(project):
 def test_omitted_ud_stale_names_single_entity_half_and_the_collapsed_placebo(project):
     """Review W5, W3, W2, W1, W6 on a real Stata: lapvalid reads an omitted ud as theta = 0 and stores the model; a
     name stored by an earlier call is gone when this call could not estimate that model; a half of one entity is one
-    time series under entity() time(), as the Python engine; lapplacebo passes a collapsed post-cutoff LAP and leaves
-    the release gap out."""
+    time series under entity() time(), as the Python engine, also when its periods have gaps (consecutive
+    observations, not calendar lags); lapplacebo passes a collapsed post-cutoff LAP and leaves the release gap out."""
     config, layout, _ = project
     pre = _pre(project)
     one = int(pre["entity_num"].min())
@@ -220,6 +233,10 @@ def test_omitted_ud_stale_names_single_entity_half_and_the_collapsed_placebo(pro
         "time(period_num) store(s) noheader",
         "put theta_single r(theta_high)", "estimates restore s_high", 'put newey "`e(cmd)\'" == "newey"',
         "put r2_single e(r2)",
+        f"generate byte gapped = cond(entity_num == {one} & mod(period_num, 2) == 0, 1, 0)",
+        "lapvalid outcome ud, high(gapped) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) "
+        "time(period_num) noheader",  # one entity every other period: newey on period_num itself stops, r(198)
+        "put theta_gapped r(theta_high)", "put se_gapped r(se_high)",
         f'use "{layout.derived_file("panel_pre.dta")}", clear', f'append using "{layout.derived_file("panel_post.dta")}"',
         "replace lap = 0.25 if target_date > td(30jun2024)",
         "lapplacebo outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) date(target_date) "
@@ -231,6 +248,9 @@ def test_omitted_ud_stale_names_single_entity_half_and_the_collapsed_placebo(pro
     single = reghdfe(half, "outcome", ["ud"], absorb=[], vce="newey", time="period_num")
     assert values["newey"] == 1 and values["theta_single"] == pytest.approx(single.coef["ud"], rel=1e-6)
     assert values["r2_single"] == pytest.approx(single.r2, rel=1e-6)
+    gapped = reghdfe(half[half["period_num"] % 2 == 0], "outcome", ["ud"], absorb=[], vce="newey", time="period_num")
+    assert values["theta_gapped"] == pytest.approx(gapped.coef["ud"], rel=1e-6)
+    assert values["se_gapped"] == pytest.approx(gapped.se["ud"], rel=1e-6)  # consecutive observations, as Python
     post = pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
     dates = pd.to_datetime(post["target_date"])
     in_gap = (dates > pd.Timestamp("2024-06-30")) & (dates <= pd.Timestamp("2024-10-12"))
