@@ -523,3 +523,26 @@ def test_lapboots_fast_path_runs_where_the_os_has_no_cpu_affinity(tmp_path, monk
     expected = lapboot_kernel.draws(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3)
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
     np.testing.assert_array_equal(lapboot_kernel.draws(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3), expected)
+
+
+def test_a_bootstrap_sample_too_small_to_resample_is_a_note_as_in_the_python_engine(project):
+    """Second review: the Python engine refuses a post-cutoff sample of fewer than 10 complete rows (the pairs
+    bootstrap "could not run": a `failed` note, no bootstrap.csv); the Stata engine ran lapboot on it and wrote a
+    p_boot. The driver applies the same rule to the .dta panels and does not run 04_bootstrap.do then."""
+    from lapbias.errors import EstimationError
+
+    config, layout = project
+    path = layout.derived_file("panel_post.dta")
+    post, meta = pyreadstat.read_dta(str(path))
+    small = post.dropna(subset=VARIABLES + ABSORB).head(6)
+    pyreadstat.write_dta(small, str(path), column_labels=meta.column_labels,
+                         variable_format={"target_date": "%td", "text_date": "%td"})
+    with pytest.raises(EstimationError) as python:
+        pairs_bootstrap(small, 0.0, B=REPS, seed=7, progress=False)
+    run = stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
+    calls = (layout.root / "standin_args.txt").read_text()
+    assert "04_bootstrap.do" not in calls and not (layout.results / "bootstrap.csv").exists()
+    note = next(n for n in run.notes if n["model"] == "bootstrap")
+    assert note == {"model": "bootstrap", "kind": "failed",
+                    "detail": f"the pairs bootstrap could not run: {python.value}"}
+    assert "bootstrap" not in run.failed

@@ -64,6 +64,8 @@ CG_MAX_ITER = 100
 full-sample preconditioner needs 3 on the random paper-sized panel of benchmarks/bench_bootstrap.py and about 12
 where each entity is seen on a short window of dates (tests/test_bootstrap.py)."""
 OUTPUTS = ("bootstrap.csv", "bootstrap_draws.csv", "figures/bootstrap.png")
+MIN_ROWS = 10
+"""Complete rows a bootstrap sample needs (pairs_bootstrap refuses fewer; the Stata driver applies the same rule)."""
 
 
 @dataclass
@@ -103,6 +105,13 @@ class BootstrapResult:
                               "standardized": int(self.standardized),
                               "n_unidentified": int(np.isnan(self.draws).sum()),
                               "identified": int(self.identified), "note": self.reason}])
+
+
+def too_few_rows(n_rows: int) -> str:
+    """Why a bootstrap sample of `n_rows` complete rows cannot be resampled ('' when it can)."""
+    if n_rows >= MIN_ROWS:
+        return ""
+    return f"the bootstrap sample has {n_rows} complete rows; at least {MIN_ROWS} are needed"
 
 
 def _units(n_rows: int, entity: np.ndarray, resample: str) -> tuple[np.ndarray, int]:
@@ -219,8 +228,8 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     if missing:
         raise EstimationError(f"the bootstrap sample lacks column(s) {missing}")
     data = sample[VARIABLES + ABSORB].dropna()
-    if len(data) < 10:
-        raise EstimationError(f"the bootstrap sample has {len(data)} complete rows; at least 10 are needed")
+    if too_few_rows(len(data)):
+        raise EstimationError(too_few_rows(len(data)))
     # Units never matter: each variable is divided by a power of two near its largest value (exact), the interaction
     # formed from the scaled factors, and each column standardized (beta_3 is scaled back), so neither a tolerance
     # nor a sum of squares sees the data's units (outcomes of 1e300 would overflow it, of 1e-300 underflow it).

@@ -26,7 +26,9 @@ single-series warning, in the Python engine's words) become estimation_notes.csv
 (stata_bootstrap.csv) and draws (stata_bootstrap_draws.dta) become results/bootstrap.csv, bootstrap_draws.csv and
 figures/bootstrap.png through estimate/bootstrap.py's definitions of p_boot and p95 (`BootstrapResult`), so both
 engines summarise draws the same way; a bootstrap the do-file reports as not identified (identified = 0 and its
-note) is written as the Python engine writes it: bootstrap.csv only, and a `failed` note. The bootstrap gets this
+note) is written as the Python engine writes it: bootstrap.csv only, and a `failed` note; a post-cutoff sample
+with fewer complete rows than the Python engine resamples (bootstrap.MIN_ROWS) is not bootstrapped, with the
+Python engine's `failed` note. The bootstrap gets this
 Python's executable (sys.executable), so that lapboot on Stata 16+ draws with the lapbias kernel (the Python engine's
 draws) instead of one reghdfe per draw.
 """
@@ -410,6 +412,17 @@ def _read_tables(results: Path, run: StataRun) -> None:
                                         "regressors (Stata: no standard error)"})
 
 
+def _bootstrap_too_small(data: Path) -> str:
+    """The Python engine's refusal of a bootstrap sample too small to resample (bootstrap.too_few_rows), on the .dta
+    panels' complete rows; '' when do/04_bootstrap.do should run (it handles an empty sample itself, as the Python
+    engine, which then writes no bootstrap and no note)."""
+    from .bootstrap import ABSORB, VARIABLES, too_few_rows
+
+    pre, post = (pyreadstat.read_dta(str(data / f"panel_{part}.dta"), usecols=VARIABLES + ABSORB)[0].dropna()
+                 for part in ("pre", "post"))
+    return "" if pre.empty or post.empty else too_few_rows(len(post))
+
+
 def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results: Path | None = None) -> StataRun:
     """Steps 3-5 (do/master.do), then the bootstrap (do/04_bootstrap.do), in Stata on layout.derived's panel_*.dta.
     Writes only into `results` (default layout.results; give a fresh folder to swap in on success) and Stata's logs
@@ -449,7 +462,11 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
         raise StataError(f"Stata wrote no detection table ({results / TABLES['detection']}): {reasons}; "
                          f"see {logs / 'stata_steps.log'}")
     estimate = config.estimate
-    if estimate.bootstrap_reps > 0 and (data / "panel_post.dta").exists():
+    too_small = _bootstrap_too_small(data) if (data / "panel_post.dta").exists() else ""
+    if estimate.bootstrap_reps > 0 and too_small:
+        run.notes.append({"model": "bootstrap", "kind": "failed",
+                          "detail": f"the pairs bootstrap could not run: {too_small}"})
+    elif estimate.bootstrap_reps > 0 and (data / "panel_post.dta").exists():
         try:
             _run(install, logs, do / "04_bootstrap.do", [str(data), str(results), str(logs), str(ado),
                                                          str(estimate.bootstrap_reps), str(estimate.bootstrap_seed),
