@@ -1132,3 +1132,17 @@ def test_one_time_series_is_consecutive_observations_as_the_python_engine():
     assert "sort `time'" in series
     newey = next(line for line in fit.splitlines() if line.startswith("local cmd newey"))
     assert "force" not in newey
+
+
+def test_the_integration_cases_read_statas_missing_values(tmp_path):
+    """Second review: the real-Stata cases read their `put NAME EXP` lines (file write ... %21.0g) with a plain
+    read_csv; Stata writes a missing value as "." (e.g. r(b3) of the collapsed LAP), which turned the whole value
+    column into strings, so every comparison of that case failed on the first real run ("1" == 1 is false). The
+    reader pads and missing values as Stata writes them."""
+    from test_stata_integration import read_put
+
+    path = tmp_path / "values.csv"
+    path.write_text("b3,   .4142135623730951\nrobust,                    1\nb3_flat,                    .\n")
+    values = read_put(path)
+    assert values["b3"] == 0.4142135623730951 and values["robust"] == 1
+    assert values["b3_flat"] != values["b3_flat"]  # NaN

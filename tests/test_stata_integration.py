@@ -70,7 +70,14 @@ def _stata_values(project, body: str, data: str = "panel_pre.dta") -> dict[str, 
         'generate str8 ticker = "T" + string(entity_num)', "generate double w = 1 + mod(entity_num, 3)",
         body]) + "\n")
     stata._run(install, layout.logs.resolve(), do_file, [])
-    return dict(pd.read_csv(out, header=None, names=["name", "value"]).itertuples(index=False, name=None))
+    return read_put(out)
+
+
+def read_put(path: Path) -> dict[str, float]:
+    """The `name,value` lines `put` writes: file write's %21.0g pads a value to 21 columns and writes a missing value
+    as "." (read as NaN: one "." would otherwise make every value of the column a string)."""
+    table = pd.read_csv(path, header=None, names=["name", "value"], na_values=["."], skipinitialspace=True)
+    return dict(zip(table["name"], table["value"].astype(float)))
 
 
 def _pre(project) -> pd.DataFrame:
