@@ -99,12 +99,12 @@ def test_failed_estimate_leaves_the_previous_run_whole(estimated, monkeypatch):
         assert set(pd.read_csv(layout.results / name)["run_id"]) == {run_id}
 
     from lapbias.errors import EstimationError
-    from lapbias import cli
+    from lapbias.stages import protocol as protocol_stages
 
     def fail(*_args, **_kwargs):  # fault injection: the last step of the stage fails after the tables were written
         raise EstimationError("injected failure in the last step")
 
-    monkeypatch.setattr(cli, "_label_approximated", fail)
+    monkeypatch.setattr(protocol_stages, "_label_approximated", fail)
     expect(2, "injected failure in the last step", "estimate", config)
     assert results_state(layout) == before  # no new detection table beside the old bootstrap and magnitudes
     assert not list(layout.results.glob(".estimate-staging-*"))
@@ -178,7 +178,8 @@ def test_report_ignores_settings_that_change_neither_numbers_nor_text(estimated)
 def test_calibrate_rewrites_the_report_under_the_settings_of_its_estimate(estimated, capsys):
     """`lapbias calibrate` re-renders the root's REPORT.md (to add its section) with the settings the root's tables
     were estimated under, not with calibrate.toml's; without a readable record it leaves the report as it was."""
-    from lapbias import cli as cli_module
+    from lapbias.stages.project import Log
+    from lapbias.stages.protocol import report_as_estimated
 
     layout, _ = estimated
     report = layout.results / "REPORT.md"
@@ -187,12 +188,12 @@ def test_calibrate_rewrites_the_report_under_the_settings_of_its_estimate(estima
     (layout.results / "run_config.json").write_text(json.dumps(record))
     as_if_estimated(layout, "run_config.json")
     report.write_text("an older report\n")
-    cli_module._report_as_estimated(layout)
+    report_as_estimated(layout, Log(layout))
     text = report.read_text()
     assert "horizon 1 month" in text and "**Verdict:" in text
     (layout.results / "run_config.json").unlink()
     report.write_text("an older report\n")
-    cli_module._report_as_estimated(layout)
+    report_as_estimated(layout, Log(layout))
     assert report.read_text() == "an older report\n"
     assert "REPORT.md left as it was (results/run_config.json does not exist)" in capsys.readouterr().out
 

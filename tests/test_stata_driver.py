@@ -19,7 +19,8 @@ import pyreadstat
 import pytest
 from click.testing import CliRunner
 
-from lapbias import cli
+from lapbias import stages
+from lapbias.cli import main
 from lapbias.config import from_dict
 from lapbias.errors import LapbiasError
 from lapbias.estimate import stata
@@ -183,7 +184,7 @@ def test_no_stale_result_survives_an_engine_switch(project):
     config, layout = project
     for name in ("stata_detection.csv", "stata_bootstrap_draws.dta", "stata_notes.csv"):  # from an earlier Stata run
         (layout.results / name).write_text("stale")
-    cli._estimate(config, layout, "python")
+    stages.estimate(config, engine="python")
     assert not list(layout.results.glob("stata_*")), "the Python engine removes the Stata engine's files too"
     for name in ("placebo.csv", "table2.csv", "table5.csv", "bootstrap.csv"):
         assert (layout.results / name).exists(), name
@@ -192,7 +193,7 @@ def test_no_stale_result_survives_an_engine_switch(project):
     record = json.loads(manifest.read_text())
     del record["files"]["panel_post.dta"]
     manifest.write_text(json.dumps(record))
-    cli._estimate(config, layout, "stata")
+    stages.estimate(config, engine="stata")
     for name in ("placebo.csv", "placebo_validation.csv", "table2.csv", "table5.csv", "bootstrap.csv",
                  "bootstrap_draws.csv", "figures/bootstrap.png", "extended_notes.csv"):
         assert not (layout.results / name).exists(), f"stale {name} from the Python run survived"
@@ -218,9 +219,9 @@ def test_the_stata_engine_refuses_dta_files_changed_since_panel(project):
     frame.loc[0, "outcome"] += 1.0
     pyreadstat.write_dta(frame, str(path))
     with pytest.raises(StaleResultsError, match="panel_pre.dta changed since panel run .*; rerun `lapbias panel`"):
-        cli._estimate(config, layout, "stata")
+        stages.estimate(config, engine="stata")
     assert not (layout.results / "detection.csv").exists()
-    cli._estimate(config, layout, "python")
+    stages.estimate(config, engine="python")
 
 
 def test_engine_choice_without_stata_lists_what_was_tried(tmp_path, monkeypatch):
@@ -284,7 +285,7 @@ def test_esttab_excel_quoting_is_read(tmp_path):
 
 
 def test_stata_install_names_the_installed_files(tmp_path):
-    result = CliRunner().invoke(cli.main, ["stata-install", "--copy-to", str(tmp_path / "st")])
+    result = CliRunner().invoke(main, ["stata-install", "--copy-to", str(tmp_path / "st")])
     assert result.exit_code == 0, result.output
     ado = (tmp_path / "st" / "ado").resolve()
     assert f'net install lapbias, from("{ado}") replace' in result.output

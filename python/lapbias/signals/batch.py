@@ -85,7 +85,8 @@ def ask_missing(
     if check is not None:
         check(todo)
     if not confirm(describe_batch(task, n_total, len(todo), seconds_per_query(), n_rows)):
-        raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes to go ahead")
+        raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes (in Python: "
+                                   "yes=True) to go ahead")
     with tqdm(total=len(todo), desc=task, unit="query", file=sys.stderr) as progress:
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]

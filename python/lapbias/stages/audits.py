@@ -1,0 +1,60 @@
+"""The sibling audits as stages: `calibrate` (planted memorization through the unchanged protocol), `leak` (NumLeak
+numeric-recall probes) and `ess` (the LLM's equivalent sample size). Each writes its own results/<audit>/ files and
+section; the protocol's REPORT.md includes the sections present."""
+
+from __future__ import annotations
+
+from ..signals.batch import Confirm
+from .project import Echo, Log, backend_for, confirmation, opened
+from .protocol import report_as_estimated, run_all
+
+
+def calibrate(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo = print) -> dict:
+    """Plant memorization with LoRA, run the protocol on the base and the planted model, compare
+    (results/calibration/); returns the calibration's tables."""
+    from ..calibrate import load, pipeline
+
+    with opened(config, "calibrate", load=load, echo=echo) as ((run_config, settings), layout, log):
+        ask = confirmation(yes, confirm)
+        tables = pipeline.run(run_config, settings, layout,
+                              lambda model_config, model_layout: run_all(
+                                  model_config, model_layout, Log(model_layout, echo), ask, confirmation(False)),
+                              ask, log)
+        if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
+            report_as_estimated(layout, log)  # a protocol run under the same root: its REPORT.md gets the section
+        verdicts = tables["verdicts"].set_index("model")["verdict"].to_dict()
+        log(f"calibrate: verdict base = {verdicts['base']}, planted = {verdicts['planted']}; "
+            "results/calibration/*.csv, results/figures/calibration.png, results/calibration/REPORT.md")
+        return tables
+
+
+def leak(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo = print):
+    """NumLeak audit: probe the model for a public series' value at a date (results/leak/, its REPORT.md section)."""
+    from ..leak import config as leak_config
+    from ..leak.pipeline import run as run_leak
+
+    with opened(config, "leak", load=leak_config.load, echo=echo) as (leak_run, layout, log):
+        with backend_for(leak_run, echo) as backend:
+            result = run_leak(leak_run, layout, backend, confirmation(yes, confirm))
+        parsed = result.summary.loc[result.summary["variant"] == "A"]
+        log(f"leak: {len(result.panel)} probe replies ({result.n_asked} asked now), Variant A parse rate "
+            f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
+            "results/figures/leak_calibration.png, results/REPORT.md")
+        return result
+
+
+def ess(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo = print) -> dict:
+    """Equivalent sample size of the LLM: block-out CV error curves, sequential CI (results/ess/)."""
+    from ..ess import config as ess_config
+    from ..ess.pipeline import results_dir, run as run_ess
+
+    with opened(config, "ess", load=ess_config.load, echo=echo) as (ess_run, layout, log):
+        with backend_for(ess_run, echo) as backend:
+            tables = run_ess(ess_run, layout, backend, confirmation(yes, confirm))
+        for row in tables["ess"].itertuples():
+            plug = f"> {row.grid_max}" if row.plugin_beyond_grid else int(row.ess_plugin)
+            log(f"ess: {row.outcome} vs {row.comparator}: LLM error {row.llm_error:.4g}, plug-in ESS {plug}, "
+                f"one-sided {1 - row.alpha:.0%} CI [{row.ess_lower}, ∞)")
+        log(f"ess: wrote {results_dir(layout)}/ess.csv, curve.csv, llm.csv, ESS.md and "
+            f"{layout.figures / 'ess_curve.png'}")
+        return tables
