@@ -423,7 +423,7 @@ def test_a_bootstrap_stata_finds_not_identified_is_written_as_the_python_engine_
     driver note "bootstrap failed", where the Python engine reports the bootstrap as not identified. lapboot now
     says so (identified 0, the note, no draw); the driver writes what the Python engine writes: bootstrap.csv with
     identified = 0 and the note, no draws file, no figure, and a `failed` note "the pairs bootstrap is not
-    identified: ..." (cli._estimate's words for the Python engine)."""
+    identified: ..." (the words of the Python engine, stages.protocol)."""
     from lapbias.estimate.bootstrap import BootstrapResult
 
     config, layout = project

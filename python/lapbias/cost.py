@@ -142,7 +142,7 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
     """Time and memory of `estimate` (bootstrap + detection regressions) measured on a synthetic panel of the
     study's size: bootstrap draws as the run computes them (blocks of four, one per SIMD vector of the C kernel, in
     one thread per core), two blocks per thread, scaled to bootstrap_reps; one reghdfe fit times N_REGRESSIONS."""
-    from .estimate.bootstrap import pairs_bootstrap
+    from .estimate.bootstrap import pairs_bootstrap, threads as bootstrap_threads
     from .estimate.reghdfe import reghdfe
 
     rng = np.random.default_rng(0)
@@ -158,7 +158,7 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
         fit_ok = False
     fit = time.perf_counter() - start
     per_draw = 0.0
-    threads = len(os.sched_getaffinity(0))
+    threads = bootstrap_threads()
     draws = 8 * threads
     if n >= 10:  # the bootstrap needs 10 rows
         pairs_bootstrap(panel, 0.0, B=1, progress=False)  # compiles or loads the kernel, untimed

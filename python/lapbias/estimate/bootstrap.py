@@ -264,7 +264,7 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
         result.draws[first:first + count] = beta3_of(*cross_products(inputs, seed, first, count))
         return count
 
-    with ThreadPoolExecutor(_threads()) as pool, \
+    with ThreadPoolExecutor(threads()) as pool, \
             tqdm(total=B, desc="bootstrap", unit="draw", disable=not progress) as bar:
         for count in pool.map(compute, *zip(*blocks)):
             bar.update(count)
@@ -272,7 +272,7 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     return result
 
 
-def _threads() -> int:
+def threads() -> int:
     """The CPUs this process may run on: os.sched_getaffinity where the OS has it (Linux), else os.cpu_count()
     (macOS, Windows). The thread count never changes a draw (each draw has its own random stream)."""
     if hasattr(os, "sched_getaffinity"):
@@ -340,8 +340,9 @@ def run(config: RunConfig, layout: Layout, standardize: bool = True, progress: b
     result = pairs_bootstrap(post, b3_in_sample, B=config.estimate.bootstrap_reps,
                              seed=config.estimate.bootstrap_seed, resample=config.estimate.bootstrap_resample,
                              progress=progress, standardized=standardize)
-    if why_not:
+    if why_not:  # no in-sample beta_3 to compare the draws with: no draw is reported (as the Stata engine writes it)
         result.identified, result.reason = False, "; ".join(filter(None, [why_not, result.reason]))
+        result.draws[:] = np.nan
     write_csv(result.summary(), layout.results / "bootstrap.csv")
     if not result.identified:
         for name in OUTPUTS[1:]:
