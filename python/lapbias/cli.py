@@ -596,21 +596,29 @@ def rebuild(config_path: str) -> None:
 
 @main.command()
 @config_argument
+@click.option("--replies", "replies", type=click.Path(dir_okay=False), default=None,
+              help="Score the replies in this .jsonl or .csv file (collected elsewhere) instead of asking the model; "
+                   "format in docs/leak.md.")
+@click.option("--model", "model", default=None, help="With --replies: the model whose replies to score, when the "
+                                                       "file holds several.")
 @yes_option
-def leak(config_path: str, yes: bool) -> None:
-    """NumLeak audit: probe the model for a public series' value at a date (results/leak/, REPORT.md section).
+def leak(config_path: str, replies: str | None, model: str | None, yes: bool) -> None:
+    """NumLeak audit: probe the model for a public series' value at a date, or score replies collected elsewhere
+    (results/leak/, REPORT.md section).
 
     \b
     Example:
       lapbias leak data/demo/leak.toml --yes
+      lapbias leak study.toml --replies replies.jsonl --model claude-sonnet-4.6
     """
     from .leak import config as leak_config
-    from .leak.pipeline import run as run_leak
+    from .leak.pipeline import audit
 
     leak_run, layout = _load(config_path, leak_config.load)
-    result = run_leak(leak_run, layout, _backend(leak_run), _confirm(yes))
+    result = audit(leak_run, layout, _backend(leak_run), _confirm(yes), replies, model)
     parsed = result.summary.loc[result.summary["variant"] == "A"]
-    _log(layout, f"leak: {len(result.panel)} probe replies ({result.n_asked} asked now), Variant A parse rate "
+    source = f"scored from {replies}" if replies else f"{result.n_asked} asked now"
+    _log(layout, f"leak: {len(result.panel)} probe replies ({source}), Variant A parse rate "
                  f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
                  "results/figures/leak_calibration.png, results/REPORT.md")
 
