@@ -55,6 +55,7 @@ def test_scored_without_a_model(sonnet):
     root, rows, out = sonnet
     assert out.exit_code == 0, out.output
     assert "loading model" not in out.output and f"scored from {root / 'replies.jsonl'}" in out.output
+    assert "leak: note: replies scored from" in out.output and "(App. R, T) are not available" in out.output
     panel = pd.read_parquet(root / "data" / "derived" / "leak" / "probes.parquet")
     assert len(panel) == len(rows)
     config = json.loads((root / "results" / "leak" / "run_config.json").read_text())

@@ -621,6 +621,8 @@ def leak(config_path: str, replies: str | None, model: str | None, yes: bool) ->
     _log(layout, f"leak: {len(result.panel)} probe replies ({source}), Variant A parse rate "
                  f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
                  "results/figures/leak_calibration.png, results/REPORT.md")
+    for note in result.notes:
+        _log(layout, f"leak: note: {note}")
 
 
 @main.command(name="ess")
