@@ -99,6 +99,15 @@ def test_rank_accuracy_and_draw_spread_by_hand():
     assert summary.loc["E", "draw_agree_within_band"] == 0.5 and summary.loc["E", "n_draw_pairs"] == 2
 
 
+def test_echoes_of_the_prompt_and_a_constant_guess_are_said():
+    panel = panel_of([("B", "s", "pre", "percent", f"2001Q{q}", 0, t, "parsed", v)
+                      for q, (t, v) in enumerate([(5.0, 2.1), (6.0, 2.1), (7.0, 2.1), (-8.0, 2.2)], start=1)])
+    panel["prompt_echo"] = [True, False, False, False]
+    row = summarize(panel).iloc[0]
+    assert row.n_prompt_echo == 1 and "1 of 4 parsed values are only numbers of the prompt's own example" in row.note
+    assert row.pearson_r < -0.9 and "r rests on 2 distinct answers (2.1, 2.2)" in row.note
+
+
 def test_truncated_replies_counted_and_the_parse_rate_called_a_lower_bound():
     panel = panel_of([
         ("fabricated_series", "x", "pre", "percent", "2001Q1", 0, np.nan, "unparsed", np.nan),
@@ -331,3 +340,23 @@ def test_attribution_of_a_user_signal(tmp_path):
         _attribution(run, panel, pd.DataFrame({"series": ["u"]}))
     assert "line 2: signal 'high' is not a finite number" in str(err.value)
     assert "line 3: date '02/01/2001' is not an ISO date (YYYY-MM-DD): a day/month date is ambiguous" in str(err.value)
+
+
+def test_temporal_controls_by_hand():
+    from lapbias.leak import temporal
+
+    rows = [("1990Q1", True, 1.0, 1.1), ("1995Q1", False, 2.0, 3.0), ("2000Q1", False, 3.0, 3.1),
+            ("2005Q1", True, 4.0, 4.6), ("2010Q1", False, 5.0, 5.05)]
+    panel = pd.DataFrame({"variant": "A", "series": "u", "unit": "percent", "frequency": "quarter", "window": "pre",
+                          "period": [r[0] for r in rows], "famous": [r[1] for r in rows], "truth": [r[2] for r in rows],
+                          "value": [r[3] for r in rows], "status": "parsed"})
+    famous = temporal.famous_split(panel, {"percent": 0.25}).set_index("slice")
+    assert famous.loc["famous", "within_band"] == 0.5 and famous.loc["other", "within_band"] == pytest.approx(2 / 3)
+    assert famous.loc["famous", "lift"] == pytest.approx(0.5 - 2 / 3)
+    gradient = temporal.cutoff_gradient(panel, __import__("datetime").date(2020, 12, 31), {"percent": 0.25}).iloc[0]
+    years = np.array([(pd.Timestamp("2020-12-31") - pd.Period(p, "Q").end_time.normalize()).days / 365.25
+                      for p, *_ in rows])
+    hits = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    assert gradient.slope_within_band_per_year == pytest.approx(np.polyfit(years, hits, 1)[0])
+    assert gradient.slope_parse_rate_per_year == 0.0 and math.isnan(gradient.p_parse_rate)   # every query parsed
+    assert temporal.famous_split(panel.assign(famous=False), {"percent": 0.25}).empty

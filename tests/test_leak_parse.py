@@ -140,3 +140,14 @@ def test_choice_replies(reply, first, second, frequency, status, value):
     assert parsed.status == status, parsed.reason
     if value is not None:
         assert parsed.value == value
+
+
+def test_a_value_made_of_the_prompts_own_numbers_is_an_echo():
+    from lapbias.leak.parse import prompt_echo
+
+    prompt = ("What was U.S. CPI inflation in the second quarter of 1975? Answer with a single signed decimal "
+              "percentage (e.g., -0.75 for -0.75%, +5.25 for 5.25%) and nothing else.")
+    assert prompt_echo(parse_value("The U.S. CPI inflation rate in the second quarter of 1975 was -0.75%."), prompt)
+    assert prompt_echo(parse_value("It was -0.75% - 5.25% ="), prompt)                # the example's numbers mixed
+    assert not prompt_echo(parse_value("It was 7.48%."), prompt)
+    assert not prompt_echo(parse_value("I don't know."), prompt)

@@ -2,7 +2,9 @@
 
 - parse rate = parsed / asked, with a Wilson 95% interval (statsmodels proportion_confint, method "wilson");
   refusals and unparsed replies both count as not parsed (reported apart), and so do replies cut off at the
-  answer-length limit before a value (`n_cut_unparsed`: with any, the parse rate is a lower bound);
+  answer-length limit before a value (`n_cut_unparsed`: with any, the parse rate is a lower bound); parsed
+  replies whose value is only numbers the prompt itself writes (its format example) are counted apart
+  (`n_prompt_echo`, parse.prompt_echo): they stay in every metric, as in the paper, and the report says so;
 - sign accuracy = share of parsed replies with sign(recall) = sign(truth) over the rows whose truth is not 0
   (the authors' `dir_correct`; a recall of 0 is a miss), Wilson interval; `sign_informative` is False for a level
   series (every value of one sign, e.g. an unemployment rate), where any positive answer scores;
@@ -128,7 +130,8 @@ def _row(group: pd.DataFrame, band: float, fine_band: float, level: bool, reps: 
     row = {"n_queries": n, "n_parsed": len(parsed), "n_refusal": int((group["status"] == "refusal").sum()),
            "n_unparsed": int((group["status"] == "unparsed").sum()), "n_truncated": int((truncated == 1).sum()),
            "n_length_unknown": int(truncated.isna().sum()),
-           "n_cut_unparsed": int(((truncated == 1) & (group["status"] != "parsed")).sum())}
+           "n_cut_unparsed": int(((truncated == 1) & (group["status"] != "parsed")).sum()),
+           "n_prompt_echo": int(group["prompt_echo"].sum()) if "prompt_echo" in group else 0}
     row["parse_rate"], row["parse_rate_lo"], row["parse_rate_hi"] = wilson(len(parsed), n)
     notes = []
     if variant == "C":
@@ -146,6 +149,9 @@ def _row(group: pd.DataFrame, band: float, fine_band: float, level: bool, reps: 
         row["pearson_r"], row["pearson_lo"], row["pearson_hi"] = pearson_bootstrap(recall, truth, reps, seed)
         if math.isnan(row["pearson_r"]):
             notes.append("r undefined: fewer than 3 parsed replies or no variation")
+        elif len(np.unique(recall)) <= 2:
+            distinct = ", ".join(f"{v:g}" for v in np.unique(recall))
+            notes.append(f"r rests on 2 distinct answers ({distinct}): a constant guess with exceptions, not recall")
         row["mae"] = float(np.abs(recall - truth).mean()) if len(parsed) else math.nan
         for name, width in (("within_band", band), ("within_fine_band", fine_band)):
             row[name], row[f"{name}_lo"], row[f"{name}_hi"] = wilson(int(within(recall, truth, width).sum()),
@@ -160,6 +166,9 @@ def _row(group: pd.DataFrame, band: float, fine_band: float, level: bool, reps: 
                 row["n_draw_pairs"] = len(both)
                 row["draw_spread"] = float(spread.mean())
                 row["draw_agree_within_band"] = float(within(both.iloc[:, 0], both.iloc[:, 1], band).mean())
+    if row["n_prompt_echo"]:
+        notes.append(f"{row['n_prompt_echo']} of {len(parsed)} parsed values are only numbers of the prompt's own "
+                     "example (an echo of the question)")
     if row["n_cut_unparsed"]:
         notes.append(f"{row['n_cut_unparsed']} of {n} replies ended at the length limit without a value: the parse "
                      "rate is a lower bound")
@@ -169,12 +178,12 @@ def _row(group: pd.DataFrame, band: float, fine_band: float, level: bool, reps: 
 
 COLUMNS = [
     "series", "variant", "window", "unit", "n_queries", "n_parsed", "n_refusal", "n_unparsed", "n_truncated",
-    "n_length_unknown", "n_cut_unparsed", "parse_rate", "parse_rate_lo", "parse_rate_hi", "n_sign", "sign_accuracy",
-    "sign_accuracy_lo", "sign_accuracy_hi", "sign_informative", "pearson_r", "pearson_lo", "pearson_hi", "mae",
-    "within_band", "within_band_lo", "within_band_hi", "band", "within_fine_band", "within_fine_band_lo",
-    "within_fine_band_hi", "fine_band", "shuffle_chance", "shuffle_p", "rank_accuracy", "rank_accuracy_lo",
-    "rank_accuracy_hi", "n_draw_pairs", "draw_spread", "draw_agree_within_band", "date_perm_r_lo", "date_perm_r_hi",
-    "date_perm_p", "note",
+    "n_length_unknown", "n_cut_unparsed", "n_prompt_echo", "parse_rate", "parse_rate_lo", "parse_rate_hi", "n_sign",
+    "sign_accuracy", "sign_accuracy_lo", "sign_accuracy_hi", "sign_informative", "pearson_r", "pearson_lo",
+    "pearson_hi", "mae", "within_band", "within_band_lo", "within_band_hi", "band", "within_fine_band",
+    "within_fine_band_lo", "within_fine_band_hi", "fine_band", "shuffle_chance", "shuffle_p", "rank_accuracy",
+    "rank_accuracy_lo", "rank_accuracy_hi", "n_draw_pairs", "draw_spread", "draw_agree_within_band", "date_perm_r_lo",
+    "date_perm_r_hi", "date_perm_p", "note",
 ]
 
 

@@ -139,11 +139,13 @@ def _day(year: str, month, day: str) -> str | None:
 
 @dataclass(frozen=True)
 class Parsed:
-    """status: "parsed", "refusal" or "unparsed"; value is NaN unless parsed; reason says why not."""
+    """status: "parsed", "refusal" or "unparsed"; value is NaN unless parsed; reason says why not; numbers: the
+    numbers of the reply the value was read from (the unit mentions averaged, or the one number)."""
 
     status: str
     value: float = math.nan
     reason: str = ""
+    numbers: tuple[float, ...] = ()
 
     @property
     def parsed(self) -> bool:
@@ -179,17 +181,17 @@ def parse_value(text: str | None, unit: str = "percent", date_words: tuple[str, 
     if unit != "percent":
         stripped = THOUSANDS.sub("", stripped)
     bound = PLAUSIBLE[unit]
-    value = math.nan
+    value, numbers = math.nan, ()
     if parser == "explicit_estimate":
         undated = _strip_dates(stripped, date_words)
         committed = [float(m[1]) for m in EXPLICIT.finditer(undated) if abs(float(m[1])) <= bound
                      and not (truncated and CUT_OFF.fullmatch(undated[m.end():]))]
         if committed:
-            value = committed[-1]
+            value, numbers = committed[-1], (committed[-1],)
     if math.isnan(value):
         hits = [float(m[1]) * factor for pattern, factor in UNIT_MENTIONS[unit] for m in pattern.finditer(stripped)]
         if hits:
-            value = sum(hits) / len(hits)
+            value, numbers = sum(hits) / len(hits), tuple(hits)
         elif len(stripped) > SHORT_REPLY:
             return _none(stripped, f"no number with a unit in a reply over {SHORT_REPLY} characters")
         else:
@@ -200,11 +202,21 @@ def parse_value(text: str | None, unit: str = "percent", date_words: tuple[str, 
             if truncated and CUT_OFF.fullmatch(short[bare.end():]):
                 return Parsed("unparsed", reason="number cut off at the length limit")
             value = float(bare[1])
+            numbers = (value,)
             if abs(value) > bound:
                 return _none(stripped, f"a bare number beyond the plausible ±{bound:g}")
     if scale is not None and not scale[0] <= value <= scale[1]:
         return Parsed("unparsed", reason=f"outside the scale {scale[0]:g} to {scale[1]:g}")
-    return Parsed("parsed", value)
+    return Parsed("parsed", value, numbers=numbers)
+
+
+def prompt_echo(parsed: Parsed, prompt: str) -> bool:
+    """A parsed value read only from numbers the prompt itself writes (its format example, "-0.75 for -0.75%"):
+    an echo of the question, not an answer. Flagged and counted (the paper's definitions still count the value)."""
+    if not parsed.parsed or not parsed.numbers:
+        return False
+    asked = {round(abs(float(m)), 9) for m in re.findall(NUM, normalize(prompt))}
+    return all(round(abs(n), 9) in asked for n in parsed.numbers)
 
 
 def date_mentions(text: str, frequency: str) -> list[tuple[int, str]]:

@@ -45,6 +45,7 @@ from ..signals.batch import Confirm, ask_missing
 from . import leakshare, metrics, readouts, replies, series, temporal
 from .config import LeakRun, snapshot
 from .draws import draw
+from .parse import prompt_echo
 from .probes import REGISTRY, Item, Plan
 
 TASK = "leak"
@@ -134,6 +135,7 @@ def _panel_rows(items: list[Item], answers: list[dict], keys: list[str], parser:
             "temperature": item.temperature, "prompt": item.prompt, "reply": answer["text"],
             "truncated": math.nan if truncated is None else float(truncated),
             "status": parsed.status, "value": parsed.value, "reason": parsed.reason,
+            "prompt_echo": prompt_echo(parsed, item.prompt),
             "entropy_bits": readouts.entropy_bits([t[2] for t in top]) if top else math.nan,
             "first_token": top[0][1] if top else "", "cache_key": key,
         })
@@ -176,7 +178,7 @@ def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame) -> pd.D
 def write_dta(panel: pd.DataFrame, path: Path) -> None:
     """The probe panel for Stata: dates as %td, flags numeric, long text cut to Stata's str244."""
     frame = panel.drop(columns=["prompt"]).copy()
-    frame["famous"] = frame["famous"].astype(float)
+    frame[["famous", "prompt_echo"]] = frame[["famous", "prompt_echo"]].astype(float)
     for column in frame.columns:
         if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
             frame[column] = frame[column].astype(str).str.slice(0, 244)
@@ -184,7 +186,8 @@ def write_dta(panel: pd.DataFrame, path: Path) -> None:
     labels = {"variant": "NumLeak probe variant (App. O)", "truth": "published value (C: 0 first date higher)",
               "value": "parsed reply (C: 0 = first date picked)", "status": "parsed / refusal / unparsed",
               "window": "pre = on or before the cutoff, holdout = after", "entropy_bits": "first-token entropy, bits",
-              "truncated": "1 = reply ended at the length limit (. = unknown)", "famous": "1 = a famous_dates period"}
+              "truncated": "1 = reply ended at the length limit (. = unknown)", "famous": "1 = a famous_dates period",
+              "prompt_echo": "1 = the value is only numbers the prompt writes"}
     atomic_write(path, lambda tmp: pyreadstat.write_dta(frame, str(tmp), column_labels=[labels.get(c, c) for c in
                                                                                          frame.columns],
                                                         variable_format={"date": "%td"}))

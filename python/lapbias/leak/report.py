@@ -87,7 +87,7 @@ def parse_rate_figure(panel: pd.DataFrame, path) -> None:
     axes.set_xticks(range(len(cells)), [f"{v}\n{w}\nn = {n}" for (v, w), n in zip(cells, counts)], fontsize=6)
     axes.set_ylabel("share of replies")
     axes.set_title("NumLeak parse rate by probe variant and window", fontsize=10)
-    axes.legend(fontsize=7, loc="upper right")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     figure.tight_layout()
     atomic_write(path, lambda tmp: figure.savefig(tmp, format="png", dpi=110))
     plt.close(figure)
@@ -115,7 +115,7 @@ def _value_table(summary: pd.DataFrame, variants: tuple[str, ...]) -> str:
                                part["sign_informative"])]
     table = pd.DataFrame({
         "series": part["series"], "variant": part["variant"], "window": part["window"], "n": part["n_queries"],
-        "cut at limit": part["n_truncated"],
+        "cut at limit": part["n_truncated"], "prompt's numbers": part["n_prompt_echo"],
         "parse rate": [_fmt(*r) for r in part[["parse_rate", "parse_rate_lo", "parse_rate_hi"]].to_numpy()],
         "sign acc.": sign,
         "Pearson r": [_fmt(*r) for r in part[["pearson_r", "pearson_lo", "pearson_hi"]].to_numpy()],
@@ -127,7 +127,7 @@ def _value_table(summary: pd.DataFrame, variants: tuple[str, ...]) -> str:
                              for r, u, b in zip(part[["within_fine_band", "within_fine_band_lo",
                                                       "within_fine_band_hi"]].to_numpy(), part["unit"],
                                                 part["fine_band"])],
-        "shuffle chance": part["shuffle_chance"], "shuffle p": part["shuffle_p"],
+        "shuffle chance": part["shuffle_chance"], "shuffle p": part["shuffle_p"], "note": part["note"].fillna(""),
     })
     return to_markdown(table, list(table.columns))
 
@@ -142,11 +142,13 @@ def reading(summary: pd.DataFrame, model: str) -> str:
     chance = recall["shuffle_chance"].fillna(0.0)
     shown = recall[(recall["pearson_lo"] > 0) & (recall["within_band_lo"] > chance)]
     parsed, asked = int(recall["n_parsed"].sum()), int(recall["n_queries"].sum())
+    echo = int(recall["n_prompt_echo"].sum())
+    echoed = f", {echo} of them only the prompt's own example numbers" if echo else ""
     names = ", ".join(sorted(recall["series"].unique()))
     if shown.empty:
         return (f"Reading: `{model}` recalls none of the probed series ({names}): no series' Variant-A Pearson r has a "
                 f"95% interval above 0 together with a within-band rate above chance ({parsed} of {asked} Variant-A "
-                "replies parsed); the tables below show the machinery, not a finding.")
+                f"replies parsed{echoed}); the tables below show the machinery, not a finding.")
     found = "; ".join(f"{r.series} ({r.window}): r = {r.pearson_r:.2f} [{r.pearson_lo:.2f}, {r.pearson_hi:.2f}], "
                       f"within band {r.within_band:.2f} against chance {0 if math.isnan(r.shuffle_chance) else r.shuffle_chance:.2f}"
                       for r in shown.itertuples())
@@ -155,10 +157,16 @@ def reading(summary: pd.DataFrame, model: str) -> str:
 
 
 def _truncation(summary: pd.DataFrame) -> str:
-    counts = summary.groupby("variant")[["n_truncated", "n_length_unknown", "n_queries", "n_cut_unparsed"]].sum()
+    counts = summary.groupby("variant")[["n_truncated", "n_length_unknown", "n_queries", "n_cut_unparsed",
+                                         "n_prompt_echo", "n_parsed"]].sum()
+    echo = ""
+    if counts["n_prompt_echo"].sum():
+        echo = (f" {int(counts['n_prompt_echo'].sum())} of {int(counts['n_parsed'].sum())} parsed values are only "
+                "numbers the prompt itself writes (its format example, column `prompt's numbers`): echoes of the "
+                "question, counted as the paper counts them but not recall.")
     if counts["n_length_unknown"].sum() == counts["n_queries"].sum():
         return ("Whether replies ended at the answer-length limit is not known for these replies (no `truncated` "
-                "record).")
+                "record)." + echo)
     shares = ", ".join(f"{v} {int(r.n_truncated)}/{int(r.n_queries)}" for v, r in counts.iterrows())
     text = (f"Replies that ended at the answer-length limit: {int(counts['n_truncated'].sum())} of "
             f"{int(counts['n_queries'].sum())} ({shares}).")
@@ -169,7 +177,7 @@ def _truncation(summary: pd.DataFrame) -> str:
     unknown = int(counts["n_length_unknown"].sum())
     if unknown:
         text += f" For {unknown} replies it is not known."
-    return text
+    return text + echo
 
 
 def section(results: Path) -> list[str]:
@@ -224,6 +232,8 @@ def section(results: Path) -> list[str]:
         commit = []
         for row in controls.itertuples():
             rate = _fmt(row.parse_rate, row.parse_rate_lo, row.parse_rate_hi)
+            if row.n_prompt_echo:
+                rate += f" ({row.n_prompt_echo} only the prompt's example numbers)"
             if row.n_cut_unparsed and row.n_cut_unparsed == row.n_queries - row.n_parsed - row.n_refusal and \
                     row.n_parsed == 0 and row.n_refusal == 0:
                 rate = f"not measured: all {row.n_queries} replies cut at the length limit before a value"
@@ -253,10 +263,10 @@ def section(results: Path) -> list[str]:
                   "distinct distances (at least 3).", "", to_markdown(gradient, list(gradient.columns)), ""]
     entropy = _read(results, "entropy")
     if entropy is not None and len(entropy):
+        tokens = sorted({t.split(" x")[0] for cell in entropy["first_tokens"].dropna() for t in cell.split(", ")})
         caveat = "" if entropy["n_value_first"].sum() else (
-            " **In no reply is the first token part of a number** (first tokens: "
-            f"{'; '.join(entropy['first_tokens'].dropna().unique()[:3])}): the entropies measure the preamble, not a "
-            "value readout, and `mean_entropy_bits` is empty.")
+            f" **In no reply is the first token part of a number** (first tokens: {', '.join(tokens[:5])}): the "
+            "entropies measure the preamble, not a value readout, and `mean_entropy_bits` is empty.")
         lines += ["### Readout entropy (App. R)", "",
                   "Entropy in bits of the first answer token's top-5 distribution plus a \"rest\" bucket (App. R's "
                   "top-5; the backend exposes the first position only, where the paper averages the sign and the "

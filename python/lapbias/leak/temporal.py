@@ -54,6 +54,8 @@ def famous_split(panel: pd.DataFrame, bands: dict[str, float]) -> pd.DataFrame:
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     if len(x) < MIN_BINS or np.ptp(x) == 0:
         return math.nan, math.nan, math.nan
+    if np.ptp(y) == 0:  # a flat rate: slope 0 exactly (OLS would return rounding noise with a spurious p)
+        return 0.0, 0.0, math.nan
     fit = sm.OLS(y, sm.add_constant(x)).fit()
     return float(fit.params[1]), float(fit.bse[1]), float(fit.pvalues[1])
 
