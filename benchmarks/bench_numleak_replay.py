@@ -68,10 +68,12 @@ TAB3 = {
 }
 """App. C, Tab. 3 (Variant A): n parsed, within-25 bps, sign, Pearson r."""
 TAB5 = {
-    "claude-opus-4.7": [(40, .994, .600, .950), (40, .998, .675, 1.000), (40, .980, .525, .975), (120, .992, .600, .975)],
+    "claude-opus-4.7": [(40, .994, .600, .950), (40, .998, .675, 1.000), (40, .980, .525, .975),
+                        (120, .992, .600, .975)],
     "claude-sonnet-4.6": [(38, .982, .447, .947), (39, .972, .333, .923), (40, .958, .275, .950),
                           (117, .970, .350, .940)],
-    "claude-haiku-4.5": [(40, .742, .175, .700), (40, .694, .075, .750), (40, .237, .100, .750), (120, .572, .117, .733)],
+    "claude-haiku-4.5": [(40, .742, .175, .700), (40, .694, .075, .750), (40, .237, .100, .750),
+                         (120, .572, .117, .733)],
 }
 """App. E, Tab. 5 (seeds 1-3, pooled; Mkt-RF): n parsed, r, within-25 bps, sign."""
 TAB6 = {"claude-opus-4.7": (.747, .445), "claude-sonnet-4.6": (.450, .227), "claude-haiku-4.5": (-.021, -.133)}
@@ -153,7 +155,8 @@ def cells(rows: pd.DataFrame) -> list[dict]:
     out.append({"table": "App. J, Tab. 11 (forced-choice rerun)", "model": "claude-sonnet-4.6",
                 "rows": pick("variantc_forced_choice.jsonl", "claude-sonnet-4.6"), "rule": "<",
                 "paper": {("Mkt-RF", "C", "pre"): {"parse_rate": 1.00, "rank_accuracy": .550}}})
-    for model, values in {"claude-sonnet-4.6": (133, .910, .149, .776), "claude-haiku-4.5": (133, .602, .100, .702)}.items():
+    tab13 = {"claude-sonnet-4.6": (133, .910, .149, .776), "claude-haiku-4.5": (133, .602, .100, .702)}
+    for model, values in tab13.items():
         out.append({"table": "App. J, Tab. 13 (Variant D, chain of thought)", "model": model,
                     "rows": pick("variant_d.jsonl", model), "rule": "<=", "paper": {
                         ("Mkt-RF", "D", "pre"): dict(zip(("n_queries", "parse_rate", "within_band", "pearson_r"),
@@ -300,7 +303,8 @@ def _missing(value) -> bool:
 
 def main() -> int:
     arguments = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    arguments.add_argument("--repo", default=os.environ.get("NUMLEAK_REPO", str(HERE.parent.parent / "NumLeak_ICML2026")))
+    default = os.environ.get("NUMLEAK_REPO", str(HERE.parent.parent / "NumLeak_ICML2026"))
+    arguments.add_argument("--repo", default=default)
     arguments.add_argument("--write-fixture", default="")
     arguments.add_argument("--revision", default="", help="the clone's commit, when it is not a git work tree")
     arguments.add_argument("--out", default=str(HERE / "results" / "numleak_replay.md"))
@@ -525,7 +529,8 @@ def explained(rows: pd.DataFrame, edges: list[str], shuffle: pd.DataFrame, narra
     return [
         "### Differences explained", "",
         f"- **App. D, Tab. 4, Opus 4.7 blind probe, within-25 bps 0.68 printed, 0.700 here under ≤.** "
-        f"{len(at_edge)} parsed answer(s) miss the truth by exactly 0.25 ({', '.join(f'{v:+.2f} for {t:+.2f}' for v, t in at_edge)}). "
+        f"{len(at_edge)} parsed answer(s) miss the truth by exactly 0.25 ("
+        f"{', '.join(f'{v:+.2f} for {t:+.2f}' for v, t in at_edge)}). "
         "The authors' script compares the float difference with ≤ 0.25, and |4.03 − 3.78| computes as "
         "0.25000000000000044, so that answer is a miss there and 27/40 = 0.675 prints as 0.68. lapbias rounds the "
         "error to 9 decimals before comparing: under ≤ it is a hit (0.700), under lapbias's strict rule (<, §2) a "
@@ -545,7 +550,8 @@ def explained(rows: pd.DataFrame, edges: list[str], shuffle: pd.DataFrame, narra
         "- **§3 (i), factor-shuffle null \"∼19× lower\" than Sonnet's Mkt-RF recall.**" + ratio,
         f"- **Replies cut at the length limit.** The authors' 48-token cap cut {int(c['truncated'].sum())} of "
         f"{len(c)} Variant-C replies (App. J's parse decisions are read from what is left) and "
-        f"{len(cut_a)} of the sweep's Variant-A replies ({sum(not parse.parse_value(r).parsed for r in cut_a['reply'])} "
+        f"{len(cut_a)} of the sweep's Variant-A replies ("
+        f"{sum(not parse.parse_value(r).parsed for r in cut_a['reply'])} "
         "of them carry no value); lapbias flags them and reports the share per variant.",
         "- **Variant B** has no printed table; with the paper parser lapbias reproduces the authors' parse.py "
         f"on every reply (Sonnet Mkt-RF parse rate {sonnet.get('parse_rate', float('nan')):.3f}, r "

@@ -105,7 +105,8 @@ def test_bundled_macrodata():
     ("[leak.band]\npercent = -1\n", r"^\[leak.band\] percent = -1; it must be a positive number"),
     ("[leak.band]\npercent = inf\n", r"^\[leak.band\] percent = inf; it must be a positive number"),
     ("[leak.band]\nbps = 1\n", r"^\[leak.band\] bps = 1; bps is not a unit"),
-    ("[leak.fine_band]\npercent = 0.5\n", r"^\[leak.fine_band\] percent = 0.5; it must not exceed \[leak.band\] percent"),
+    ("[leak.fine_band]\npercent = 0.5\n", r"^\[leak.fine_band\] percent = 0.5; it must not exceed \[leak.band\] "
+                                          r"percent"),
     ('[leak]\nranking = "yes"\n', r'^\[leak\] ranking = "yes"; it must be true or false'),
     ('[leak]\nfabricated_fund = ""\n', r'^\[leak\] fabricated_fund = ""; name the fund'),
     ("root = 3\n", r"^root = 3; it must be a folder path in quotes"),

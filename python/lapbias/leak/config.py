@@ -31,8 +31,8 @@ DEFAULT_FINE_BANDS = {"percent": 0.05, "degF": 0.1, "degC": 0.05, "index": 0.2}
 """The narrower band reported beside it: 5 basis points (App. C's within-5 bps column); the other units keep the
 paper's 1 : 5 ratio (our choice)."""
 MAX_SEED = 2 ** 32 - 1
-APP_K_NAMES = ("the Gleason-Zeta volatility-conditioned residual factor", "the Brennan-Iyer mean-reversion premium factor",
-               "the Northrop-Calloway long-horizon dispersion factor",
+APP_K_NAMES = ("the Gleason-Zeta volatility-conditioned residual factor",
+               "the Brennan-Iyer mean-reversion premium factor", "the Northrop-Calloway long-horizon dispersion factor",
                "the Pemberton-Yi cross-sectional liquidity premium factor")
 """App. K's four fictional factor names (the fifth name is the fund, `fabricated_fund`)."""
 
@@ -135,7 +135,8 @@ def _whole(low: int, high: int = 10 ** 9):
         if isinstance(value, bool) or not isinstance(value, int):
             raise _fail(key, value, "it must be a whole number (no quotes, no decimal point)")
         if not low <= value <= high:
-            raise _fail(key, value, f"it must be at least {low}" if high == 10 ** 9 else f"it must be from {low} to {high}")
+            rule = f"it must be at least {low}" if high == 10 ** 9 else f"it must be from {low} to {high}"
+            raise _fail(key, value, rule)
         return value
     return check
 

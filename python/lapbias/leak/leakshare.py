@@ -19,7 +19,8 @@ fully aligned with M (|ρ(S, M)| = 1), the leak share of the alpha is at most
 which saturates at 1 whenever |ρ(M, F)| ≥ ρ(S, F) (a recall anti-correlated with the truth transmits it through
 S = −M just as well, hence |·|). Its stated assumptions, reported beside the number: (i) the recall's variance
 matches the truth's (a damped recall loosens the bound, which stays conservative); (ii) the signal is worst-case
-aligned with the memorized series; (iii) the residual ε carries no further factor-spanning content. An upper bound only: it neither establishes nor excludes a leak.
+aligned with the memorized series; (iii) the residual ε carries no further factor-spanning content. An upper bound
+only: it neither establishes nor excludes a leak.
 When S is an exact linear function of M (the complete leak: the residual is zero up to float rounding), the
 residual's truth-correlation is 0 by definition, not the correlation of rounding noise with F, so LeakShare = 1.
 Both need at least 4 dates with S, M and F; the ceiling also needs ρ(S, F) > 0 (the authors' `leak_upper_bound`

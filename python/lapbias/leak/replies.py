@@ -71,7 +71,8 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
             value = json.loads(line)
         except json.JSONDecodeError as err:
             problems.append(f"line {number}: not JSON ({err.msg} at column {err.colno}); one object per line, e.g. "
-                            '{"series": "unemp", "date": "1975-04-01", "variant": "A", "prompt": "...", "reply": "8.9"}')
+                            '{"series": "unemp", "date": "1975-04-01", "variant": "A", "prompt": "...", '
+                            '"reply": "8.9"}')
             continue
         if not isinstance(value, dict):
             problems.append(f"line {number}: a JSON {type(value).__name__}, not an object; one object per line")
@@ -207,7 +208,7 @@ def items_of(frame: pd.DataFrame, table: pd.DataFrame, leak: LeakConfig, cutoff:
                 problems.append(f"{where} no truth for series {name} at {period}: give a truth column or a series "
                                 "file ([leak] path) that holds it")
                 continue
-        elif (name, str(period)) in values and not math.isnan(truth) and abs(truth - values[(name, str(period))]) > 1e-9:
+        elif not math.isnan(truth) and abs(truth - values.get((name, str(period)), truth)) > 1e-9:
             differ += 1
         other, key_period2 = {}, ""
         if variant == "C":

@@ -150,8 +150,8 @@ def reading(summary: pd.DataFrame, model: str) -> str:
                 f"95% interval above 0 together with a within-band rate above chance ({parsed} of {asked} Variant-A "
                 f"replies parsed{echoed}); the tables below show the machinery, not a finding.")
     found = "; ".join(f"{r.series} ({r.window}): r = {r.pearson_r:.2f} [{r.pearson_lo:.2f}, {r.pearson_hi:.2f}], "
-                      f"within band {r.within_band:.2f} against chance {0 if math.isnan(r.shuffle_chance) else r.shuffle_chance:.2f}"
-                      for r in shown.itertuples())
+                      f"within band {r.within_band:.2f} against chance {c:.2f}"
+                      for r, c in zip(shown.itertuples(), chance[shown.index]))
     return (f"Reading: `{model}`'s Variant-A answers track the published values of {found}. Memorization shows as "
             "high values of all four metrics jointly, with refusal (not fabrication) on the controls below (§2).")
 
@@ -196,7 +196,8 @@ def section(results: Path) -> list[str]:
              "with no other context (NumLeak §2, App. O)")
     lines = [HEADING, "", reading(summary, name), "",
              f"{asked}; series file `{leak.get('path') or 'statsmodels macrodata (bundled)'}`; training cutoff "
-             f"{leak.get('cutoff', '?')} (holdout = periods ending after it, App. I); parser `{leak.get('parser', '?')}` "
+             f"{leak.get('cutoff', '?')} (holdout = periods ending after it, App. I); parser "
+             f"`{leak.get('parser', '?')}` "
              f"(docs/leak.md). Memorization shows as high values of all four metrics jointly (sign, r, MAE, "
              "within-band; parse rate tracks refusal policy, not memory); shares carry Wilson 95% intervals, r a "
              "bootstrap 95% interval; within-band is strict (|error| < band); `shuffle chance` is the factor-shuffle "
@@ -285,8 +286,8 @@ def section(results: Path) -> list[str]:
         columns = ["series", "signal", "window", "n_dates", "rho_signal_truth", "rho_residual_truth", "leakshare",
                    "rho_recall_truth", "ceiling", "note"]
         lines += ["### Leak attribution (App. N)", "",
-                  "LeakShare = 1 − ρ(e,F)² / ρ(S,F)² (Eq. 4), e = residual of the signal S on the model's own recall "
-                  "M; worst-case ceiling = min(1, |ρ(M,F)| / ρ(S,F)) (Eq. 3), an upper bound only, under the "
+                  "LeakShare = 1 − ρ(e,F)² / ρ(S,F)² (Eq. 4), e = residual of the signal S on the model's own "
+                  "recall M; worst-case ceiling = min(1, |ρ(M,F)| / ρ(S,F)) (Eq. 3), an upper bound only, under the "
                   f"assumptions {share['ceiling_assumptions'].iloc[0]}.", "",
                   to_markdown(share.fillna({"note": ""}), columns), ""]
     lines += ["![NumLeak calibration: recall against the published value per series and variant, pre-cutoff dates "
