@@ -124,6 +124,10 @@ ENGINE = click.option("--engine", type=click.Choice(["auto", "python", "stata"])
 DRY_RUN = click.option("--dry-run", is_flag=True, help="Only estimate each stage's time and memory (a short timed "
                        "probe of the model, cached per machine); ask nothing else, write nothing under the run's "
                        "folders.")
+REPLIES = [click.option("--replies", type=click.Path(dir_okay=False), default=None, help="Score the replies in this "
+                        ".jsonl or .csv file (collected elsewhere) instead of asking the model; format in docs/leak.md."),
+           click.option("--model", default=None, help="With --replies: the model whose replies to score, when the "
+                        "file holds several.")]
 DEMO = click.option("--config", "config_path", default=stages.DEMO_CONFIG, show_default=True,
                     type=click.Path(dir_okay=False), help="The demo's configuration.")
 
@@ -132,10 +136,6 @@ def _with(options: list, command):
     for option in reversed(options):
         command = option(command)
     return command
-
-
-def _help(text: str, *examples: str) -> str:
-    return text + "\n\n\b\nExample:\n" + "\n".join(f"  {example}" for example in examples)
 
 
 @click.group(cls=LapbiasGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -171,18 +171,19 @@ STAGE_COMMANDS = [
      "--sample subsample of the last `validate` is drawn again (same rows).", "rebuild"),
     ("calibrate", [YES], "Self-validation: plant memorization with LoRA, run the protocol on base and planted model, "
      "compare.", "calibrate --yes"),
-    ("leak", [YES], "NumLeak audit: probe the model for a public series' value at a date (results/leak/, REPORT.md "
-     "section).", "leak --yes"),
+    ("leak", [*REPLIES, YES], "NumLeak audit: probe the model for a public series' value at a date, or score "
+     "replies collected elsewhere (results/leak/, REPORT.md section).", "leak --yes",
+     "leak --replies replies.jsonl --model claude-sonnet-4.6"),
     ("ess", [YES], "Equivalent sample size of the LLM: block-out CV error curves, sequential CI, results/ess/.",
      "ess --yes"),
 ]
 """(command, options, help, example arguments): `lapbias COMMAND CONFIG` calls the stage function of that name."""
 EXAMPLE_CONFIG = {"calibrate": "data/demo/calibrate.toml", "leak": "data/demo/leak.toml", "ess": "data/demo/ess.toml",
                   "run": "my_study.toml"}
-for _name, _options, _doc, *_examples in STAGE_COMMANDS:
-    _stage_command(_name, _options, _help(_doc, *(
-        f"lapbias {example.split()[0]} {EXAMPLE_CONFIG.get(_name, 'data/demo/demo.toml')} "
-        f"{' '.join(example.split()[1:])}".rstrip() for example in _examples)))
+for _name, _options, _doc, *_examples in STAGE_COMMANDS:  # help: the text, then "Example:" and each example
+    _stage_command(_name, _options, _doc + "\n\n\b\nExample:\n" + "\n".join(
+        f"  lapbias {_name} {EXAMPLE_CONFIG.get(_name, 'data/demo/demo.toml')} {example.partition(' ')[2]}".rstrip()
+        for example in _examples))
 
 
 @main.command()

@@ -28,18 +28,24 @@ def calibrate(config, *, yes: bool = False, confirm: Confirm | None = None, echo
         return tables
 
 
-def leak(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo = print):
-    """NumLeak audit: probe the model for a public series' value at a date (results/leak/, its REPORT.md section)."""
+def leak(config, *, replies: str | None = None, model: str | None = None, yes: bool = False,
+         confirm: Confirm | None = None, echo: Echo = print):
+    """NumLeak audit: probe the model for a public series' value at a date, or score `replies` collected elsewhere
+    (of `model`, when the file holds several; docs/leak.md) without asking a model (results/leak/, its REPORT.md
+    section)."""
     from ..leak import config as leak_config
-    from ..leak.pipeline import run as run_leak
+    from ..leak.pipeline import audit
 
     with opened(config, "leak", load=leak_config.load, echo=echo) as (leak_run, layout, log):
-        with backend_for(leak_run, echo) as backend:
-            result = run_leak(leak_run, layout, backend, confirmation(yes, confirm))
+        with backend_for(leak_run, echo) as backend:  # loaded only when a query is asked: never with `replies`
+            result = audit(leak_run, layout, backend, confirmation(yes, confirm), replies, model)
         parsed = result.summary.loc[result.summary["variant"] == "A"]
-        log(f"leak: {len(result.panel)} probe replies ({result.n_asked} asked now), Variant A parse rate "
+        source = f"scored from {replies}" if replies else f"{result.n_asked} asked now"
+        log(f"leak: {len(result.panel)} probe replies ({source}), Variant A parse rate "
             f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
             "results/figures/leak_calibration.png, results/REPORT.md")
+        for note in result.notes:
+            log(f"leak: note: {note}")
         return result
 
 
