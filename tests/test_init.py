@@ -64,7 +64,7 @@ def test_init_writes_a_commented_config_that_validates_once_the_cutoff_is_set(wo
         "entity_id": "PERMNO", "entity_name": "Company Name", "ticker": "tic", "text": "headline",
         "text_date": "date", "outcome": "ret_next_day"}}
     refused = CliRunner().invoke(main, ["validate", "my_panel.toml"])
-    assert refused.exit_code == 2 and "[study] cutoff = 'TODO: YYYY-MM-DD" in refused.output
+    assert refused.exit_code == 2 and '[study] cutoff = "TODO: YYYY-MM-DD' in refused.output
     path.write_text(text.replace(f'cutoff = "{values["study"]["cutoff"]}"', "cutoff = 2024-06-30"))
     done = CliRunner().invoke(main, ["validate", "my_panel.toml"])
     assert done.exit_code == 0, done.output

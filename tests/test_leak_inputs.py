@@ -93,7 +93,7 @@ def test_bundled_macrodata():
     ("[leak.band]\nbps = 1\n", r"\[leak.band\] bps is not a known unit"),
     ("[leak]\nranking = \"yes\"\n", r"\[leak\] ranking = 'yes'; it must be true or false"),
     ("[study]\ncutoff = \"2024-06-30\"\n", r"unknown: \['study'\]"),
-    ("[model]\nbackend = \"tgi\"\n", r"\[model\] backend = 'tgi'"),
+    ("[model]\nbackend = \"tgi\"\n", r'\[model\] backend = "tgi"'),
 ])
 def test_config_errors_name_the_key(tmp_path, toml, message):
     path = tmp_path / "leak.toml"

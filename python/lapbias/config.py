@@ -10,7 +10,8 @@ The sections follow the protocol's "Before running: ask the user for" list:
 
 The schema is declared once, as pydantic v2 models (strict types, ranges, enums, unknown keys forbidden), so every
 field is checked the same way; a TOML date is accepted where a date belongs. Every problem becomes one line of a
-ConfigError naming its key path, e.g. `[estimate] placebo_alpha = 5; it must be < 1 (...)` (issue 12, item 11).
+ConfigError naming its key path and the value in TOML, as the user wrote it (toml_value: `horizon = 2024-06-30`, never
+a Python repr such as `datetime.date(2024, 6, 30)`), e.g. `[estimate] placebo_alpha = 5; it must be < 1 (...)`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
+import tomli_w
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
@@ -55,6 +57,34 @@ DEFAULT_RECALL_TEMPLATE = (
     "Respond with exactly one word and nothing else: up, down, or unknown."
 )
 """Protocol Step 2 template, word for word; only the braces are filled."""
+
+
+SHOWN_TEXT = 150
+"""Characters of a text value a config message quotes; a longer one is cut, with "..." inside its quotes."""
+
+
+def toml_value(value: Any) -> str:
+    """A value of a parsed TOML file written back in TOML, as the user wrote it up to spacing: "text" (escapes kept),
+    5, 0.1, inf, true, 2024-06-30, 2024-06-30T10:00:00, ["a", "b"], { up = 1 }. Every config message names a value
+    this way: a Python repr ('text', True, datetime.date(2024, 6, 30), ('a',)) is not what the user wrote. Scalars
+    are written by tomli_w (TOML's escaping rules); arrays and tables inline, which tomli_w does not write."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, str) and len(value) > SHOWN_TEXT:
+        return toml_value(value[:SHOWN_TEXT])[:-1] + '..."'
+    if isinstance(value, (str, bool, int, float, dt.date, dt.time)):
+        return tomli_w.dumps({"v": value})[len("v = "):-1]
+    return str(value)
+
+
+def toml_key(key: Any) -> str:
+    """A table key as TOML writes it: bare when it is letters, digits, _ and -, else a quoted string."""
+    key = str(key)
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_value(key)
 
 
 def _list_to_tuple(value: Any) -> Any:
@@ -277,13 +307,14 @@ class ForecastConfig(Section):
         for key, value in labels.items():
             lower = str(key).strip().lower()
             if lower in seen:
-                raise ValueError(f"has keys {seen[lower]!r} and {key!r} that differ only by case or "
+                raise ValueError(f"has keys {toml_key(seen[lower])} and {toml_key(key)} that differ only by case or "
                                  "surrounding spaces; labels are matched stripped and lower-cased, so keep one")
             seen[lower] = key
             if not lower:
                 raise ValueError("has an empty label key")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"maps {key!r} to {value!r}; mu_hat must be a finite number, e.g. up = 1")
+                raise ValueError(f"maps {toml_key(key)} to {toml_value(value)}; mu_hat must be a finite number, e.g. "
+                                 "up = 1")
         return {str(k).strip().lower(): float(v) for k, v in labels.items()}
 
     @field_validator("prompt")
@@ -477,14 +508,15 @@ def _explain(error: dict) -> str:
     if field is not None and field.description:
         hint = f" ({textwrap.shorten(field.description, 160, placeholder=' ...')})"
     value = error.get("input")
-    shown = f" = {value!r}" if not isinstance(value, dict) or kind != "missing" else ""
+    shown = f" = {toml_value(value)}" if not isinstance(value, dict) or kind != "missing" else ""
     if len(loc) == 1 and loc[0] in RunConfig.model_fields and loc[0] != "root":
-        return f"[{loc[0]}] must be a table (a [{loc[0]}] section of key = value lines), not {value!r}"
+        return f"[{loc[0]}] must be a table (a [{loc[0]}] section of key = value lines), not {toml_value(value)}"
     if kind == "value_error":
         rule = str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
         return f"{section} {key}{shown} {rule}".strip()
     if kind == "literal_error" and field is not None:
-        return f"{section} {key}{shown}; choose one of {list(get_args(field.annotation))}".strip()
+        choices = ", ".join(toml_value(choice) for choice in get_args(field.annotation))
+        return f"{section} {key}{shown}; choose one of {choices}".strip()
     if kind in RANGE_WORDS:
         (bound,) = error["ctx"].values()
         return f"{section} {key}{shown}; it must be {RANGE_WORDS[kind]} {bound}{hint}".strip()
@@ -572,8 +604,8 @@ def load(path: str | Path) -> RunConfig:
     config = from_dict(_expand_home(read_toml(path)))
     root = Path(config.root)
     if root.exists() and not root.is_dir():
-        raise ConfigError(f"root = {config.root!r} is a file; it must be the project folder (data/, results/ and "
-                          "logs/ are made under it)")
+        raise ConfigError(f"root = {toml_value(config.root)} is a file; it must be the project folder (data/, "
+                          "results/ and logs/ are made under it)")
     return config
 
 
