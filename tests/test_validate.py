@@ -143,3 +143,15 @@ def test_unset_data_path_is_named_by_every_caller():
     the panel through it), not Path('') = '.' read as a file without extension."""
     with pytest.raises(InputDataError, match=r"no data file: set \[data\] path"):
         validate_file(CONFIG.data.path, CONFIG)
+
+
+def test_a_missing_date_without_a_row_id_column_is_dropped_and_counted(tmp_path):
+    """The deterministic row_id of a row whose date is missing (pandas' text of NaT is missing, not "NaT"): the row
+    is dropped by its rule, with the dates named as missing, not a crash."""
+    header = "entity_id,entity_name,text,text_date,target_date,outcome\n"
+    lines = ["AAPL,Apple Inc.,Apple beats,2024-03-01,2024-03-04,1.2", "BA,Boeing Co.,Boeing falls,2024-03-01,,-0.7",
+             "BA,Boeing Co.,Boeing rises,,2024-03-05,0.4"]
+    result = validate_file(write(tmp_path, lines, header=header), CONFIG)
+    assert len(result.frame) == 1 and result.dropped["n_rows"].tolist() == [2]
+    assert "(example row_id r" in result.messages()[0]
+    assert result.messages()[0].endswith(": text_date 2024-03-01, target_date missing)")

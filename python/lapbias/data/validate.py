@@ -222,8 +222,9 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
                             f"{int(first) + 1}: {frame['row_id'][first]!r}; pandas and Stata read it back as "
                             "missing); give every row a real, unique identifier")
     else:
-        material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str) + "|"
-                    + frame["target_date"].astype(str) + "|" + frame["text"].astype(str))
+        # a missing date is "" (pandas' str of NaT is missing, not text): such a row is dropped, but needs an id
+        material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str).fillna("") + "|"
+                    + frame["target_date"].astype(str).fillna("") + "|" + frame["text"].astype(str))
         ids = material.map(lambda s: "r" + hashlib.sha256(s.encode("utf-8")).hexdigest()[:12])
     duplicated = ids[ids.duplicated(keep=False) & (ids != "")]
     if not duplicated.empty:
@@ -259,7 +260,8 @@ def _example(frame: pd.DataFrame, index, reason: str, written: pd.Series | None 
     if reason == "empty_text":
         return "text is empty"
     if reason == "missing_date":
-        return f"text_date {row['text_date']}, target_date {row['target_date']}"
+        return ", ".join(f"{column} {'missing' if pd.isna(row[column]) else f'{row[column]:%Y-%m-%d}'}"
+                         for column in schema.DATES)
     return f"entity_id {row['entity_id']!r}, entity_name {row['entity_name']!r}"
 
 
