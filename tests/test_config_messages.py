@@ -33,6 +33,10 @@ CASES = [  # (id, TOML lines, fragment of the error line)
                                                "not 2024-01-01"),
     ("escaped_text", '[study]\nfrequency = "da\\ny"\n', '[study] frequency = "da\\ny"; choose one of'),
     ("long_text_cut", f'[forecast]\nprompt = "{LONG_PROMPT}"\n', '[forecast] prompt = "News: xxx'),
+    ("calendar", '[study]\ncalendar = "xnys"\n', '[study] calendar = "xnys" is not an exchange calendar of '
+                                                 'exchange-calendars; did you mean "XNYS"'),
+    ("horizon", '[data]\ntarget_date_from = "text_date"\n[study]\nhorizon = "1 month"\n',
+     '[study] horizon = "1 month" cannot be counted on the XNYS calendar'),
 ]
 PYTHON_REPRS = re.compile(r"datetime\.|\bTrue\b|\bFalse\b|\('|\['|\{'|= '")
 

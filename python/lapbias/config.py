@@ -48,6 +48,9 @@ MIN_SAMPLES = 25
 """Protocol Step 2: the sampling fallback asks at least 25 samples per query."""
 BUNDLED_MODEL = "bundled:SmolLM2-135M-Instruct"
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+HORIZON = re.compile(r"(\d+)\s+trading\s+(?:days?|sessions?)", re.IGNORECASE)
+"""A horizon [data] target_date_from can count on an exchange calendar: "N trading day(s)" or "N trading
+session(s)"."""
 
 DEFAULT_RECALL_TEMPLATE = (
     "On {target_date}, did {outcome_description} of {entity_name} ({ticker})\n"
@@ -143,6 +146,9 @@ class DataConfig(Section):
     path: str = ""
     columns: dict[str, str] = Field(default_factory=dict)
     """protocol column name -> the user's column name; unmapped names are taken as they are."""
+    target_date_from: Literal["", "text_date"] = ""
+    """"text_date": the data have no target-date column; target_date is [study] horizon (N trading days) after
+    each text's date on the [study] calendar (data/target_dates.py states the rule). "" = a target_date column."""
 
     @field_validator("columns")
     @classmethod
@@ -155,6 +161,14 @@ class DataConfig(Section):
         if empty:
             raise ValueError(f"maps {empty} to an empty column name")
         return columns
+
+    @model_validator(mode="after")
+    def _one_source_of_target_dates(self) -> "DataConfig":
+        if self.target_date_from and "target_date" in self.columns:
+            raise ConfigError(f"[data] target_date_from = {toml_value(self.target_date_from)} derives target_date, "
+                              f"and [data.columns] also maps target_date = {toml_value(self.columns['target_date'])}; "
+                              "keep one (the column, or the dates derived from [study] horizon)")
+        return self
 
     def column(self, name: str) -> str:
         return self.columns.get(name, name)
@@ -246,10 +260,37 @@ class StudyConfig(Section):
     release_date belong to neither sample (paper Table A.1: chat tuning between cutoff and release can add later
     knowledge); post = target_date > release_date. "" = no gap."""
     horizon: str = "1 trading day"
+    """The forecast horizon h (protocol "Before running" item 4), named in the report; with [data] target_date_from
+    it gives the target dates and must be "N trading day(s)" (HORIZON)."""
+    calendar: str = "XNYS"
+    """The exchange calendar (an exchange-calendars code: XNYS New York, XLON London, XTKS Tokyo, ...) whose
+    sessions and closing times [data] target_date_from counts the horizon on."""
     frequency: Literal["day", "week", "month", "quarter", "year"] = "day"
     """Realization-period frequency for the time fixed effect: day (trading day), week, month, quarter, year."""
     outcome_description: str = "the closing stock price"
     reference_period: str = "the previous trading day"
+
+    @field_validator("calendar")
+    @classmethod
+    def _known_calendar(cls, calendar: str) -> str:
+        import difflib
+
+        import exchange_calendars
+
+        names = exchange_calendars.get_calendar_names(include_aliases=True)
+        if calendar not in names:
+            close = difflib.get_close_matches(calendar.upper(), names, n=3, cutoff=0.5)
+            raise ValueError(f"is not an exchange calendar of exchange-calendars{'; did you mean ' if close else ''}"
+                             f"{' or '.join(toml_value(name) for name in close)} (codes such as \"XNYS\" New York, "
+                             "\"XLON\" London, \"XTKS\" Tokyo)")
+        return calendar
+
+    @property
+    def horizon_sessions(self) -> int | None:
+        """The horizon as a number of trading sessions ("1 trading day" -> 1, "5 trading days" -> 5); None when it
+        is not written as N trading days (or sessions), N >= 1."""
+        match = HORIZON.fullmatch(self.horizon.strip())
+        return int(match.group(1)) if match and int(match.group(1)) >= 1 else None
 
     @model_validator(mode="after")
     def _release_after_cutoff(self) -> "StudyConfig":
@@ -436,6 +477,18 @@ class RunConfig(Section):
     estimate: EstimateConfig = Field(default_factory=EstimateConfig)
     root: str = Field(".", min_length=1)
     """Project root: data/derived, data/raw, results, logs live under it (relative to the working dir)."""
+
+    @model_validator(mode="after")
+    def _horizon_on_the_calendar(self) -> "RunConfig":
+        """[data] target_date_from counts the horizon in the calendar's sessions: a horizon in other units (a month,
+        "next earnings") has no unique session and is refused rather than guessed."""
+        if self.data.target_date_from and self.study.horizon_sessions is None:
+            raise ConfigError(f"[study] horizon = {toml_value(self.study.horizon)} cannot be counted on the "
+                              f"{self.study.calendar} calendar, which [data] target_date_from = "
+                              f"{toml_value(self.data.target_date_from)} derives target dates on: write it as "
+                              "\"N trading days\" (e.g. \"1 trading day\", \"5 trading days\"), or give the target "
+                              "dates as a column and drop target_date_from")
+        return self
 
     def replace(self, **sections: Any) -> "RunConfig":
         """A validated copy with whole sections or section fields replaced: replace(model={"batch_size": 4})."""

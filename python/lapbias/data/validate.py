@@ -22,7 +22,7 @@ from ..config import RunConfig
 from ..errors import InputDataError
 from ..io import Layout, write_csv, write_parquet, write_text
 from ..stage import StaleResultsError, fingerprint
-from . import schema
+from . import schema, target_dates
 from .derived import shown
 
 SAMPLE_SEED = 20240101
@@ -119,11 +119,16 @@ def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     columns (e.g. entity_id = "ticker": the ticker column is both). Other columns are kept as they are."""
     problems = []
     sources: dict[str, str] = {}
+    derived_target = bool(config.data.target_date_from)
+    if derived_target and "target_date" in raw.columns:
+        raise InputDataError(f"the data file has a target_date column and [data] target_date_from = "
+                             f"\"{config.data.target_date_from}\" derives target_date from [study] horizon; drop "
+                             "target_date_from to use the column, or rename the column")
     for name in schema.REQUIRED + schema.OPTIONAL:
         column = config.data.column(name)
         if column in raw.columns:
             sources[name] = column
-        elif name in schema.REQUIRED:
+        elif name in schema.REQUIRED and not (derived_target and name == "target_date"):
             mapped = f" (mapped to {column!r} by [data.columns])" if column != name else ""
             problems.append(f"required column {name!r}{mapped} is missing; the file has columns {list(raw.columns)}")
     if problems:
@@ -324,6 +329,12 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
             problems.append(f"{column}: {int(raw_bytes.sum())} value(s) are bytes, not text (example "
                             f"{_label(frame, first)}: {frame[column][first]!r}); store the column as strings")
         frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
+    text_date_as_written = frame["text_date"].copy()
+    derivation = None
+    if config.data.target_date_from:
+        labels = pd.Series([_label(frame, i) for i in frame.index], index=frame.index)
+        derivation = target_dates.derive(frame["text_date"], config.study, labels)
+        frame.insert(frame.columns.get_loc("text_date") + 1, "target_date", derivation.target)
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)
     outcome_as_written = frame["outcome"].copy()
@@ -339,7 +350,8 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
         raise InputDataError(f"no valid rows left after validation ({len(frame)} rows read, all dropped)")
     extra = [c for c in kept.columns if c not in schema.ORDER]
     kept = kept[list(schema.ORDER) + extra]
-    return ValidationResult(kept, dropped, _warnings(kept, config, has_ticker), n_input=len(frame))
+    notes = derivation.summary(frame, text_date_as_written) if derivation is not None else []
+    return ValidationResult(kept, dropped, _warnings(kept, config, has_ticker), n_input=len(frame), notes=notes)
 
 
 def validate_file(path: str | Path, config: RunConfig) -> ValidationResult:
@@ -369,8 +381,17 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
     # written last: a run cut short before it keeps the previous record, whose digest a changed file then misses
     write_text(layout.derived_file(SOURCE_RECORD), json.dumps(
         {"data": str(config.data.path), "sha256": fingerprint(Path(config.data.path)),
-         "columns": config.data.columns, "valid_rows": valid_rows, "subsample": subsample}, indent=2) + "\n")
+         "columns": config.data.columns, "target_dates": target_date_settings(config), "valid_rows": valid_rows,
+         "subsample": subsample}, indent=2) + "\n")
     return result
+
+
+def target_date_settings(config: RunConfig) -> dict | None:
+    """The settings target dates were derived under ([data] target_date_from, [study] horizon and calendar); None
+    when they are a column of the data file."""
+    if not config.data.target_date_from:
+        return None
+    return {"from": config.data.target_date_from, "horizon": config.study.horizon, "calendar": config.study.calendar}
 
 
 def validated_record(layout: Layout) -> dict | None:
@@ -429,6 +450,12 @@ def check_source(config: RunConfig, layout: Layout) -> None:
         was = "" if str(recorded.get("data")) == str(config.data.path) else f" (it validated {recorded.get('data')!r})"
         raise StaleResultsError(f"{config.data.path} changed since `lapbias validate` read it{was}: "
                                 f"data/derived/input.parquet holds the rows validated then; {rerun}")
+    if recorded.get("target_dates") != target_date_settings(config) and ("target_dates" in recorded
+                                                                       or config.data.target_date_from):
+        raise StaleResultsError(f"the target-date settings changed since `lapbias validate` derived the target dates "
+                                f"(it used {json.dumps(recorded.get('target_dates'))}, this config "
+                                f"{json.dumps(target_date_settings(config))}: [data] target_date_from, [study] horizon "
+                                f"and calendar): data/derived/input.parquet holds the dates derived then; {rerun}")
     if "columns" in recorded and recorded["columns"] != config.data.columns:  # records of older versions lack it
         raise StaleResultsError(f"[data.columns] changed since `lapbias validate` read the data file (it mapped "
                                 f"{json.dumps(recorded['columns'])}, this config {json.dumps(config.data.columns)}): "
