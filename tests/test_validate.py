@@ -155,3 +155,24 @@ def test_a_missing_date_without_a_row_id_column_is_dropped_and_counted(tmp_path)
     assert len(result.frame) == 1 and result.dropped["n_rows"].tolist() == [2]
     assert "(example row_id r" in result.messages()[0]
     assert result.messages()[0].endswith(": text_date 2024-03-01, target_date missing)")
+
+
+def test_excel_trailing_empty_header_cells(tmp_path):
+    """Excel saves the empty cells right of a table as columns without a name: left out when empty throughout (and
+    said so); one that holds a value is refused, naming the column and the value."""
+    excel = [line + ",,, " for line in GOOD]
+    config = tmp_path / "study.toml"
+    config.write_text(f'root = "{tmp_path}"\n[data]\npath = "{tmp_path / "panel.csv"}"\n[study]\ncutoff = 2024-06-30\n')
+    write(tmp_path, excel, header=HEADER.rstrip("\n") + ",, ,\n")
+    result = CliRunner().invoke(main, ["validate", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "ignored 3 columns with an empty header cell and no values (columns 9, 10, 11" in result.output
+    frame = pd.read_parquet(tmp_path / "data/derived/input.parquet")
+    assert list(frame.columns) == ["row_id", "entity_id", "entity_name", "ticker", "text", "text_date",
+                                   "target_date", "outcome"]
+    excel[2] = GOOD[2] + ",,see note,"
+    write(tmp_path, excel, header=HEADER.rstrip("\n") + ",, ,\n")
+    result = CliRunner().invoke(main, ["validate", str(config)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "column 10 has an empty header cell but holds values (example row 3: 'see note'); give it a name" \
+        in result.output

@@ -53,17 +53,37 @@ class ValidationResult:
         return lines
 
 
+@dataclass
+class UserTable:
+    frame: pd.DataFrame
+    ignored: list[int] = field(default_factory=list)
+    """1-based numbers of the columns dropped for an empty header cell over an empty column (_check_header)."""
+
+    def notes(self) -> list[str]:
+        if not self.ignored:
+            return []
+        return [f"ignored {len(self.ignored)} column{'s' if len(self.ignored) > 1 else ''} with an empty header cell "
+                f"and no values (column{'s' if len(self.ignored) > 1 else ''} "
+                f"{', '.join(map(str, self.ignored))}: e.g. the empty cells Excel leaves after the last column)"]
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """The user's file as strings (CSV) or as stored (parquet); unreadable or empty files are errors."""
+    return read_user_table(path).frame
+
+
+def read_user_table(path: str | Path, nrows: int | None = None) -> UserTable:
+    """read_table, also saying which empty columns without a name were left out; `nrows` reads only the first rows
+    (a preview: a file with a header and no rows is then no error)."""
     path = Path(path)
     if not str(path) or not path.exists():
         raise InputDataError(f"data file {str(path)!r} does not exist ([data] path in the config)")
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=nrows)
         elif suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(path)
+            frame = pd.read_parquet(path) if nrows is None else _parquet_head(path, nrows)
         else:
             raise InputDataError(f"data file {path} has extension {suffix!r}; give a .csv or .parquet file")
     except pd.errors.EmptyDataError:
@@ -72,10 +92,20 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise InputDataError(_not_utf8(path)) from None
     except (pd.errors.ParserError, OSError, ValueError) as err:
         raise InputDataError(f"data file {path} cannot be read as {suffix[1:]}: {str(err).splitlines()[0]}") from None
-    if frame.empty:
+    if frame.empty and nrows is None:
         raise InputDataError(f"data file {path} has a header but no rows")
-    _check_header(path, frame)
-    return frame
+    return _check_header(path, frame)
+
+
+def _parquet_head(path: Path, nrows: int) -> pd.DataFrame:
+    """The first `nrows` rows of a parquet file, without reading the rest."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    handle = pq.ParquetFile(path)
+    batch = next(handle.iter_batches(batch_size=max(nrows, 1)), None)
+    table = pa.Table.from_batches([batch]) if batch is not None else handle.schema_arrow.empty_table()
+    return table.to_pandas()
 
 
 def _not_utf8(path: Path) -> str:
@@ -91,9 +121,11 @@ def _not_utf8(path: Path) -> str:
             "lapbias reads")
 
 
-def _check_header(path: Path, frame: pd.DataFrame) -> None:
-    """Duplicate column names are refused (pandas would rename the second `outcome` to `outcome.1` and use the
-    first silently); the CSV header is read as written to see them."""
+def _check_header(path: Path, frame: pd.DataFrame) -> UserTable:
+    """Columns without a name (an empty or blank header cell) are left out when every cell under them is empty, as
+    Excel writes after the last column, and refused when one holds a value (what it means cannot be guessed); two
+    columns of one name are refused (pandas would rename the second `outcome` to `outcome.1` and use the first
+    silently). The CSV header is read as written to see both."""
     if path.suffix.lower() == ".csv":
         import csv
 
@@ -108,10 +140,25 @@ def _check_header(path: Path, frame: pd.DataFrame) -> None:
         if separator:
             raise InputDataError(f"data file {path} has one column {names[0][:80]!r}: it looks separated by "
                                  f"{separator}; lapbias reads comma-separated CSV (save it with commas)")
+    unnamed = [i for i, name in enumerate(names) if not name]
+    if unnamed and len(names) != frame.shape[1]:
+        raise InputDataError(f"data file {path} has {len(unnamed)} column(s) with an empty header cell (column(s) "
+                             f"{', '.join(str(i + 1) for i in unnamed)}); give every column a name in the header row")
+    for i in unnamed:
+        values = frame.iloc[:, i]
+        filled = values.notna() & (values.astype(str).str.strip() != "")
+        if filled.any():
+            row = int(filled.to_numpy().argmax())
+            raise InputDataError(f"data file {path} column {i + 1} has an empty header cell but holds values "
+                                 f"(example row {row + 1}: {shown(values.iloc[row])}); give it a name in the header "
+                                 "row, or delete the column")
+    names = [name for name in names if name]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputDataError(f"data file {path} has duplicate column name(s) {duplicated}; every column needs its "
                              "own name (which one is meant cannot be guessed)")
+    kept = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in set(unnamed)]]
+    return UserTable(kept, [i + 1 for i in unnamed])
 
 
 def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
@@ -359,7 +406,10 @@ def validate_file(path: str | Path, config: RunConfig) -> ValidationResult:
     run); an unset path is a one-line error."""
     if not path:
         raise InputDataError("no data file: set [data] path in the config")
-    return validate_frame(read_table(path), config)
+    table = read_user_table(path)
+    result = validate_frame(table.frame, config)
+    result.notes[:0] = table.notes()
+    return result
 
 
 def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int = SAMPLE_SEED) -> ValidationResult:
