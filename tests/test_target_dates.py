@@ -61,6 +61,17 @@ def test_datetime_values_of_a_parquet_file():
     assert [f"{d:%d}" for d in derive(aware, study, pd.Series(["a", "b"])).target] == ["05", "05"]
 
 
+def test_times_without_an_offset_in_a_named_time_zone():
+    """[data] text_time_zone = "UTC" (RavenPack's TIMESTAMP_UTC): 20:59 UTC is 15:59 in New York, before the close;
+    21:00 UTC is the close. A name that is no time zone is a config error."""
+    study = from_dict({"data": {"target_date_from": "text_date"}}).study
+    values = pd.Series(["2024-03-04 20:59:00", "2024-03-04 21:00:00"])
+    assert [f"{d:%d}" for d in derive(values, study, pd.Series(["a", "b"]), "UTC").target] == ["05", "06"]
+    assert [f"{d:%d}" for d in derive(values, study, pd.Series(["a", "b"])).target] == ["06", "06"]
+    with pytest.raises(ConfigError, match=r'\[data\] text_time_zone = "EST5" is not a time zone name'):
+        from_dict({"data": {"text_time_zone": "EST5"}})
+
+
 def test_many_rows_are_derived_without_a_loop_per_row():
     """The calendar lookup is one vectorized search; its time is reported, not asserted (benchmarks/)."""
     study = from_dict({"data": {"target_date_from": "text_date"}}).study
@@ -140,7 +151,8 @@ def test_validate_shows_a_sample_of_derived_dates_and_records_the_settings(news)
                                                                 "2024-07-08", "2024-09-04"]
     assert [f"{d:%Y-%m-%d}" for d in frame["text_date"]][2] == "2024-03-04"  # the date as written
     record = json.loads((root / "data/derived/data_source.json").read_text())
-    assert record["target_dates"] == {"from": "text_date", "horizon": "1 trading day", "calendar": "XNYS"}
+    assert record["target_dates"] == {"from": "text_date", "horizon": "1 trading day", "calendar": "XNYS",
+                                      "text_time_zone": ""}
     changed = config.read_text().replace("cutoff = 2024-06-30", 'cutoff = 2024-06-30\nhorizon = "2 trading days"')
     config.write_text(changed)
     refused = CliRunner().invoke(main, ["panel", str(config)])

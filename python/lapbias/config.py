@@ -149,6 +149,22 @@ class DataConfig(Section):
     target_date_from: Literal["", "text_date"] = ""
     """"text_date": the data have no target-date column; target_date is [study] horizon (N trading days) after
     each text's date on the [study] calendar (data/target_dates.py states the rule). "" = a target_date column."""
+    text_time_zone: str = ""
+    """With target_date_from: the time zone of text_date times written without an offset, an IANA name such as
+    "UTC" (RavenPack's TIMESTAMP_UTC) or "Europe/London"; "" = the [study] calendar's own zone."""
+
+    @field_validator("text_time_zone")
+    @classmethod
+    def _time_zone(cls, name: str) -> str:
+        import zoneinfo
+
+        if name:
+            try:
+                zoneinfo.ZoneInfo(name)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                raise ValueError("is not a time zone name (IANA names such as \"UTC\", \"America/New_York\", "
+                                 "\"Europe/London\")") from None
+        return name
 
     @field_validator("columns")
     @classmethod

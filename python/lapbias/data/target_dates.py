@@ -15,7 +15,8 @@ day t+1":
 A text with no time of day is dated at the start of its day (before the close: on a session day, that session is its
 news session). A time with an offset (2024-03-01T21:30:00Z, +01:00) is converted to the exchange's time zone; a time
 without one is read as the exchange's local time (an hour that a daylight-saving change makes ambiguous is read as
-standard time; none is near a close). The text_date column keeps the date as written.
+standard time; none is near a close), or in [data] text_time_zone when it is set (e.g. "UTC" for RavenPack's
+TIMESTAMP_UTC). The text_date column keeps the date as written.
 """
 
 from __future__ import annotations
@@ -97,9 +98,10 @@ def _localize(times: pd.Series, tz) -> pd.Series:
     return times.dt.tz_localize(tz, ambiguous=np.zeros(len(times), dtype=bool), nonexistent="shift_forward")
 
 
-def derive(values: pd.Series, study: StudyConfig, labels: pd.Series) -> Derivation:
+def derive(values: pd.Series, study: StudyConfig, labels: pd.Series, text_zone: str = "") -> Derivation:
     """target_date of each row from its text date `values` (the module's rule); `labels` names each row in errors
-    ("row 3", "row_id r3"). A text outside the years the calendar records (some, e.g. XSHG, record holidays only for
+    ("row 3", "row_id r3"); `text_zone` ([data] text_time_zone) is the zone of times without an offset ("" = the
+    exchange's). A text outside the years the calendar records (some, e.g. XSHG, record holidays only for
     a range of years) is a one-line InputDataError."""
     import exchange_calendars
 
@@ -108,7 +110,7 @@ def derive(values: pd.Series, study: StudyConfig, labels: pd.Series) -> Derivati
         warnings.simplefilter("ignore", DeprecationWarning)
         default = exchange_calendars.get_calendar(study.calendar)
     low, high, tz = type(default).bound_min(), type(default).bound_max(), default.tz
-    times = text_times(values, tz)
+    times = text_times(values, text_zone or tz)
     known = times.notna()
     target = pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns]")
     news_session = target.copy()

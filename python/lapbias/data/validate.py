@@ -380,7 +380,7 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
     derivation = None
     if config.data.target_date_from:
         labels = pd.Series([_label(frame, i) for i in frame.index], index=frame.index)
-        derivation = target_dates.derive(frame["text_date"], config.study, labels)
+        derivation = target_dates.derive(frame["text_date"], config.study, labels, config.data.text_time_zone)
         frame.insert(frame.columns.get_loc("text_date") + 1, "target_date", derivation.target)
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)
@@ -437,11 +437,12 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
 
 
 def target_date_settings(config: RunConfig) -> dict | None:
-    """The settings target dates were derived under ([data] target_date_from, [study] horizon and calendar); None
-    when they are a column of the data file."""
+    """The settings target dates were derived under ([data] target_date_from and text_time_zone, [study] horizon and
+    calendar); None when they are a column of the data file."""
     if not config.data.target_date_from:
         return None
-    return {"from": config.data.target_date_from, "horizon": config.study.horizon, "calendar": config.study.calendar}
+    return {"from": config.data.target_date_from, "horizon": config.study.horizon, "calendar": config.study.calendar,
+            "text_time_zone": config.data.text_time_zone}
 
 
 def validated_record(layout: Layout) -> dict | None:
@@ -504,8 +505,8 @@ def check_source(config: RunConfig, layout: Layout) -> None:
                                                                        or config.data.target_date_from):
         raise StaleResultsError(f"the target-date settings changed since `lapbias validate` derived the target dates "
                                 f"(it used {json.dumps(recorded.get('target_dates'))}, this config "
-                                f"{json.dumps(target_date_settings(config))}: [data] target_date_from, [study] horizon "
-                                f"and calendar): data/derived/input.parquet holds the dates derived then; {rerun}")
+                                f"{json.dumps(target_date_settings(config))}: [data] target_date_from and "
+                                f"text_time_zone, [study] horizon and calendar): data/derived/input.parquet holds the dates derived then; {rerun}")
     if "columns" in recorded and recorded["columns"] != config.data.columns:  # records of older versions lack it
         raise StaleResultsError(f"[data.columns] changed since `lapbias validate` read the data file (it mapped "
                                 f"{json.dumps(recorded['columns'])}, this config {json.dumps(config.data.columns)}): "
