@@ -424,7 +424,7 @@ def _label_approximated(config, layout: Layout) -> None:
 @main.command()
 @config_argument
 def report(config_path: str) -> None:
-    """Write results/REPORT.md (verdict by the protocol's rule), LaTeX tables and figures.
+    """Write results/REPORT.md (verdict by the protocol's rule), LaTeX tables and figures; print the verdict.
 
     \b
     Example:
@@ -435,10 +435,9 @@ def report(config_path: str) -> None:
 
 
 def _report(config, layout: Layout) -> None:
-    from .report import write_report
+    from .report import report_with_verdict
 
-    path = write_report(config, layout)
-    _log(layout, f"report: {path}")
+    _log(layout, "\n".join(report_with_verdict(config, layout).lines()))
 
 
 def _report_as_estimated(layout: Layout) -> None:
