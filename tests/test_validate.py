@@ -159,7 +159,7 @@ def test_a_missing_date_without_a_row_id_column_is_dropped_and_counted(tmp_path)
 
 def test_excel_trailing_empty_header_cells(tmp_path):
     """Excel saves the empty cells right of a table as columns without a name: left out when empty throughout (and
-    said so); one that holds a value is refused, naming the column and the value."""
+    said so); one that holds a value (a saved pandas index) is left out with a warning naming it and a value."""
     excel = [line + ",,, " for line in GOOD]
     config = tmp_path / "study.toml"
     config.write_text(f'root = "{tmp_path}"\n[data]\npath = "{tmp_path / "panel.csv"}"\n[study]\ncutoff = 2024-06-30\n')
@@ -173,6 +173,8 @@ def test_excel_trailing_empty_header_cells(tmp_path):
     excel[2] = GOOD[2] + ",,see note,"
     write(tmp_path, excel, header=HEADER.rstrip("\n") + ",, ,\n")
     result = CliRunner().invoke(main, ["validate", str(config)])
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "column 10 has an empty header cell but holds values (example row 3: 'see note'); give it a name" \
+    assert result.exit_code == 0 and "ignored 2 columns with an empty header cell and no values (columns 9, 11" \
         in result.output
+    assert "warning: ignored column 10: it has no name in the header but holds values (e.g. 'see note'; a saved " \
+           "pandas index?); give it a name in the header row to use it" in result.output
+    assert len(pd.read_parquet(tmp_path / "data/derived/input.parquet").columns) == 8

@@ -57,14 +57,21 @@ class ValidationResult:
 class UserTable:
     frame: pd.DataFrame
     ignored: list[int] = field(default_factory=list)
-    """1-based numbers of the columns dropped for an empty header cell over an empty column (_check_header)."""
+    """1-based numbers of the columns left out for an empty header cell over an empty column (_check_header)."""
+    unnamed: list[tuple[int, str]] = field(default_factory=list)
+    """(1-based number, an example value) of the columns left out for an empty header cell over values."""
 
     def notes(self) -> list[str]:
-        if not self.ignored:
-            return []
-        return [f"ignored {len(self.ignored)} column{'s' if len(self.ignored) > 1 else ''} with an empty header cell "
-                f"and no values (column{'s' if len(self.ignored) > 1 else ''} "
-                f"{', '.join(map(str, self.ignored))}: e.g. the empty cells Excel leaves after the last column)"]
+        lines = []
+        if self.ignored:
+            many = "s" if len(self.ignored) > 1 else ""
+            lines.append(f"ignored {len(self.ignored)} column{many} with an empty header cell and no values "
+                         f"(column{many} {', '.join(map(str, self.ignored))}: e.g. the empty cells Excel leaves after "
+                         "the last column)")
+        lines += [f"warning: ignored column {number}: it has no name in the header but holds values (e.g. {example}; "
+                  "a saved pandas index?); give it a name in the header row to use it" for number, example in
+                  self.unnamed]
+        return lines
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -122,10 +129,11 @@ def _not_utf8(path: Path) -> str:
 
 
 def _check_header(path: Path, frame: pd.DataFrame) -> UserTable:
-    """Columns without a name (an empty or blank header cell) are left out when every cell under them is empty, as
-    Excel writes after the last column, and refused when one holds a value (what it means cannot be guessed); two
-    columns of one name are refused (pandas would rename the second `outcome` to `outcome.1` and use the first
-    silently). The CSV header is read as written to see both."""
+    """Columns without a name (an empty or blank header cell) are left out: those empty throughout (the cells Excel
+    writes after the last column) with a note, those holding values (e.g. a saved pandas index) with a warning naming
+    the column and an example -- without a name, no setting can refer to them. Two columns of one name are refused
+    (pandas would rename the second `outcome` to `outcome.1` and use the first silently). The CSV header is read as
+    written to see both."""
     if path.suffix.lower() == ".csv":
         import csv
 
@@ -144,21 +152,21 @@ def _check_header(path: Path, frame: pd.DataFrame) -> UserTable:
     if unnamed and len(names) != frame.shape[1]:
         raise InputDataError(f"data file {path} has {len(unnamed)} column(s) with an empty header cell (column(s) "
                              f"{', '.join(str(i + 1) for i in unnamed)}); give every column a name in the header row")
+    empty, holding = [], []
     for i in unnamed:
         values = frame.iloc[:, i]
         filled = values.notna() & (values.astype(str).str.strip() != "")
         if filled.any():
-            row = int(filled.to_numpy().argmax())
-            raise InputDataError(f"data file {path} column {i + 1} has an empty header cell but holds values "
-                                 f"(example row {row + 1}: {shown(values.iloc[row])}); give it a name in the header "
-                                 "row, or delete the column")
+            holding.append((i + 1, shown(values.iloc[int(filled.to_numpy().argmax())])))
+        else:
+            empty.append(i + 1)
     names = [name for name in names if name]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputDataError(f"data file {path} has duplicate column name(s) {duplicated}; every column needs its "
                              "own name (which one is meant cannot be guessed)")
     kept = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in set(unnamed)]]
-    return UserTable(kept, [i + 1 for i in unnamed])
+    return UserTable(kept, empty, holding)
 
 
 def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
