@@ -180,27 +180,19 @@ def main(debug: bool) -> None:
               help="Where to write the config (default: DATA's name with .toml, in the current folder).")
 @click.option("--force", is_flag=True, help="Overwrite an existing config file.")
 def init(data: str, output: str | None, force: bool) -> None:
-    """Write a commented starter config for a data file: column map guessed from its header, cutoff a TODO.
+    """Write a commented starter config for a data file: column map guessed from its header (each guess shown with
+    its column's type and first values), target dates from the horizon when there is no target-date column, cutoff a
+    TODO.
 
     \b
     Example:
-      lapbias init my_panel.csv                # writes my_panel.toml; set [study] cutoff, then
-      lapbias validate my_panel.toml
+      lapbias init my_panel.csv                # writes my_panel.toml; set [study] cutoff in it, then
+      lapbias run my_panel.toml --yes
     """
     from .data import starter
 
-    target = Path(output or f"{Path(data).stem}.toml")
-    if target.exists() and not force:
-        raise LapbiasError(f"{target} already exists; choose another --output or add --force to overwrite it")
-    columns = starter.header(data)
-    guessed = starter.guess_columns(columns)
-    write_text(target, starter.render(data, columns, guessed))
-    click.echo(f"wrote {target} for {data}; column map (protocol column <- your column):")
-    for name, found in guessed.items():
-        shown = "NOT FOUND: name it in [data.columns]" if found is None else found
-        click.echo(f"  {name:<12} <- {shown}")
-    click.echo(f"next: set [study] cutoff (the model's training cutoff) and check the [forecast] prompt in {target}, "
-               f"then run `lapbias validate {target}`")
+    for line in starter.init(data, output, force):
+        click.echo(line)
 
 
 @main.command()
