@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -98,9 +99,9 @@ def _localize(times: pd.Series, tz) -> pd.Series:
     return times.dt.tz_localize(tz, ambiguous=np.zeros(len(times), dtype=bool), nonexistent="shift_forward")
 
 
-def derive(values: pd.Series, study: StudyConfig, labels: pd.Series, text_zone: str = "") -> Derivation:
-    """target_date of each row from its text date `values` (the module's rule); `labels` names each row in errors
-    ("row 3", "row_id r3"); `text_zone` ([data] text_time_zone) is the zone of times without an offset ("" = the
+def derive(values: pd.Series, study: StudyConfig, label: Callable[[Any], str], text_zone: str = "") -> Derivation:
+    """target_date of each row from its text date `values` (the module's rule); `label(index)` names a row in an
+    error ("row 3", "row_id r3"); `text_zone` ([data] text_time_zone) is the zone of times without an offset ("" = the
     exchange's). A text outside the years the calendar records (some, e.g. XSHG, record holidays only for
     a range of years) is a one-line InputDataError."""
     import exchange_calendars
@@ -144,7 +145,7 @@ def derive(values: pd.Series, study: StudyConfig, labels: pd.Series, text_zone: 
                  f"{sessions_ahead} sessions after which is past the last session it records "
                  f"({calendar.last_session:%Y-%m-%d})")
         raise InputDataError(f"text_date: {int(bad.sum())} date(s) on which the {study.calendar} calendar cannot "
-                             f"count [study] horizon = {toml_value(study.horizon)} (example {labels[where]}: "
+                             f"count [study] horizon = {toml_value(study.horizon)} (example {label(where)}: "
                              f"{shown(values[where])}, {limit}); drop those rows or give target dates as a column")
     sessions = closes.index
     target[known] = sessions[position].to_numpy()

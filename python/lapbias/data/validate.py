@@ -387,8 +387,8 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
     text_date_as_written = frame["text_date"].copy()
     derivation = None
     if config.data.target_date_from:
-        labels = pd.Series([_label(frame, i) for i in frame.index], index=frame.index)
-        derivation = target_dates.derive(frame["text_date"], config.study, labels, config.data.text_time_zone)
+        derivation = target_dates.derive(frame["text_date"], config.study, lambda index: _label(frame, index),
+                                         config.data.text_time_zone)
         frame.insert(frame.columns.get_loc("text_date") + 1, "target_date", derivation.target)
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)
