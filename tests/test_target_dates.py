@@ -56,13 +56,19 @@ def test_target_date_from_the_text_date_on_the_exchange_calendar(written, horizo
     assert pd.isna(derivation.target[1]) and pd.isna(derivation.case[1])  # a missing date stays missing
 
 
-def test_datetime_values_of_a_parquet_file():
-    """Stored datetimes: without a time zone, the exchange's local time; with one, converted."""
+def test_datetime_values_of_a_parquet_file(tmp_path):
+    """Stored datetimes: without a time zone, the exchange's local time; with one, converted; validate's sample
+    shows them as dates and times."""
     study = from_dict({"data": {"target_date_from": "text_date"}}).study
     naive = pd.Series(pd.to_datetime(["2024-03-04 16:30", "2024-03-04 09:00"]))
     aware = naive.dt.tz_localize("UTC")  # 11:30 and 04:00 in New York: both before the close
     assert [f"{d:%d}" for d in derive(naive, study, ROW).target] == ["06", "05"]
     assert [f"{d:%d}" for d in derive(aware, study, ROW).target] == ["05", "05"]
+    pd.DataFrame({"entity_id": ["A", "A"], "entity_name": ["Apple", "Apple"], "text": ["x", "y"],
+                  "text_date": naive, "outcome": [1.0, -1.0]}).to_parquet(tmp_path / "calls.parquet")
+    result = validate_file(tmp_path / "calls.parquet", from_dict({"data": {"target_date_from": "text_date"}}))
+    assert ": text_date 2024-03-04 16:30:00 (at or after the close, news session Tue 2024-03-05) -> target_date " \
+           "Wed 2024-03-06" in "\n".join(result.notes)
 
 
 def test_times_without_an_offset_in_a_named_time_zone():

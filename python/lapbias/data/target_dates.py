@@ -64,7 +64,9 @@ class Derivation:
         first = [self.case[self.case == c].index[0] for c in CASES if c in counts]
         for index in list(dict.fromkeys(first + list(self.case.dropna().index)))[:SAMPLE_ROWS]:
             news, target = self.news[index], self.target[index]
-            lines.append(f"  row_id {frame.at[index, 'row_id']}: text_date {shown(written[index])} "
+            value = written[index]
+            value = value.isoformat(sep=" ") if isinstance(value, pd.Timestamp) else shown(value)
+            lines.append(f"  row_id {frame.at[index, 'row_id']}: text_date {value} "
                          f"({CASES[self.case[index]]}, news session {news:%a %Y-%m-%d}) -> target_date "
                          f"{target:%a %Y-%m-%d}")
         return lines
