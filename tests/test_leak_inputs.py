@@ -111,7 +111,7 @@ def test_bundled_macrodata():
     ('[leak]\nfabricated_fund = ""\n', r'^\[leak\] fabricated_fund = ""; name the fund'),
     ("root = 3\n", r"^root = 3; it must be a folder path in quotes"),
     ('[study]\ncutoff = "2024-06-30"\n', r'unknown: \["study"\]'),
-    ('[model]\nbackend = "tgi"\n', r"\[model\] backend = 'tgi'"),
+    ('[model]\nbackend = "tgi"\n', r'\[model\] backend = "tgi"'),
 ])
 def test_config_errors_name_the_key(tmp_path, toml, message):
     """Through the real CLI: one line, `error: ` and the message (nothing is loaded or asked)."""

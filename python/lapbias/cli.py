@@ -34,13 +34,11 @@ class LapbiasGroup(click.Group):
             if ctx.params.get("debug"):
                 raise
             stage, where = ctx.invoked_subcommand or "lapbias", ctx.meta.get("lapbias.input", "")
-            if isinstance(err, LapbiasError):
-                for line in str(err).splitlines() or ["(no message)"]:
+            if isinstance(err, (LapbiasError, OSError)):  # what the user (or the environment) can fix: exit 2
+                lines = str(err).splitlines() if isinstance(err, LapbiasError) else [f"`lapbias {stage}` could not "
+                    f"read or write {err.filename or where}: {os_reason(err)}; {os_hint(err)}"]
+                for line in lines or ["(no message)"]:
                     click.secho(line if line.startswith("  ") else f"error: {line}", err=True, fg="red")
-                ctx.exit(2)
-            if isinstance(err, OSError):
-                click.secho(f"error: `lapbias {stage}` could not read or write {err.filename or where}: "
-                            f"{os_reason(err)}; {os_hint(err)}", err=True, fg="red")
                 ctx.exit(2)
             log = _write_traceback(stage, where)
             click.secho(f"error: `lapbias {stage}`{f' on {where}' if where else ''} stopped on an unexpected "
@@ -125,7 +123,7 @@ DRY_RUN = click.option("--dry-run", is_flag=True, help="Only estimate each stage
                        "probe of the model, cached per machine); ask nothing else, write nothing under the run's "
                        "folders.")
 REPLIES = [click.option("--replies", type=click.Path(dir_okay=False), default=None, help="Score the replies in this "
-                        ".jsonl or .csv file (collected elsewhere) instead of asking the model; format in docs/leak.md."),
+                        ".jsonl or .csv file (collected elsewhere) instead of asking the model (docs/leak.md)."),
            click.option("--model", default=None, help="With --replies: the model whose replies to score, when the "
                         "file holds several.")]
 DEMO = click.option("--config", "config_path", default=stages.DEMO_CONFIG, show_default=True,
@@ -164,7 +162,8 @@ STAGE_COMMANDS = [
      "panel"),
     ("estimate", [ENGINE], "Steps 3-5: validation, detection and placebo regressions -> results/*.csv.",
      "estimate --engine python"),
-    ("report", [], "Write results/REPORT.md (verdict by the protocol's rule), LaTeX tables and figures.", "report"),
+    ("report", [], "Write results/REPORT.md (verdict by the protocol's rule), LaTeX tables and figures; print the "
+     "verdict.", "report"),
     ("run", [YES, LOW_PARSE, *SAMPLE, SAMPLING, DRY_RUN], "All steps from one TOML config: validate, forecast, "
      "recall, minkprob, panel, estimate, report.", "run --yes", "run --dry-run"),
     ("rebuild", [], "Regenerate every derived file from the input and the raw JSONL cache alone (no model call); a "
@@ -196,7 +195,6 @@ def demo(yes: bool, config_path: str) -> None:
     Example:
       lapbias demo --yes
     """
-    click.get_current_context().meta["lapbias.input"] = config_path
     stages.run(config_path, echo=click.echo, **_consent(yes))
 
 
@@ -206,11 +204,12 @@ def demo(yes: bool, config_path: str) -> None:
               help="Where to write the config (default: DATA's name with .toml, in the current folder).")
 @click.option("--force", is_flag=True, help="Overwrite an existing config file.")
 def init(data: str, output: str | None, force: bool) -> None:
-    """Write a commented starter config for a data file: column map guessed from its header, cutoff a TODO.
+    """Write a starter config for a data file: each column guess shown with its type and first values, target dates
+    from the horizon when there is no target-date column, the cutoff a TODO.
 
     \b
     Example:
-      lapbias init my_panel.csv                # writes my_panel.toml; set [study] cutoff, then
+      lapbias init my_panel.csv                # writes my_panel.toml; set [study] cutoff in it, then
       lapbias run my_panel.toml --yes
     """
     click.echo("\n".join(stages.init(data, output, force)))

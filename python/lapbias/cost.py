@@ -39,8 +39,6 @@ H100_TOKENS_PER_S = {"small": 44_834, "8B": 25_233}
 architecture bf16 batch 256 (7.18e9 parameters without the input embedding)."""
 H100_8B_PARAMETERS = 7.18e9
 HOUR = 3600.0
-N_REGRESSIONS = 20
-"""About as many reghdfe fits as the protocol and the extended specifications (Tables I-V) run."""
 
 
 @dataclass
@@ -51,6 +49,8 @@ class StageCost:
     tokens_per_s: float
     peak_gb: float
     basis: str
+    work: str = ""
+    """What the stage computes, when it is not model queries (the estimate: regressions and bootstrap draws)."""
 
     @property
     def seconds(self) -> float:
@@ -138,13 +138,35 @@ def probe_rates(backend, config: RunConfig, queries: dict[str, list], probe: int
     return rates, False
 
 
+def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int]:
+    """(regressions, bootstrap draws) the Python engine's `estimate` runs on the validated rows `frame`: on each
+    sample with rows (pre-cutoff; post-cutoff, target dates split as `panel` splits them), the three validation
+    regressions and the detection regression (protocol Steps 3-5) and paper Table V's two columns; on the pre-cutoff
+    sample paper Table II's two columns, Table III's two when the [estimate] moderator column exists, Table IV's two
+    with p(w_N+1) and two more with a stated confidence ([forecast] confidence_regex); [estimate] bootstrap_reps
+    draws when both samples have rows (paper Figure III). Without a cutoff, both samples are counted."""
+    from .panel import split
+
+    if config.study.cutoff:
+        post = split(frame["target_date"], config)[1]
+        samples = int((post == 0).any()) + int((post == 1).any())
+        both = samples == 2
+    else:
+        samples, both = 2, True
+    pre_only = 2 + 2 * (config.estimate.moderator in frame.columns) + 2 + 2 * bool(config.forecast.confidence_regex)
+    regressions = samples * (4 + 2) + pre_only
+    return regressions, config.estimate.bootstrap_reps if both else 0
+
+
 def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
-    """Time and memory of `estimate` (bootstrap + detection regressions) measured on a synthetic panel of the
-    study's size: bootstrap draws as the run computes them (blocks of four, one per SIMD vector of the C kernel, in
-    one thread per core), two blocks per thread, scaled to bootstrap_reps; one reghdfe fit times N_REGRESSIONS."""
+    """Time and memory of `estimate` (planned_estimation's regressions and bootstrap draws) measured on a synthetic
+    panel of the study's size: bootstrap draws as the run computes them (blocks of four, one per SIMD vector of the C
+    kernel, in one thread per core), two blocks per thread, scaled to the draws; one reghdfe fit times the
+    regressions."""
     from .estimate.bootstrap import pairs_bootstrap, threads as bootstrap_threads
     from .estimate.reghdfe import reghdfe
 
+    regressions, reps = planned_estimation(frame, config)
     rng = np.random.default_rng(0)
     n = len(frame)
     entities, periods = frame["entity_id"].nunique(), max(frame["text_date"].nunique(), 2)
@@ -160,16 +182,17 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
     per_draw = 0.0
     threads = bootstrap_threads()
     draws = 8 * threads
-    if n >= 10:  # the bootstrap needs 10 rows
+    if n >= 10 and reps:  # the bootstrap needs 10 rows
         pairs_bootstrap(panel, 0.0, B=1, progress=False)  # compiles or loads the kernel, untimed
         start = time.perf_counter()
         pairs_bootstrap(panel, 0.0, B=draws, block=4, progress=False)
         per_draw = (time.perf_counter() - start) / draws
-    reps = config.estimate.bootstrap_reps
-    seconds = N_REGRESSIONS * fit + per_draw * reps
-    basis = f"{N_REGRESSIONS} regressions at {fit:.2f} s{'' if fit_ok else ' (synthetic fit failed)'} + {reps:,} " \
-            f"bootstrap draws at {per_draw * 1e3:.2f} ms (measured on {draws} in {threads} threads)"
-    return StageCost("estimate", N_REGRESSIONS + reps, seconds, 1.0, _peak_gb(), basis)
+    seconds = regressions * fit + per_draw * reps
+    measured = f" (measured on {draws} in {threads} threads)" if reps else " (no bootstrap: one sample has no rows)"
+    basis = f"{regressions} regressions at {fit:.2f} s{'' if fit_ok else ' (synthetic fit failed)'} + {reps:,} " \
+            f"bootstrap draws at {per_draw * 1e3:.2f} ms{measured}"
+    return StageCost("estimate", 0, seconds, 1.0, _peak_gb(), basis,
+                     work=f"{regressions} regressions + {reps:,} bootstrap draws")
 
 
 def h100_tokens_per_s(backend) -> tuple[float, str]:
@@ -208,8 +231,8 @@ def dry_run(config: RunConfig, probe: int = 4) -> str:
              f"{config.model.dtype}, {config.model.device}) on {machine()}; rates "
              f"{'from the cache of an earlier probe' if from_cache else 'measured now'} ({_cache_file()})"]
     for s in stages:
-        lines.append(f"  {s.stage:9s} {s.queries:>9,} queries  {_duration(s.seconds):>10s}  peak {s.peak_gb:.1f} GB"
-                     f"  ({s.basis})")
+        work = s.work or f"{s.queries:>9,} queries"
+        lines.append(f"  {s.stage:9s} {work}  {_duration(s.seconds):>10s}  peak {s.peak_gb:.1f} GB  ({s.basis})")
     lines.append(f"  total     {_duration(total)} on this machine")
     rate, label = h100_tokens_per_s(backend)
     tokens = sum(s.tokens for s in stages if s.stage != "estimate")

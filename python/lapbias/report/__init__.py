@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from .markdown import render
 from . import units
 from .tables import to_latex
 from .verdict import decide
+from .verdict_sentence import explain
 
 COEFFICIENT_TABLES = {
     "validation": "Validation: outcome on U-D, pre-cutoff (pooled, high-LAP, low-LAP)",
@@ -73,8 +75,28 @@ def read_table(path: Path, coefficients: bool) -> pd.DataFrame:
     return table
 
 
+@dataclass
+class WrittenReport:
+    path: Path
+    """results/REPORT.md"""
+    label: str
+    """The verdict (report/verdict.py)."""
+    sentence: str
+    """The one sentence that explains it (report/verdict_sentence.py)."""
+
+    def lines(self) -> list[str]:
+        """What `lapbias run` and `lapbias report` end with: the verdict, its sentence, then the path of REPORT.md."""
+        return [f"verdict: {self.label}", f"  {self.sentence}", f"report: {self.path}"]
+
+
 def write_report(config: RunConfig, layout: Layout) -> Path:
-    """Read results/*.csv (and the panel for the LAP figure); write .tex twins, figures and REPORT.md.
+    """results/REPORT.md written by report_with_verdict."""
+    return report_with_verdict(config, layout).path
+
+
+def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
+    """Read results/*.csv (and the panel for the LAP figure); write .tex twins, figures and REPORT.md; return its
+    path with the verdict and the sentence that explains it.
 
     The tables must come from one estimate run on the current panel (lapbias/stage.py); the report's own files
     are staged and moved in together, stamped with that run id."""
@@ -107,6 +129,7 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         power = _power(config, estimated_power, out, panel, tables["detection"])
         verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
                          config.estimate, tables["estimation_notes"])
+        sentence = explain(verdict, tables["detection"], config.estimate)
         tables["power"] = units.power(power, config)
         for name, caption in COEFFICIENT_TABLES.items():
             if name not in tables:
@@ -127,7 +150,7 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
             if "engine" in tables["detection"] else ""
         write_text(out.results / "REPORT.md", render(config, tables, verdict, engine or config.estimate.engine,
                                                      approximated) + "\n")
-    return layout.results / "REPORT.md"
+    return WrittenReport(layout.results / "REPORT.md", verdict.label, sentence)
 
 
 def _check_settings(config: RunConfig, record: dict | None, run_id: str | None) -> None:

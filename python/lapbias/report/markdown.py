@@ -91,6 +91,14 @@ def _release_gap(config: RunConfig) -> str:
             "between belong to neither sample, paper Table A.1)")
 
 
+def _target_dates(config: RunConfig) -> str:
+    if not config.data.target_date_from:
+        return ""
+    return (f" (target dates derived from the text dates: {config.study.horizon} after each text's news session on "
+            f"the {config.study.calendar} exchange calendar, a text after the close or on a closed day being news of "
+            "the next session)")
+
+
 def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str,
            approximated: str = "") -> str:
     """REPORT.md; `approximated` (approximation.recall_note) labels the report and each section."""
@@ -98,7 +106,8 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     lines = [
         "# Lookahead-bias test report", "",
         f"Model `{config.model.model_id}` ({config.model.backend} backend); training cutoff {config.study.cutoff} "
-        f"(pre-cutoff = target_date ≤ cutoff){_release_gap(config)}; horizon {config.study.horizon}; period fixed "
+        f"(pre-cutoff = target_date ≤ cutoff){_release_gap(config)}; horizon {config.study.horizon}"
+        f"{_target_dates(config)}; period fixed "
         f"effect by {config.study.frequency}; LAP measure in the regressions: `{config.estimate.lap_measure}`; "
         "high_lap by "
         f"{'pooled median' if config.panel.high_lap == 'pooled' else 'median of entity-mean LAP'} within each "

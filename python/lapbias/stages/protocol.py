@@ -221,11 +221,12 @@ def report(config, *, echo: Echo = print) -> Path:
 
 
 def _report(config, layout: Layout, log: Log) -> Path:
-    from ..report import write_report
+    """REPORT.md, then the verdict, the sentence that explains it and the report's path on the terminal."""
+    from ..report import report_with_verdict
 
-    path = write_report(config, layout)
-    log(f"report: {path}")
-    return path
+    written = report_with_verdict(config, layout)
+    log("\n".join(written.lines()))
+    return written.path
 
 
 def report_as_estimated(layout: Layout, log: Log) -> None:

@@ -7,27 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import LapbiasError
-from ..io import check_not_an_input, write_csv, write_text
+from ..io import check_not_an_input, write_csv
 
 
 def init(data: str | Path, output: str | Path | None = None, force: bool = False) -> list[str]:
-    """Write a commented starter config for a data file (column map guessed from its header, cutoff a TODO);
-    returns the lines to show the user."""
+    """Write a commented starter config for a data file (column map guessed from its header, each guess shown with
+    its column's type and first values; target dates from the horizon when there is no target-date column; the
+    cutoff a TODO); returns the lines to show the user."""
     from ..data import starter
 
-    target = Path(output or f"{Path(data).stem}.toml")
-    check_not_an_input(target, {"data file": data}, "--output")
-    if target.exists() and not force:
-        raise LapbiasError(f"{target} already exists; choose another --output or add --force to overwrite it")
-    columns = starter.header(data)
-    guessed = starter.guess_columns(columns)
-    write_text(target, starter.render(data, columns, guessed))
-    lines = [f"wrote {target} for {data}; column map (protocol column <- your column):"]
-    lines += [f"  {name:<12} <- {'NOT FOUND: name it in [data.columns]' if found is None else found}"
-              for name, found in guessed.items()]
-    lines.append(f"next: set [study] cutoff (the model's training cutoff) and check the [forecast] prompt in "
-                 f"{target}, then run `lapbias validate {target}`")
-    return lines
+    return starter.init(str(data), str(output) if output else None, force)
 
 
 def reghdfe(data: str | Path, y: str, x: list[str], absorb: list[str], vce: str | None, cluster: list[str],
