@@ -30,7 +30,7 @@ SAMPLE_SEED = 20240101
 MAX_SEED = 2**32 - 1
 """The largest seed numpy's generator behind pandas' sample accepts (0 .. 2^32 - 1)."""
 SOURCE_RECORD = "data_source.json"
-"""Beside input.parquet: the data file `validate` read and its sha256 (check_source)."""
+"""Beside input.parquet: the data file `validate` read and its sha256 (compared by freshness.source_unchanged)."""
 MISSING_TOKENS = {"", "na", "n/a", "nan", "null", "none", "."}
 """Cell values read as missing in dates and outcomes (CSV conventions, and Stata's "." for missing)."""
 
@@ -516,38 +516,3 @@ def read_source_record(layout: Layout) -> dict | None:
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     return record if isinstance(record, dict) else None
-
-
-def check_source(config: RunConfig, layout: Layout) -> None:
-    """The data file is the one `validate` read into data/derived/input.parquet (same sha256): a data file edited
-    or replaced since (a corrected outcome, rows dropped) would otherwise be panelled, estimated and reported from
-    the old rows by every later step run on its own. Nothing to compare when input.parquet was not written by
-    `validate` (no data_source.json: an older version, or stage files written through the Python API)."""
-    record_path = layout.derived_file(SOURCE_RECORD)
-    if not record_path.exists() or not config.data.path:
-        return
-    rerun = ("rerun `lapbias validate`, then the later steps (`lapbias run` does all of them, answering every "
-             "query already asked from the cache)")
-    try:
-        recorded = json.loads(record_path.read_text(encoding="utf-8"))
-        digest = str(recorded["sha256"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise StaleResultsError(f"{record_path} is damaged; {rerun}") from None
-    path = Path(config.data.path)
-    if not path.is_file():
-        raise StaleResultsError(f"[data] path = {config.data.path!r} does not exist (data/derived/input.parquet was "
-                                f"validated from {recorded.get('data')!r}); {rerun}")
-    if fingerprint(path) != digest:
-        was = "" if str(recorded.get("data")) == str(config.data.path) else f" (it validated {recorded.get('data')!r})"
-        raise StaleResultsError(f"{config.data.path} changed since `lapbias validate` read it{was}: "
-                                f"data/derived/input.parquet holds the rows validated then; {rerun}")
-    if recorded.get("target_dates") != target_date_settings(config) and ("target_dates" in recorded
-                                                                       or config.data.target_date_from):
-        raise StaleResultsError(f"the target-date settings changed since `lapbias validate` derived the target dates "
-                                f"(it used {json.dumps(recorded.get('target_dates'))}, this config "
-                                f"{json.dumps(target_date_settings(config))}: [data] target_date_from and "
-                                f"text_time_zone, [study] horizon and calendar): data/derived/input.parquet holds the dates derived then; {rerun}")
-    if "columns" in recorded and recorded["columns"] != config.data.columns:  # records of older versions lack it
-        raise StaleResultsError(f"[data.columns] changed since `lapbias validate` read the data file (it mapped "
-                                f"{json.dumps(recorded['columns'])}, this config {json.dumps(config.data.columns)}): "
-                                f"data/derived/input.parquet holds the columns mapped then; {rerun}")

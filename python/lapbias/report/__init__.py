@@ -9,13 +9,12 @@ import numpy as np
 import pandas as pd
 
 from ..approximation import recall_note
-from ..config import RunConfig, settings_difference, snapshot, study_settings
+from ..config import RunConfig
 from ..data.derived import shown
-from ..data.validate import validated_record
 from ..errors import LapbiasError
+from ..freshness import results_current
 from ..io import Layout, read_parquet, write_csv, write_text
-from ..stage import (RERUN_AFTER_VALIDATE, VALIDATED, StaleResultsError, check_manifest, check_run, manifest_files,
-                     new_run_id, read_run_record, staged_outputs)
+from ..stage import manifest_files, new_run_id, staged_outputs
 from .describe import write_descriptives
 from .figures import lap_histogram
 from .markdown import render
@@ -113,11 +112,7 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
         # estimate writes detection.csv without rows only with a "failed" note saying why (docs/contracts.md)
         raise ResultsFileError("results/detection.csv has no rows and results/estimation_notes.csv does not say why "
                                "(cut short or edited?); rerun `lapbias estimate`")
-    run_id = check_run(layout.results, tables, layout.root)
-    check_manifest(layout.results, "estimate", run_id)
-    record = read_run_record(layout.results)
-    _check_validated(layout, record, run_id)
-    _check_settings(config, record, run_id)
+    run_id = results_current(config, layout, tables)
     if tables.get("estimation_notes") is None or tables["estimation_notes"].empty:
         tables["estimation_notes"] = pd.DataFrame(columns=["model", "kind", "detail"])
     with staged_outputs(layout.results, "report", run_id or new_run_id()) as folder:
@@ -151,34 +146,6 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
         write_text(out.results / "REPORT.md", render(config, tables, verdict, engine or config.estimate.engine,
                                                      approximated) + "\n")
     return WrittenReport(layout.results / "REPORT.md", verdict.label, sentence)
-
-
-def _check_settings(config: RunConfig, record: dict | None, run_id: str | None) -> None:
-    """The config's study settings equal those results/run_config.json records for the estimate: a report written
-    under an edited config would label the old tables with the new settings (recall-LAP coefficients shown as Min-K%
-    x 10^4, an MDE computed at another alpha, another horizon or prompt in the text). StaleResultsError names the
-    first setting that differs. Nothing to compare when the tables were written through the Python API (no record)."""
-    if not record:
-        return
-    recorded, current = study_settings(record), study_settings(snapshot(config))
-    differ = [key for key in current if key not in recorded or recorded[key] != current[key]]
-    if differ:
-        raise StaleResultsError(f"results/ come from estimate run {run_id}, made with "
-                                f"{settings_difference(recorded, current, differ)}: rerun `lapbias estimate` with this "
-                                "config (then `lapbias report`), or report with the config that run used (its settings "
-                                "are in results/run_config.json)")
-
-
-def _check_validated(layout: Layout, record: dict | None, run_id: str | None) -> None:
-    """`validate` has not run again on another data file, mapping or --sample since the estimate (data_source.json
-    compared by content, less the data path's spelling). Nothing to compare without a record (older versions, the
-    Python API)."""
-    if not record or record.get(VALIDATED) is None:
-        return
-    if record[VALIDATED] != validated_record(layout):
-        raise StaleResultsError(f"`lapbias validate` ran again since estimate run {run_id} (data/derived/"
-                                f"data_source.json: another data file, [data.columns] mapping or --sample); "
-                                f"{RERUN_AFTER_VALIDATE}")
 
 
 def _detection_failed(notes: pd.DataFrame | None) -> bool:
