@@ -421,6 +421,8 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
         frame.insert(frame.columns.get_loc("text_date") + 1, "target_date", derivation.target)
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)
+    if derivation is not None:  # the text's day on the exchange's clock (target_dates: the day of its news)
+        frame["text_date"] = derivation.day.where(derivation.day.notna(), frame["text_date"])
     outcome_as_written = frame["outcome"].copy()
     frame["outcome"] = _parse_outcome(frame, problems)
     frame["row_id"] = _row_ids(frame, problems)
