@@ -245,3 +245,11 @@ def test_texts_wholly_outside_the_calendar_are_one_line(tmp_path, monkeypatch, c
     assert result.output.startswith(f"error: text_date: {len(dates)} date(s) on which the {calendar} calendar "
                                     "cannot count [study] horizon") and limit in result.output
     assert f"(example row 1: '{dates[0]}'" in result.output
+
+
+def test_a_horizon_of_zero_sessions_is_refused_saying_why():
+    """"0 trading days" is written as the message asked ("N trading days"): the refusal says N counts from 1 and
+    why (the news session's own return is not after the text)."""
+    with pytest.raises(ConfigError, match=r"^\[study\] horizon = \"0 trading days\" cannot be counted.*N of at least "
+                                          r"1.*a target date after the text"):
+        from_dict({"data": {"target_date_from": "text_date"}, "study": {"horizon": "0 trading days"}})
