@@ -253,3 +253,21 @@ def test_a_horizon_of_zero_sessions_is_refused_saying_why():
     with pytest.raises(ConfigError, match=r"^\[study\] horizon = \"0 trading days\" cannot be counted.*N of at least "
                                           r"1.*a target date after the text"):
         from_dict({"data": {"target_date_from": "text_date"}, "study": {"horizon": "0 trading days"}})
+
+
+def test_a_text_date_validate_cannot_read_is_one_error_not_also_a_missing_date(news):
+    """CRSP's 20240301: one line names the column, the rule and a row; the rows are not counted again as rows whose
+    dates are "missing" (they said "text_date missing, target_date missing" of a text_date 20240301). A row with
+    another fault is still named."""
+    root, config = news
+    (root / "news.csv").write_text("Firm,Date,Headline,Return next day\n"
+                                   "Apple Inc.,20240301,Apple beats estimates,0.8\n"
+                                   "Apple Inc.,20240304,Apple cuts jobs,-0.4\n"
+                                   "Boeing Co.,2024-09-03,Boeing strike ends,\n")
+    result = CliRunner().invoke(main, ["validate", str(config)])
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert lines[0] == "error: text_date: 2 value(s) are not dates in YYYY-MM-DD form, a full calendar date " \
+                       "(example row 1: '20240301')"
+    assert len(lines) == 2 and "missing" not in lines[0]
+    assert lines[1].startswith("error: 1 row would also be dropped: outcome must be numeric and non-missing")
