@@ -176,6 +176,11 @@ TIMING_CHECKS = [  # (id, CSV text, protocol column, CHECK fragment on its line 
      "text_date", "CHECK: the times of day are in column RPNA_TIME_UTC: the close rule sees only this date (each text "
                   "counts as before its close); join them into one column (2024-03-04 16:30:00.000) and set [data] "
                   "text_time_zone = \"UTC\""),
+    ("naive_times", "ticker,company,timestamp,headline,ret_next_day\nAAPL,Apple,2024-03-04 16:30:00,Apple x,0.01\n",
+     "text_date", "CHECK: times without an offset are read as New York time (the XNYS calendar's); if they are UTC "
+                  "or in another zone, set [data] text_time_zone (e.g. \"UTC\")"),
+    ("times_with_offsets", "ticker,company,timestamp,headline,ret_next_day\nAAPL,Apple,2024-03-04T21:30:00Z,A x,0.01\n",
+     "text_date", None),
     ("compustat_datadate_only", "gvkey,datadate,conm,tic,mdna,car_0_1\n012141,2023-12-31,MICROSOFT,MSFT,Cloud,0.02\n",
      "text_date", "CHECK: Compustat's datadate is the fiscal period's end, not the day the text was public (the "
                   "report date rdq is)"),

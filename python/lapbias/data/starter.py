@@ -88,10 +88,11 @@ HINTS = {
 def checks(guesses: dict[str, Guess], described: dict[str, Column], frame: pd.DataFrame, derive: bool
            ) -> dict[str, str]:
     """Protocol column -> what to check in its guess ("" = nothing): what validate will say of a wrong-looking column
-    (HINTS), and with target dates derived from the text date ([study] horizon = "1 trading day" as init writes it)
-    the timings that would pair a text with the return of another day: a same-period return as the outcome (CRSP's
-    RET is the return on `date`, not on the next session), times of day in a column of their own (RavenPack's
-    RPNA_TIME_UTC: the close rule then sees dates only) and Compustat's datadate (the fiscal period's end; rdq is when
+    (HINTS), and with target dates derived from the text date ([study] horizon = "1 trading day" and calendar =
+    "XNYS" as init writes them) the timings that would pair a text with the return of another day: a same-period
+    return as the outcome (CRSP's RET is the return on `date`, not on the next session), times of day in a column of
+    their own (RavenPack's RPNA_TIME_UTC: the close rule then sees dates only), times without an offset (read in New
+    York unless [data] text_time_zone says otherwise) and Compustat's datadate (the fiscal period's end; rdq is when
     the report was public)."""
     used = {g.column for g in guesses.values()}
     out = {}
@@ -113,11 +114,24 @@ def checks(guesses: dict[str, Guess], described: dict[str, Column], frame: pd.Da
             zone = " and set [data] text_time_zone = \"UTC\"" if "utc" in normal(time).split("_") else ""
             said.append(f"the times of day are in column {_shown_name(time)}: the close rule sees only this date "
                         f"(each text counts as before its close); join them into one column{example}{zone}")
+        if derive and name == "text_date" and kind == "date-time" and "utc" not in normal(found.column).split("_") \
+                and not _offsets(frame[found.column]):
+            said.append("times without an offset are read as New York time (the XNYS calendar's); if they are UTC or "
+                        "in another zone, set [data] text_time_zone (e.g. \"UTC\")")
         if name == "text_date" and normal(found.column) == "datadate":
             said.append("Compustat's datadate is the fiscal period's end, not the day the text was public (the report "
                         "date rdq is)")
         out[name] = "; ".join(said)
     return out
+
+
+def _offsets(values: pd.Series) -> bool:
+    """Every preview time carries its zone: a datetime column with a time zone, or text ending in Z or +-HH:MM."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return getattr(values.dt, "tz", None) is not None
+    text = values.dropna().astype(str).str.strip()
+    text = text[text != ""]
+    return bool(text.str.contains(r"(?:Z|[+-]\d{2}:?\d{2})$", regex=True).all())
 
 
 def _times_of_day(values: pd.Series) -> bool:
