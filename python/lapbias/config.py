@@ -355,7 +355,7 @@ class ForecastConfig(Section):
     @field_validator("labels", mode="before")
     @classmethod
     def _label_map(cls, labels: Any) -> Any:
-        """Keys are matched lower-cased, so keys differing only by case would collapse (issue 12, item 7)."""
+        """Keys are matched lower-cased, so keys differing only by case would collapse."""
         if not isinstance(labels, dict):
             return labels
         if not labels:

@@ -1,4 +1,4 @@
-"""Whole-study time and memory estimate for `lapbias run --dry-run CONFIG` (issue 17, item 3).
+"""Whole-study time and memory estimate for `lapbias run --dry-run CONFIG`.
 
 Nothing is asked of the study's rows and nothing is written under the run's folders. The estimate is
     seconds(stage) = tokens(stage) / rate(stage),
@@ -10,7 +10,7 @@ untimed warm-up), cached per machine, backend, model, precision, device and batc
 = the process's peak resident set (and GPU peak allocation) during the probe. The estimate stage is probed the
 same way: a few bootstrap draws and one detection regression on a synthetic panel of the study's size.
 
-The GPU line uses the H100 throughput recorded in benchmarks/RESULTS.md (issue 5), not this machine: prompt
+The GPU line uses the H100 throughput recorded in benchmarks/RESULTS.md, not this machine: prompt
 tokens/s of the transformers backend, bundled model (44,834 tokens/s) or an 8B-shaped bf16 model (25,233 tokens/s,
 scaled by parameters for other sizes). Generation on the GPU was not measured; forecast tokens are costed at the
 prompt-scoring rate, a lower bound of its time.
