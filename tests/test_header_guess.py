@@ -23,8 +23,15 @@ HEADER_SETS = [  # (name, "header|columns|as|written", "protocol column=header c
      "entity_id=permno; entity_name=comnam; ticker=ticker; text=headline; text_date=news_date; outcome=ret_lead1"),
     ("crsp_lagged_return", "PERMNO|DATE|TICKER|HEADLINE|RET_LAG1|RET",
      "entity_id=PERMNO; entity_name=PERMNO; ticker=TICKER; text=HEADLINE; text_date=DATE; outcome=RET"),
-    ("compustat_quarterly", "gvkey|datadate|fyearq|fqtr|conm|tic|cusip|rdq|epspxq|atq",
-     "entity_id=gvkey; entity_name=conm; ticker=tic; text_date=datadate"),
+    ("compustat_quarterly", "gvkey|datadate|fyearq|fqtr|conm|tic|cusip|rdq|epspxq|atq",  # rdq: the report date
+     "entity_id=gvkey; entity_name=conm; ticker=tic; text_date=rdq"),                   # datadate: the period end
+    ("compustat_mdna", "gvkey|datadate|conm|tic|mdna|car_0_1",
+     "entity_id=gvkey; entity_name=conm; ticker=tic; text=mdna; text_date=datadate; outcome=car_0_1"),
+    ("news_published_utc", "Firm|Symbol|Published (UTC)|Headline|Return next day",
+     "entity_id=Firm; entity_name=Firm; ticker=Symbol; text=Headline; text_date=Published (UTC); "
+     "outcome=Return next day"),
+    ("event_press_release", "PERMNO|Company|Event Date|Press Release|CAR[-1,+1]",
+     "entity_id=PERMNO; entity_name=Company; text=Press Release; text_date=Event Date; outcome=CAR[-1,+1]"),
     ("compustat_calls", "gvkey|conm|tic|rdq|car_0_1|transcript",
      "entity_id=gvkey; entity_name=conm; ticker=tic; text=transcript; text_date=rdq; outcome=car_0_1"),
     ("ravenpack", "TIMESTAMP_UTC|RP_STORY_ID|RP_ENTITY_ID|ENTITY_TYPE|ENTITY_NAME|HEADLINE|EVENT_SENTIMENT_SCORE|"

@@ -163,3 +163,51 @@ def test_a_wrong_looking_column_is_flagged_at_once(workdir):
     assert result.exit_code == 0, result.output
     values = tomllib.loads((workdir / "rp.toml").read_text())
     assert values["data"]["text_time_zone"] == "UTC" and values["data"]["target_date_from"] == "text_date"
+
+
+TIMING_CHECKS = [  # (id, CSV text, protocol column, CHECK fragment on its line or None: no CHECK on that line)
+    ("crsp_same_period_ret", "PERMNO,date,COMNAM,TICKER,headline,RET\n10107,2024-03-01,MICROSOFT,MSFT,MS beats,0.012\n",
+     "outcome", "CHECK: a same-period return? target dates are derived 1 trading session after each text's news "
+                "session: the outcome must be the return on that target date (RET led by the horizon)"),
+    ("crsp_lead_return", "permno,date,comnam,ticker,headline,ret,ret_lead1\n10107,2024-03-01,MICROSOFT,MSFT,x,0.1,0.2\n",
+     "outcome", None),
+    ("ravenpack_time_column", "RPNA_DATE_UTC,RPNA_TIME_UTC,RP_ENTITY_ID,ENTITY_NAME,HEADLINE,ret_next_day\n"
+                              "2024-03-04,16:30:00.000,228D42,Apple Inc.,Apple after the bell,0.01\n",
+     "text_date", "CHECK: the times of day are in column RPNA_TIME_UTC: the close rule sees only this date (each text "
+                  "counts as before its close); join them into one column (2024-03-04 16:30:00.000) and set [data] "
+                  "text_time_zone = \"UTC\""),
+    ("naive_times", "ticker,company,timestamp,headline,ret_next_day\nAAPL,Apple,2024-03-04 16:30:00,Apple x,0.01\n",
+     "text_date", "CHECK: times without an offset are read as New York time (the XNYS calendar's); if they are UTC "
+                  "or in another zone, set [data] text_time_zone (e.g. \"UTC\")"),
+    ("times_with_offsets", "ticker,company,timestamp,headline,ret_next_day\nAAPL,Apple,2024-03-04T21:30:00Z,A x,0.01\n",
+     "text_date", None),
+    ("compustat_datadate_only", "gvkey,datadate,conm,tic,mdna,car_0_1\n012141,2023-12-31,MICROSOFT,MSFT,Cloud,0.02\n",
+     "text_date", "CHECK: Compustat's datadate is the fiscal period's end, not the day the text was public (the "
+                  "report date rdq is)"),
+]
+
+
+@pytest.mark.parametrize("name, csv, column, check", TIMING_CHECKS, ids=[c[0] for c in TIMING_CHECKS])
+def test_a_timing_the_derived_target_dates_would_get_wrong_is_flagged(workdir, name, csv, column, check):
+    """With target dates derived from the text date, a same-period return (CRSP's RET on `date`), a time of day
+    kept in its own column (RavenPack's RPNA_TIME_UTC) or Compustat's fiscal period end would pair each text with a
+    return of the wrong day; init says so on the column's line and in the config."""
+    (workdir / f"{name}.csv").write_text(csv)
+    result = CliRunner().invoke(main, ["init", f"{name}.csv"])
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith(f"  {column:<12} <- ")]
+    text = (workdir / f"{name}.toml").read_text()
+    if check is None:
+        assert "CHECK" not in line
+    else:
+        assert check in line
+        assert check.removeprefix("CHECK: ") in text
+
+
+def test_a_file_without_a_date_column_says_how_target_dates_can_be_derived(workdir):
+    """No text-date column found: the target_date line names target_date_from besides a column."""
+    (workdir / "notes.csv").write_text("Firm,When,Headline,Return next day\nApple,2024-03-01,Apple beats,0.8\n")
+    result = CliRunner().invoke(main, ["init", "notes.csv"])
+    assert result.exit_code == 0, result.output
+    assert "  target_date  <- NOT FOUND (required): name your column in [data.columns], or derive it from text_date " \
+           "with [data] target_date_from = \"text_date\"" in result.output

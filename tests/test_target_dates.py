@@ -193,3 +193,81 @@ def test_without_target_date_from_the_target_date_column_is_required(news):
         validate_file(root / "news.csv", from_dict({"data": {"columns": {
             "entity_id": "Firm", "entity_name": "Firm", "text": "Headline", "text_date": "Date",
             "outcome": "Return next day"}}}))
+
+
+@pytest.mark.parametrize("zone", ["", "UTC", "Asia/Tokyo", "America/Los_Angeles"])
+def test_a_date_without_a_time_is_a_day_of_the_exchange_whatever_the_text_time_zone(zone):
+    """[data] text_time_zone places times written without an offset; a date alone names a day of the exchange (it
+    counts as before that day's close): midnight in Tokyo is 10:00 of the previous day in New York, which made a
+    Tuesday's text news of Monday and its target date the text's own day."""
+    study = from_dict({"data": {"target_date_from": "text_date"}}).study
+    derivation = derive(pd.Series(["2024-03-04", "2024-03-05", "2024-03-02"]), study, ROW, zone)
+    assert [f"{d:%m-%d}" for d in derivation.target] == ["03-05", "03-06", "03-05"]
+    assert list(derivation.case) == ["before_close", "before_close", "closed_day"]
+
+
+def test_a_text_dated_a_day_ahead_of_the_exchange_keeps_its_row(tmp_path):
+    """02:00 in Tokyo on the 5th is 12:00 in New York on the 4th: news of Monday's session, target Tuesday. text_date
+    is the text's day on the exchange's clock (Monday), so the row keeps target_date > text_date (it was dropped as a
+    target date not after its text date, the 5th as written)."""
+    (tmp_path / "news.csv").write_text(
+        "Firm,Date,Headline,Return next day\n"
+        "Apple Inc.,2024-03-05T02:00:00+09:00,Apple in Tokyo,0.8\n"         # 12:00 Monday in New York
+        "Apple Inc.,2024-03-05T07:00:00+09:00,Apple after the bell,-0.4\n"  # 17:00 Monday: news of Tuesday
+        "Apple Inc.,2024-03-05T01:30:00Z,Apple late,0.3\n"                  # 20:30 Monday: news of Tuesday
+        "Apple Inc.,2024-03-05,Apple Tuesday,0.1\n")
+    config = from_dict({"data": {"path": str(tmp_path / "news.csv"), "target_date_from": "text_date", "columns": {
+        "entity_id": "Firm", "entity_name": "Firm", "text": "Headline", "text_date": "Date",
+        "outcome": "Return next day"}}})
+    result = validate_file(tmp_path / "news.csv", config)
+    assert result.dropped.empty, result.messages()
+    assert [f"{d:%m-%d}" for d in result.frame["text_date"]] == ["03-04", "03-04", "03-04", "03-05"]
+    assert [f"{d:%m-%d}" for d in result.frame["target_date"]] == ["03-05", "03-06", "03-06", "03-06"]
+    assert "text_date '2024-03-05T02:00:00+09:00' (before the close, news session Mon 2024-03-04)" in \
+        "\n".join(result.notes)
+
+
+@pytest.mark.parametrize("calendar, dates, limit", [
+    ("XTKS", ["1990-01-04", "1991-05-01"], "before the first session it records (1997-01-06)"),
+    ("XHKG", ["2060-01-04"], "past the last session it records (2049-12-31)"),
+    ("XNYS", ["2262-04-10"], "past the last session it records (2262-04-10)"),
+], ids=["before_XTKS", "after_XHKG", "after_pandas"])
+def test_texts_wholly_outside_the_calendar_are_one_line(tmp_path, monkeypatch, calendar, dates, limit):
+    """Every text before the years a calendar records (the TSE's from 1997), after them (the HKEX's to 2049) or past
+    the last day pandas holds: a one-line error naming a row (it was an unexpected ValueError or
+    OutOfBoundsDatetime, reported as a bug)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "news.csv").write_text("Firm,Date,Headline,Return next day\n" + "".join(
+        f"Toyota,{d},Toyota news {i},0.1\n" for i, d in enumerate(dates)))
+    (tmp_path / "news.toml").write_text(CONFIG.format(root=tmp_path) + f'calendar = "{calendar}"\n')
+    result = CliRunner().invoke(main, ["validate", str(tmp_path / "news.toml")])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith(f"error: text_date: {len(dates)} date(s) on which the {calendar} calendar "
+                                    "cannot count [study] horizon") and limit in result.output
+    assert f"(example row 1: '{dates[0]}'" in result.output
+
+
+def test_a_horizon_of_zero_sessions_is_refused_saying_why():
+    """"0 trading days" is written as the message asked ("N trading days"): the refusal says N counts from 1 and
+    why (the news session's own return is not after the text)."""
+    with pytest.raises(ConfigError, match=r"^\[study\] horizon = \"0 trading days\" cannot be counted.*N of at least "
+                                          r"1.*a target date after the text"):
+        from_dict({"data": {"target_date_from": "text_date"}, "study": {"horizon": "0 trading days"}})
+
+
+def test_a_text_date_validate_cannot_read_is_one_error_not_also_a_missing_date(news):
+    """CRSP's 20240301: one line names the column, the rule and a row; the rows are not counted again as rows whose
+    dates are "missing" (they said "text_date missing, target_date missing" of a text_date 20240301). A row with
+    another fault is still named."""
+    root, config = news
+    (root / "news.csv").write_text("Firm,Date,Headline,Return next day\n"
+                                   "Apple Inc.,20240301,Apple beats estimates,0.8\n"
+                                   "Apple Inc.,20240304,Apple cuts jobs,-0.4\n"
+                                   "Boeing Co.,2024-09-03,Boeing strike ends,\n")
+    result = CliRunner().invoke(main, ["validate", str(config)])
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert lines[0] == "error: text_date: 2 value(s) are not dates in YYYY-MM-DD form, a full calendar date " \
+                       "(example row 1: '20240301')"
+    assert len(lines) == 2 and "missing" not in lines[0]
+    assert lines[1].startswith("error: 1 row would also be dropped: outcome must be numeric and non-missing")

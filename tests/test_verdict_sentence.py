@@ -21,6 +21,9 @@ OMITTED = pd.DataFrame([row("pre", "mu_hat", 0.1, 1.0, 0.3),
 NO_P = pd.DataFrame([row("pre", "mu_hat", 0.1, 1.0, 0.3),
                      {"model": "pre", "term": BETA3, "coef": 0.4, "t": NAN, "p": NAN, "p_one_sided": NAN}])
 
+NEGATIVE_B1 = {**POWERED, "mde_share": NAN, "b1_standalone": -0.5}
+NO_B1 = {**POWERED, "mde_share": NAN, "b1_standalone": NAN}
+
 BRANCHES = [  # (detection, validation, placebo, power, label, fragment of the sentence)
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, CONTAMINATION,
      "beta_3 > 0 before the training cutoff (one-sided p = 0.0020), the recall of high-LAP rows predicts"),
@@ -47,14 +50,21 @@ BRANCHES = [  # (detection, validation, placebo, power, label, fragment of the s
     (pd.DataFrame(), None, None, None, UNDERPOWERED, "the detection regression could not be estimated"),
     (OMITTED, None, None, None, UNDERPOWERED, "beta_3 is not identified"),
     (NO_P, validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, MIXED, "beta_3 has no standard error"),
+    # no share to compare with 37%: the verdict says "minimum detectable share undefined" (the sentence said "above
+    # 37% of the LLM's own effect")
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), NEGATIVE_B1, UNDERPOWERED,
+     "the LLM's forecasts have no positive effect of their own (standalone b1 = -0.5), so no contamination share"),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), NO_B1, UNDERPOWERED,
+     "the LLM's own effect (standalone b1) could not be estimated, so no contamination share"),
 ]
 
 
 @pytest.mark.parametrize("det, val, plc, power, label, fragment", BRANCHES)
 def test_every_branch_of_the_rule_has_its_sentence(det, val, plc, power, label, fragment):
     verdict = decide(det, val, plc, power, EstimateConfig())
-    sentence = explain(verdict, det, EstimateConfig())
+    sentence = explain(verdict, det, EstimateConfig(), power)
     assert verdict.label == label and fragment in sentence, (verdict.label, verdict.failed, sentence)
+    assert ("37%" in sentence) == (label == NO_EVIDENCE or "above 37%" in fragment)
     assert sentence != SEE_REPORT and sentence.endswith(".") and sentence.count(". ") == 0 and "nan" not in sentence
 
 

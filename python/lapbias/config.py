@@ -355,7 +355,7 @@ class ForecastConfig(Section):
     @field_validator("labels", mode="before")
     @classmethod
     def _label_map(cls, labels: Any) -> Any:
-        """Keys are matched lower-cased, so keys differing only by case would collapse (issue 12, item 7)."""
+        """Keys are matched lower-cased, so keys differing only by case would collapse."""
         if not isinstance(labels, dict):
             return labels
         if not labels:
@@ -504,8 +504,9 @@ class RunConfig(Section):
             raise ConfigError(f"[study] horizon = {toml_value(self.study.horizon)} cannot be counted on the "
                               f"{self.study.calendar} calendar, which [data] target_date_from = "
                               f"{toml_value(self.data.target_date_from)} derives target dates on: write it as "
-                              "\"N trading days\" (e.g. \"1 trading day\", \"5 trading days\"), or give the target "
-                              "dates as a column and drop target_date_from")
+                              "\"N trading days\" with N of at least 1, a target date after the text (e.g. \"1 "
+                              "trading day\", \"5 trading days\"), or give the target dates as a column and drop "
+                              "target_date_from")
         return self
 
     def replace(self, **sections: Any) -> "RunConfig":

@@ -1,4 +1,4 @@
-"""Whole-study time and memory estimate for `lapbias run --dry-run CONFIG` (issue 17, item 3).
+"""Whole-study time and memory estimate for `lapbias run --dry-run CONFIG`.
 
 Nothing is asked of the study's rows and nothing is written under the run's folders. The estimate is
     seconds(stage) = tokens(stage) / rate(stage),
@@ -10,7 +10,7 @@ untimed warm-up), cached per machine, backend, model, precision, device and batc
 = the process's peak resident set (and GPU peak allocation) during the probe. The estimate stage is probed the
 same way: a few bootstrap draws and one detection regression on a synthetic panel of the study's size.
 
-The GPU line uses the H100 throughput recorded in benchmarks/RESULTS.md (issue 5), not this machine: prompt
+The GPU line uses the H100 throughput recorded in benchmarks/RESULTS.md, not this machine: prompt
 tokens/s of the transformers backend, bundled model (44,834 tokens/s) or an 8B-shaped bf16 model (25,233 tokens/s,
 scaled by parameters for other sizes). Generation on the GPU was not measured; forecast tokens are costed at the
 prompt-scoring rate, a lower bound of its time.
@@ -141,21 +141,22 @@ def probe_rates(backend, config: RunConfig, queries: dict[str, list], probe: int
 def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int]:
     """(regressions, bootstrap draws) the Python engine's `estimate` runs on the validated rows `frame`: on each
     sample with rows (pre-cutoff; post-cutoff, target dates split as `panel` splits them), the three validation
-    regressions and the detection regression (protocol Steps 3-5) and paper Table V's two columns; on the pre-cutoff
-    sample paper Table II's two columns, Table III's two when the [estimate] moderator column exists, Table IV's two
-    with p(w_N+1) and two more with a stated confidence ([forecast] confidence_regex); [estimate] bootstrap_reps
-    draws when both samples have rows (paper Figure III). Without a cutoff, both samples are counted."""
+    regressions and the detection regression (protocol Steps 3-5) and paper Table V's two columns; on a pre-cutoff
+    sample with rows the power's standalone regression (estimate/power.py), paper Table II's two columns, Table III's
+    two when the [estimate] moderator column exists, Table IV's two with p(w_N+1) and two more with a stated confidence
+    ([forecast] confidence_regex); when both samples have rows and [estimate] bootstrap_reps > 0, the bootstrap's
+    in-sample beta_3 and its draws (paper Figure III). Without a cutoff, both samples are counted."""
     from .panel import split
 
     if config.study.cutoff:
         post = split(frame["target_date"], config)[1]
-        samples = int((post == 0).any()) + int((post == 1).any())
-        both = samples == 2
+        pre_rows, post_rows = bool((post == 0).any()), bool((post == 1).any())
     else:
-        samples, both = 2, True
-    pre_only = 2 + 2 * (config.estimate.moderator in frame.columns) + 2 + 2 * bool(config.forecast.confidence_regex)
-    regressions = samples * (4 + 2) + pre_only
-    return regressions, config.estimate.bootstrap_reps if both else 0
+        pre_rows = post_rows = True
+    reps = config.estimate.bootstrap_reps if pre_rows and post_rows else 0
+    pre_only = 1 + 2 + 2 * (config.estimate.moderator in frame.columns) + 2 + 2 * bool(config.forecast.confidence_regex)
+    regressions = (pre_rows + post_rows) * (4 + 2) + pre_rows * pre_only + (reps > 0)
+    return regressions, reps
 
 
 def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
@@ -188,7 +189,8 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
         pairs_bootstrap(panel, 0.0, B=draws, block=4, progress=False)
         per_draw = (time.perf_counter() - start) / draws
     seconds = regressions * fit + per_draw * reps
-    measured = f" (measured on {draws} in {threads} threads)" if reps else " (no bootstrap: one sample has no rows)"
+    why_none = "[estimate] bootstrap_reps = 0" if config.estimate.bootstrap_reps <= 0 else "one sample has no rows"
+    measured = f" (measured on {draws} in {threads} threads)" if reps else f" (no bootstrap: {why_none})"
     basis = f"{regressions} regressions at {fit:.2f} s{'' if fit_ok else ' (synthetic fit failed)'} + {reps:,} " \
             f"bootstrap draws at {per_draw * 1e3:.2f} ms{measured}"
     return StageCost("estimate", 0, seconds, 1.0, _peak_gb(), basis,

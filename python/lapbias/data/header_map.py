@@ -26,10 +26,10 @@ EXACT = {
     "target_date": ("target_date", "outcome_date", "realization_date", "realized_date", "return_date", "ret_date",
                     "next_date", "next_trading_day", "target", "eval_date", "evaluation_date", "date_t1",
                     "resolution_date"),
-    "text_date": ("text_date", "date", "datadate", "pub_date", "publish_date", "publication_date", "published",
+    "text_date": ("text_date", "date", "rdq", "datadate", "pub_date", "publish_date", "publication_date", "published",
                   "published_at", "published_date", "publishdate", "timestamp", "timestamp_utc", "datetime", "time",
                   "date_time", "news_date", "headline_date", "story_date", "article_date", "event_date",
-                  "announcement_date", "anndats", "ann_date", "anndate", "rdq", "filing_date", "fdate", "filedate",
+                  "announcement_date", "anndats", "ann_date", "anndate", "filing_date", "fdate", "filedate",
                   "call_date", "version_created", "versioncreated", "created_at", "created", "trade_date",
                   "trading_date"),
     "ticker": ("ticker", "tic", "symbol", "tsymbol", "ticker_symbol", "stock_symbol", "stock", "tickers", "sym",
@@ -43,19 +43,23 @@ EXACT = {
                     "country_name", "company", "firm", "issuer", "corporation", "security", "country"),
     "text": ("text", "headline", "headlines", "title", "article_title", "news", "article", "body", "content",
              "sentence", "story", "summary", "abstract", "tweet", "message", "snippet", "transcript", "description",
-             "statement", "full_text", "news_text", "headline_text", "lsa_summary"),
+             "statement", "full_text", "news_text", "headline_text", "lsa_summary", "press_release", "mdna", "mda",
+             "md_a"),
 }
 """Protocol column -> header names (normal form) that are it, most likely first. A plain same-period return (ret,
 RET, retx, return) is an outcome by its words, below any name that says it is forward-looking (ret_lead1,
 "Return next day"): a file often holds both."""
 
 RETURN_WORDS = {"ret", "return", "returns", "retx", "car", "bhar", "abret", "exret", "xret", "ar", "rets"}
+PLAIN_RETURN_WORDS = {"ret", "return", "returns", "retx", "rets"}
+"""A return over a period (CRSP's RET on `date`), as opposed to an event window (car, bhar, abnormal)."""
 FORWARD_WORDS = {"next", "fwd", "forward", "future", "lead", "ahead", "t1", "tp1", "f1", "1d", "subsequent"}
 CHANGE_WORDS = {"growth", "change", "chg", "move", "direction", "surprise"}
 """An outcome other than a return (a country's GDP growth, a rate change) when a forward word comes with it."""
 BACKWARD_WORDS = {"lag", "lagged", "prev", "previous", "past", "prior"}
 MARKET_WORDS = {"mkt", "market", "index", "benchmark", "sp500", "rf", "riskfree"}
-DATE_WORDS = {"date", "dates", "datetime", "timestamp", "time", "dt", "datadate", "pubdate", "day_date"}
+DATE_WORDS = {"date", "dates", "datetime", "timestamp", "time", "dt", "datadate", "pubdate", "day_date", "published",
+              "posted"}
 TARGET_WORDS = {"target", "outcome", "realization", "realized", "return", "ret", "next", "fwd", "forward", "future",
                 "lead", "end", "exit", "resolution", "eval"}
 TEXT_WORDS = {"text", "headline", "headlines", "title", "article", "news", "body", "content", "story", "summary",
@@ -117,6 +121,13 @@ def _score(protocol: str, header: str) -> int | None:
     if form in EXACT[protocol]:
         return 1000 - EXACT[protocol].index(form)
     return _word_score(protocol, words(form))
+
+
+def same_period_return(header: str) -> bool:
+    """A header naming a plain return with no forward word (RET, retx, "Return"; not ret_lead1, "Return next day",
+    car_0_1): the return of the period its row is dated by, in CRSP's files the return on `date`."""
+    said = words(normal(header))
+    return bool(said & PLAIN_RETURN_WORDS) and not said & (FORWARD_WORDS | {"car", "bhar", "abret", "abnormal"})
 
 
 def guess(columns: list[str]) -> dict[str, Guess]:

@@ -21,7 +21,7 @@ import pandas as pd
 from ..config import BUNDLED_MODEL, PROTOCOL_COLUMNS, toml_value
 from ..errors import InputDataError, LapbiasError
 from ..io import check_not_an_input, write_text
-from .header_map import Guess, guess, normal
+from .header_map import Guess, guess, normal, same_period_return
 from .schema import REQUIRED
 from .validate import ISO_DATE, read_user_table
 
@@ -32,6 +32,8 @@ SHOWN_VALUES = 3
 SHOWN_CHARS = 28
 DATE_ONLY = r"^\d{4}-\d{2}-\d{2}$"
 YYYYMMDD = r"^(18|19|20|21)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$"
+TIME_OF_DAY = r"^([01]?\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?$"
+"""A time of day without a date (RavenPack's RPNA_TIME_UTC "16:30:00.000")."""
 PROMPT = ("Headline about {entity_name}{ticker} on {text_date}: {text}\n"
           "Will the stock price go up or down on the next trading day? Answer with one word: up or down.")
 """The starter forecast prompt (" ({ticker})" only when the file has a ticker column): to be replaced by the user's
@@ -83,6 +85,61 @@ HINTS = {
 }
 
 
+def checks(guesses: dict[str, Guess], described: dict[str, Column], frame: pd.DataFrame, derive: bool
+           ) -> dict[str, str]:
+    """Protocol column -> what to check in its guess ("" = nothing): what validate will say of a wrong-looking column
+    (HINTS), and with target dates derived from the text date ([study] horizon = "1 trading day" and calendar =
+    "XNYS" as init writes them) the timings that would pair a text with the return of another day: a same-period
+    return as the outcome (CRSP's RET is the return on `date`, not on the next session), times of day in a column of
+    their own (RavenPack's RPNA_TIME_UTC: the close rule then sees dates only), times without an offset (read in New
+    York unless [data] text_time_zone says otherwise) and Compustat's datadate (the fiscal period's end; rdq is when
+    the report was public)."""
+    used = {g.column for g in guesses.values()}
+    out = {}
+    for name, found in guesses.items():
+        if found.column is None:
+            out[name] = ""
+            continue
+        kind = described[found.column].kind
+        said = [HINTS[(name, kind)]] if (name, kind) in HINTS else []
+        if derive and name == "outcome" and same_period_return(found.column):
+            said.append("a same-period return? target dates are derived 1 trading session after each text's news "
+                        "session: the outcome must be the return on that target date "
+                        f"({_shown_name(found.column)} led by the horizon)")
+        time = next((c for c in frame.columns if c not in used and _times_of_day(frame[c])), None)
+        if derive and name == "text_date" and kind == "date" and time is not None:
+            pairs = frame[[found.column, time]].dropna().astype(str).apply(lambda c: c.str.strip())
+            pairs = pairs[(pairs != "").all(axis=1)]
+            example = f" ({pairs.iloc[0, 0]} {pairs.iloc[0, 1]})" if len(pairs) else ""
+            zone = " and set [data] text_time_zone = \"UTC\"" if "utc" in normal(time).split("_") else ""
+            said.append(f"the times of day are in column {_shown_name(time)}: the close rule sees only this date "
+                        f"(each text counts as before its close); join them into one column{example}{zone}")
+        if derive and name == "text_date" and kind == "date-time" and "utc" not in normal(found.column).split("_") \
+                and not _offsets(frame[found.column]):
+            said.append("times without an offset are read as New York time (the XNYS calendar's); if they are UTC or "
+                        "in another zone, set [data] text_time_zone (e.g. \"UTC\")")
+        if name == "text_date" and normal(found.column) == "datadate":
+            said.append("Compustat's datadate is the fiscal period's end, not the day the text was public (the report "
+                        "date rdq is)")
+        out[name] = "; ".join(said)
+    return out
+
+
+def _offsets(values: pd.Series) -> bool:
+    """Every preview time carries its zone: a datetime column with a time zone, or text ending in Z or +-HH:MM."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return getattr(values.dt, "tz", None) is not None
+    text = values.dropna().astype(str).str.strip()
+    text = text[text != ""]
+    return bool(text.str.contains(r"(?:Z|[+-]\d{2}:?\d{2})$", regex=True).all())
+
+
+def _times_of_day(values: pd.Series) -> bool:
+    text = values.dropna().astype(str).str.strip()
+    text = text[text != ""]
+    return not text.empty and bool(text.str.match(TIME_OF_DAY).all())
+
+
 def _cell(value, kind: str) -> str:
     """A preview value: text in double quotes (cut at SHOWN_CHARS, line breaks escaped), numbers and dates plain."""
     if isinstance(value, str) and kind not in ("text", "empty", "true/false"):
@@ -123,10 +180,11 @@ def build(data_path: str, target: Path) -> Starter:
     derive = guesses["target_date"].column is None and guesses["text_date"].column is not None
     utc = derive and "utc" in normal(guesses["text_date"].column).split("_") \
         and described[guesses["text_date"].column].kind == "date-time"
-    text = render(data_path, columns, guesses, described, derive, utc)
+    check = checks(guesses, described, table.frame, derive)
+    text = render(data_path, columns, guesses, described, derive, utc, check)
     lines = [f"wrote {target} for {data_path}; column map (protocol column <- your column: its type, first values):"]
     for name, found in guesses.items():
-        lines.append(f"  {name:<12} <- {_mapping_line(name, found, described, derive)}")
+        lines.append(f"  {name:<12} <- {_mapping_line(name, found, described, derive, check[name])}")
     lines += table.notes()
     missing = [name for name, found in guesses.items() if found.column is None and name in REQUIRED
                and not (name == "target_date" and derive)]
@@ -136,7 +194,7 @@ def build(data_path: str, target: Path) -> Starter:
     return Starter(text, lines)
 
 
-def _mapping_line(name: str, found: Guess, described: dict[str, Column], derive: bool) -> str:
+def _mapping_line(name: str, found: Guess, described: dict[str, Column], derive: bool, hint: str) -> str:
     if found.column is None:
         if name == "target_date" and derive:
             return ("(derived from text_date: [study] horizon on the [study] calendar, [data] target_date_from = "
@@ -145,9 +203,11 @@ def _mapping_line(name: str, found: Guess, described: dict[str, Column], derive:
             return "(none: made from each row's content)"
         if name == "ticker":
             return "(none, optional: the recall query names the entity by entity_name)"
+        if name == "target_date":
+            return ("NOT FOUND (required): name your column in [data.columns], or derive it from text_date with "
+                    "[data] target_date_from = \"text_date\"")
         return "NOT FOUND (required): name your column in [data.columns]"
     column = described[found.column]
-    hint = HINTS.get((name, column.kind))
     said = f"; {found.note}" if found.note else ""
     return (f"{_shown_name(found.column)}: {column.kind}, {column.values or 'no values'}{said}"
             f"{f'  CHECK: {hint}' if hint else ''}")
@@ -159,11 +219,13 @@ def _shown_name(column: str) -> str:
 
 
 def render(data_path: str, columns: list[str], guesses: dict[str, Guess], described: dict[str, Column],
-           derive: bool, utc: bool) -> str:
+           derive: bool, utc: bool, check: dict[str, str]) -> str:
     """The starter TOML: [data] path, column map and target dates, the cutoff TODO, the main options with defaults."""
     mapping = []
     for name in PROTOCOL_COLUMNS:
         found = guesses[name]
+        if check.get(name):
+            mapping.append(f"# CHECK {name}: {_comment(check[name])}")
         if found.column is None:
             if name == "target_date" and derive:
                 mapping.append("# target_date: derived from text_date ([data] target_date_from above)")
@@ -171,8 +233,10 @@ def render(data_path: str, columns: list[str], guesses: dict[str, Guess], descri
                 made = "; made from each row's content" if name == "row_id" else ""
                 mapping.append(f"# {name}: no column found (optional{made})")
             else:
+                derivable = (" (or, with a text_date column, set [data] target_date_from = \"text_date\")"
+                             if name == "target_date" else "")
                 mapping.append(f"# {name} = \"...\"   # TODO (required): no header column looks like {name}; name "
-                               "yours")
+                               f"yours{derivable}")
         elif found.column == name:
             mapping.append(f"# {name}: found as is")
         else:

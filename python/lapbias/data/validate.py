@@ -414,6 +414,7 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
                             f"{_label(frame, first)}: {frame[column][first]!r}); store the column as strings")
         frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
     text_date_as_written = frame["text_date"].copy()
+    written = {column: frame[column].copy() for column in schema.DATES if column in frame.columns}
     derivation = None
     if config.data.target_date_from:
         derivation = target_dates.derive(frame["text_date"], config.study, lambda index: _label(frame, index),
@@ -421,6 +422,8 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
         frame.insert(frame.columns.get_loc("text_date") + 1, "target_date", derivation.target)
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)
+    if derivation is not None:  # the text's day on the exchange's clock (target_dates: the day of its news)
+        frame["text_date"] = derivation.day.where(derivation.day.notna(), frame["text_date"])
     outcome_as_written = frame["outcome"].copy()
     frame["outcome"] = _parse_outcome(frame, problems)
     frame["row_id"] = _row_ids(frame, problems)
@@ -429,8 +432,14 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
         frame[moderator] = _parse_moderator(frame, moderator, problems)
     remaining, dropped = _apply_drop_rules(frame, outcome_as_written)
     if problems:
+        # rows with a value an error already names (a date or outcome that cannot be read) are not counted again
+        # as rows whose value is missing
+        unread = frame["outcome"].isna() & ~_is_missing(outcome_as_written)
+        for column, values in written.items():
+            unread |= frame[column].isna() & ~_is_missing(values)
+        rest = _apply_drop_rules(frame[~unread], outcome_as_written)[1]
         also = [f"{r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "
-                f"(example row_id {r.example_row_id}: {r.example})" for r in dropped.itertuples()]
+                f"(example row_id {r.example_row_id}: {r.example})" for r in rest.itertuples()]
         raise InputDataError("\n".join(problems + also))
     kept = frame.loc[remaining].reset_index(drop=True)
     if kept.empty:

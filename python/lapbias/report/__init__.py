@@ -124,7 +124,7 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
         power = _power(config, estimated_power, out, panel, tables["detection"])
         verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
                          config.estimate, tables["estimation_notes"])
-        sentence = explain(verdict, tables["detection"], config.estimate)
+        sentence = explain(verdict, tables["detection"], config.estimate, power)
         tables["power"] = units.power(power, config)
         for name, caption in COEFFICIENT_TABLES.items():
             if name not in tables:

@@ -1,12 +1,16 @@
 """The one sentence that explains the verdict, printed under it at the end of `lapbias run` and `lapbias report`.
 
 REPORT.md's section 6 gives the verdict paragraph (report/verdict.py); the terminal gets the label and this one
-sentence, made from what the paragraph is made of: the label, the parts of the rule that failed (Verdict.failed)
-and the pre-cutoff beta_3 and its one-sided p (results/detection.csv). A label or failure this module does not know
-(a rule added to verdict.py later) points to section 6 instead of guessing.
+sentence, made from what the paragraph is made of: the label, the parts of the rule that failed (Verdict.failed),
+the pre-cutoff beta_3 and its one-sided p (results/detection.csv) and, for a test without power, the minimum
+detectable share or why there is none (results/power.csv: no share when the standalone LLM effect b1 is not
+positive). A label or failure this module does not know (a rule added to verdict.py later) points to section 6
+instead of guessing.
 """
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
@@ -16,8 +20,10 @@ from .verdict import BETA3, CONTAMINATION, MIXED, NO_EVIDENCE, UNDERPOWERED, Ver
 SEE_REPORT = "section 6 of REPORT.md gives the reasons."
 
 
-def explain(verdict: Verdict, detection: pd.DataFrame | None, thresholds: EstimateConfig) -> str:
-    """One sentence: why the pre-cutoff beta_3 test ended in `verdict` (module docstring)."""
+def explain(verdict: Verdict, detection: pd.DataFrame | None, thresholds: EstimateConfig,
+            power: pd.DataFrame | dict | None = None) -> str:
+    """One sentence: why the pre-cutoff beta_3 test ended in `verdict` (module docstring); `power` is what
+    verdict.decide read (results/power.csv as a table or {quantity: value})."""
     row = term_row(detection, "pre", BETA3)
     estimated = row is not None and pd.notna(row["coef"]) and pd.notna(row["p_one_sided"])
     p = f"one-sided p = {row['p_one_sided']:.4f}" if estimated else ""
@@ -41,8 +47,16 @@ def explain(verdict: Verdict, detection: pd.DataFrame | None, thresholds: Estima
             return (f"{null}, but nothing shows that the model recalls these outcomes (the high-LAP recall does not "
                     "predict them), so the test has little power.")
         if "power" in failed and estimated:
-            return (f"{null}, but its minimum detectable effect is above {thresholds.max_mde_share:.0%} of the LLM's "
-                    "own effect, so a contamination of consequence could be missed.")
+            if isinstance(power, pd.DataFrame):
+                power = dict(zip(power["quantity"], power["value"].astype(float)))
+            share, b1 = ((power or {}).get(key, math.nan) for key in ("mde_share", "b1_standalone"))
+            if math.isfinite(share):
+                return (f"{null}, but its minimum detectable effect is above {thresholds.max_mde_share:.0%} of the "
+                        "LLM's own effect, so a contamination of consequence could be missed.")
+            own = (f"the LLM's forecasts have no positive effect of their own (standalone b1 = {b1:.4g})"
+                   if math.isfinite(b1) else "the LLM's own effect (standalone b1) could not be estimated")
+            return (f"{null}, and {own}, so no contamination share the test could detect can be stated: it cannot "
+                    "show that a contamination of consequence would have been found.")
     if verdict.label == MIXED:
         if "placebo" in failed:
             return ("beta_3 > 0 survives after the training cutoff (the placebo fails), so LAP proxies for something "
