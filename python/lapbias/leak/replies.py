@@ -25,6 +25,7 @@ number, the rule and an example, up to 20 lines.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import hashlib
 import json
@@ -98,12 +99,31 @@ def read(path: str | Path) -> pd.DataFrame:
         return _read_jsonl(path)
     if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise InputDataError(f"replies file {path} has extension {path.suffix!r}; give a .jsonl or .csv file")
-    frame = read_table(path)
+    try:
+        frame = read_table(path)
+    except InputDataError as err:  # read_table names every file a "data file"
+        raise InputDataError(str(err).replace("data file", "replies file", 1)) from None
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise InputDataError(f"replies file {path} lacks column(s) {missing}; it needs {', '.join(REQUIRED)} "
                              f"(optional {', '.join(OPTIONAL)})")
-    return frame.assign(line=np.arange(len(frame)) + 2)
+    return frame.assign(line=_csv_lines(path, len(frame)) if path.suffix.lower() == ".csv"
+                        else np.arange(len(frame)) + 2)
+
+
+def _csv_lines(path: Path, rows: int) -> np.ndarray:
+    """The file line each CSV record starts on (the header is line 1). A quoted reply may span several lines (a
+    narrative reply usually does), so the record number is not the line number; blank lines are skipped, as pandas
+    skips them. Python's csv module counts the lines (pandas does not report them)."""
+    starts, end = [], 0
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        for record in reader:
+            if record:
+                starts.append(end + 1)
+            end = reader.line_num
+    starts = starts[1:]
+    return np.array(starts) if len(starts) == rows else np.arange(rows) + 2
 
 
 def _text(value) -> str:
@@ -168,7 +188,9 @@ def items_of(frame: pd.DataFrame, table: pd.DataFrame, leak: LeakConfig, cutoff:
             problems.append(f"{where} series is empty; name the series asked about (e.g. unemp)")
         date = dates.iloc[i]
         if pd.isna(date):
-            problems.append(f"{where} {date_problem(row['date'], leak.date_format)}")
+            empty = "null" if row["date"] is None else "empty" if not _text(row["date"]) else ""
+            problems.append(f"{where} date is missing ({empty}); give the probed date, e.g. 1975-04-01" if empty
+                            else f"{where} {date_problem(row['date'], leak.date_format)}")
             continue
         frequency, unit = _text(row.get("frequency")), _text(row.get("unit"))
         if name in info:
