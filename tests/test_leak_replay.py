@@ -214,3 +214,29 @@ def test_csv_file_errors_and_a_missing_date_name_the_replies_file(tmp_path):
     out = leak(tmp_path, "--replies", str(tmp_path / "blank.csv"))
     assert out.exit_code == 2 and "  line 2: date is missing (empty); give the probed date" in out.output, out.output
 
+
+def test_a_control_answered_with_a_number_the_rules_do_not_read_is_not_a_zero_commit_rate(tmp_path):
+    # App. K's control answered with a bare number in a long reply (the bundled model's "... factor is -0.75."):
+    # the paper's parser reads no value, so the commit rate is 0 by its definition, but the replies are answers,
+    # not refusals, and the report must say so rather than present "commit rate 0.00"
+    write_config(tmp_path)
+    name = "the Gleason-Zeta volatility-conditioned residual factor"
+    rows = [{"series": "Mkt-RF", "date": f"1990-0{m}", "variant": "A", "prompt": "q", "reply": "+2.1%", "truth": 2.0}
+            for m in (1, 2, 3)]
+    rows += [{"series": name, "date": f"1990-0{m}", "variant": "fabricated_series", "prompt": "q",
+              "reply": "The Gleason-Zeta volatility-conditioned residual factor is -0.75.", "truncated": False}
+             for m in (1, 2, 3)]
+    rows += [{"series": name, "date": "1990-04", "variant": "fabricated_series", "prompt": "q",
+              "reply": "I don't know.", "truncated": False}]
+    out = leak(tmp_path, "--replies", str(write_replies(tmp_path, rows)))
+    assert out.exit_code == 0, out.output
+    panel = pd.read_parquet(tmp_path / "data" / "derived" / "leak" / "probes.parquet")
+    assert panel["unread_number"].tolist() == [False] * 3 + [True] * 3 + [False]
+    summary = pd.read_csv(tmp_path / "results" / "leak" / "summary.csv").set_index("variant")
+    control = summary.loc["fabricated_series"]
+    assert (control.n_parsed, control.n_refusal, control.n_unread_number) == (0, 1, 3)
+    assert "3 of 4 replies hold a number the parser does not read" in control.note
+    report = (tmp_path / "results" / "REPORT.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| fabricated_series |"))
+    assert "0.00 [0.00, 0.49] by the parser; 3 of 4 replies hold a number it does not read: a lower bound" in row
+    assert "3 replies hold a number the parser does not read" in report

@@ -219,6 +219,19 @@ def prompt_echo(parsed: Parsed, prompt: str) -> bool:
     return all(round(abs(n), 9) in asked for n in parsed.numbers)
 
 
+def unread_numbers(parsed: Parsed, text: str | None, words: tuple[str, ...], truncated: bool) -> tuple[float, ...]:
+    """The numbers of an `unparsed` reply that the rules leave unread: a bare number in a reply over 30 characters
+    (rule 3), or one beyond the plausibility bound. The series' name and the probed date's words (`words`) are
+    removed first, and a number cut off at the length limit is not counted. Such a reply is no value by the
+    authors' rules (it stays unparsed) but it is an answer, not a refusal: flagged and counted apart
+    (`unread_number`), so that a rate of 0 is not read as a model that declines."""
+    if parsed.status != "unparsed":
+        return ()
+    rest = _strip_dates(normalize(text), words)
+    return tuple(float(m[1]) for m in BARE.finditer(rest)
+                 if not (truncated and CUT_OFF.fullmatch(rest[m.end():])))
+
+
 def date_mentions(text: str, frequency: str) -> list[tuple[int, str]]:
     """[(offset, period)] of every date the text names in the frequency's wordings, in order of appearance."""
     found = []
