@@ -171,3 +171,7 @@ def test_a_number_the_rules_do_not_read_is_flagged():
     assert unread_numbers(parse_value(reply, "percent", words), reply, words + (fund,), False) == (-0.0,)
     for read in ("It was -0.75%.", "I don't have data for that month; -999.99"):                  # parsed, refusal
         assert unread_numbers(parse_value(read, "percent", words), read, words, False) == ()
+    reply = "I need to recall the Fama-French 5-factor returns for 1968; the selloff of May 24, 1970-1971 ..."
+    assert unread_numbers(parse_value(reply, "percent", words), reply, words, True) == ()    # a count, a day, a range
+    reply = "Thinking about it, the value was close to +1.9 or 2.41, I believe."
+    assert unread_numbers(parse_value(reply, "percent", words), reply, words, False) == (1.9, 2.41)
