@@ -113,13 +113,20 @@ def cells(rows: pd.DataFrame) -> list[dict]:
                         ("SMB", "A", "pre"): {"pearson_r": TAB6[model][0]},
                         ("Mom", "A", "pre"): {"pearson_r": TAB6[model][1]}}})
     tab4 = {("claude-opus-4.7", "mktrf"): (1.00, .68, .986, 1.00), ("claude-opus-4.7", "blind"): (1.00, .68, .954, .98),
-            ("claude-sonnet-4.6", "blind"): (.62, .20, .92, 1.00)}
+            ("claude-sonnet-4.6", "blind"): (.62, .20, .92, 1.00),
+            ("claude-opus-4.7", "snp500"): (1.00, 1.00, 1.000, 1.00),
+            ("claude-opus-4.7", "nasdaq"): (1.00, .88, .972, .93),
+            ("claude-sonnet-4.6", "snp500"): (1.00, .85, .97, .95),
+            ("claude-haiku-4.5", "snp500"): (1.00, .38, .59, .75)}  # parse, within-25 bps, r, sign (replies_of: truth)
+    probes = {"mktrf": ("Mkt-RF", "Mkt-RF"), "blind": ("Mkt-RF", "blind U.S. market excess"),
+              "snp500": ("S&P 500", "S&P 500"), "nasdaq": ("NASDAQ Composite", "NASDAQ Composite")}
     for (model, probe), values in tab4.items():
         part = pick("opus_baselines.jsonl", model, probe=probe) if model == "claude-opus-4.7" else \
-            pick("blind_query.jsonl", model)
-        out.append({"table": f"App. D, Tab. 4 ({'blind U.S. market excess' if probe == 'blind' else 'Mkt-RF'})",
-                    "model": model, "rows": part, "rule": "<=", "paper": {("Mkt-RF", "A", "pre"): dict(zip(
-                        ("parse_rate", "within_band", "pearson_r", "sign_accuracy"), values))}})
+            pick(f"{'blind_query' if probe == 'blind' else 'snp500_baseline'}.jsonl", model)
+        series, name = probes[probe]
+        out.append({"table": f"App. D, Tab. 4 ({name})", "model": model, "rows": part, "rule": "<=",
+                    "paper": {(series, "A", "pre"): dict(zip(("parse_rate", "within_band", "pearson_r",
+                                                              "sign_accuracy"), values))}})
     out.append({"table": "App. D, Tab. 4 (Mkt-RF, main sweep)", "model": "claude-sonnet-4.6",
                 "rows": pick("sweep.jsonl", "claude-sonnet-4.6", variant="A", series="Mkt-RF"), "rule": "<",
                 "paper": {("Mkt-RF", "A", "pre"): {"parse_rate": .88, "within_band": .34, "pearson_r": .98,
@@ -240,10 +247,14 @@ def replies_of(repo: Path, truth: pd.DataFrame) -> pd.DataFrame:
                                          ("noaa_temperature.jsonl", "NOAA tavg", "truth_f", "degF")):
         for r in records(repo, source):
             add(source, r, series, "A", r["month"], truth=r[column], unit=unit, frequency="month")
+    # S&P 500 truth (Yahoo Finance ^GSPC, App. D): the Opus records carry it, on the months Sonnet and Haiku were
+    # asked too; the NASDAQ months of Sonnet and Haiku are other months, whose truth is not released
+    spx = {r["month"]: r["truth"] for r in records(repo, "opus_baselines.jsonl") if r["probe"] == "snp500"}
     for source, series in (("blind_query.jsonl", "Mkt-RF"), ("snp500_baseline.jsonl", "S&P 500"),
                            ("nasdaq_baseline.jsonl", "NASDAQ Composite")):
         for r in records(repo, source):
-            add(source, r, series, "A", r["month"], probe=source.split("_")[0])
+            truth = {"truth": spx[r["month"]]} if source.startswith("snp500") and r["month"] in spx else {}
+            add(source, r, series, "A", r["month"], probe=source.split("_")[0], **truth)
     for r in records(repo, "variantc_forced_choice.jsonl"):
         add("variantc_forced_choice.jsonl", {**r, "month": r["month1"]}, "Mkt-RF", "C", r["month1"],
             date2=r["month2"])
@@ -343,14 +354,16 @@ def measured(result, key: tuple, metric: str, rule: str) -> float:
     if row.empty:
         return float("nan")
     if metric in ("within_band", "draw_agree_within_band") and rule == "<=":
+        # the script's own comparison on lapbias's parsed values: |error| <= band on the float difference, as the
+        # script computes it (|4.03 - 3.78| is 0.25000000000000044 there, a miss)
         panel = result.panel
         part = panel[(panel["series"] == series) & (panel["variant"] == variant) & (panel["window"] == window)
                      & (panel["status"] == "parsed")]
-        band = float(row["band"].iloc[0]) + 1e-7
+        band = float(row["band"].iloc[0])
         if metric == "within_band":
-            return float(metrics.within(part["value"], part["truth"], band).mean())
+            return float(((part["value"] - part["truth"]).abs() <= band).mean())
         both = part.pivot_table(index="period", columns="draw", values="value", aggfunc="first").dropna()
-        return float(metrics.within(both.iloc[:, 0], both.iloc[:, 1], band).mean())
+        return float(((both.iloc[:, 0] - both.iloc[:, 1]).abs() <= band).mean())
     return float(row[metric].iloc[0])
 
 
@@ -501,9 +514,6 @@ def write_fixture(rows: pd.DataFrame, truth: pd.DataFrame, authors, path: Path) 
 
 def explained(rows: pd.DataFrame, edges: list[str], shuffle: pd.DataFrame, narratives: list[dict]) -> list[str]:
     """The differences from the printed numbers, each with the count that explains it (computed here)."""
-    blind = rows[(rows["source"] == "opus_baselines.jsonl") & (rows["probe"] == "blind")]
-    blind_values = [(parse.parse_value(r, "percent").value, t) for r, t in zip(blind["reply"], blind["truth"])]
-    at_edge = [(v, t) for v, t in blind_values if round(abs(v - t), 9) == 0.25]
     e = rows[rows["source"] == "variant_e_temperature.jsonl"]
     unparsed = e[[not parse.parse_value(r, "percent").parsed for r in e["reply"]]]
     late = int((unparsed["date"] >= "2025-01").sum())
@@ -517,25 +527,14 @@ def explained(rows: pd.DataFrame, edges: list[str], shuffle: pd.DataFrame, narra
     cut_a = rows[(rows["source"] == "sweep.jsonl") & (rows["variant"] == "A") & rows["truncated"]]
     b = {(n["model"], n["parser"]): n for n in narratives if n["series"] == "Mkt-RF"}
     sonnet, explicit = b.get(("Sonnet 4.6", "paper"), {}), b.get(("Sonnet 4.6", "explicit_estimate"), {})
-    printed = {("claude-opus-4.7", "snp500"): 1.00, ("claude-opus-4.7", "nasdaq"): 1.00,
-               ("claude-sonnet-4.6", "snp500"): 1.00, ("claude-sonnet-4.6", "nasdaq"): .95,
-               ("claude-haiku-4.5", "snp500"): 1.00, ("claude-haiku-4.5", "nasdaq"): .93}
-    untrue = rows[rows["probe"].isin(["snp500", "nasdaq"])]
+    printed = {"claude-sonnet-4.6": .95, "claude-haiku-4.5": .93}
+    untrue = rows[rows["source"] == "nasdaq_baseline.jsonl"]
     rates = []
-    for (model, probe), part in untrue.groupby(["model", "probe"]):
+    for model, part in untrue.groupby("model"):
         rate = np.mean([parse.parse_value(r, "percent").parsed for r in part["reply"]])
-        rates.append(f"{ANTHROPIC[model]} {'S&P 500' if probe == 'snp500' else 'NASDAQ'} {rate:.3f} (printed "
-                     f"{printed[(model, probe)]:.2f})")
+        rates.append(f"{ANTHROPIC[model]} {rate:.3f} (printed {printed[model]:.2f})")
     return [
         "### Differences explained", "",
-        f"- **App. D, Tab. 4, Opus 4.7 blind probe, within-25 bps 0.68 printed, 0.700 here under ≤.** "
-        f"{len(at_edge)} parsed answer(s) miss the truth by exactly 0.25 ("
-        f"{', '.join(f'{v:+.2f} for {t:+.2f}' for v, t in at_edge)}). "
-        "The authors' script compares the float difference with ≤ 0.25, and |4.03 − 3.78| computes as "
-        "0.25000000000000044, so that answer is a miss there and 27/40 = 0.675 prints as 0.68. lapbias rounds the "
-        "error to 9 decimals before comparing: under ≤ it is a hit (0.700), under lapbias's strict rule (<, §2) a "
-        "miss (0.675, the printed value). The same float effect decides the other exact-edge answers of the ≤ "
-        "scripts; the strict rule needs no such luck.",
         f"- **App. J, Tab. 13, Variant E parse rate 1.000 printed, 0.864 here.** {len(unparsed)} of {len(e)} replies "
         f"carry no value under the authors' parser as well ({late} of them on 2025–26 months, refused: \"I don't "
         "have access to the Fama-French factor data for April 2025 ...\"; one is the refusal followed by the "
@@ -545,8 +544,10 @@ def explained(rows: pd.DataFrame, edges: list[str], shuffle: pd.DataFrame, narra
         "- **Within-band rule.** §2 and factor_leak/metrics.py define within-25 bps as |error| < 0.25 (App. C, "
         "Tab. 3's Sonnet and Haiku rows, Tab. 1); the scripts behind Tabs. 4, 5, 7-10, 13 and App. C's Opus rows "
         "use ≤ 0.25. lapbias reports the strict rate (and 5 bps beside it); the table compares each printed number "
-        "under its own script's rule and shows the strict rate below it. They differ on: "
-        + ("; ".join(edges) if edges else "none") + ".",
+        "under its own script's rule, on the float difference as the script computes it (|4.03 − 3.78| is "
+        "0.25000000000000044, a miss under ≤: Tab. 4's Opus blind probe prints 27/40 = 0.68), and shows lapbias's "
+        "strict rate below it (the error rounded to 9 decimals, so an error of exactly 0.25 is a miss whatever the "
+        "float rounding). They differ on: " + ("; ".join(edges) if edges else "none") + ".",
         "- **§3 (i), factor-shuffle null \"∼19× lower\" than Sonnet's Mkt-RF recall.**" + ratio,
         f"- **Replies cut at the length limit.** The authors' 48-token cap cut {int(c['truncated'].sum())} of "
         f"{len(c)} Variant-C replies (App. J's parse decisions are read from what is left) and "
@@ -559,9 +560,11 @@ def explained(rows: pd.DataFrame, edges: list[str], shuffle: pd.DataFrame, narra
         "with context numbers as a value (\"the market rose roughly +37% for the full year 1975\" → 37.0); the "
         "`explicit_estimate` option reads the number after \"best estimate\" first (Sonnet Mkt-RF r "
         f"{explicit.get('pearson_r', float('nan')):.3f}) and changes no decision of the other variants (first table).",
-        "- **Not reproduced (no truth released):** Tab. 4's S&P 500 and NASDAQ rows (their truth is Yahoo Finance "
-        "closes, not in the repository); their parse rates by lapbias's parser: " + "; ".join(rates) + ". Tab. 16 "
-        "(GPT-5.4 only) and Tab. 18 (a fine-tuned Qwen) hold no Anthropic replies.",
+        "- **Not reproduced (no truth released):** Tab. 4's NASDAQ rows of Sonnet 4.6 and Haiku 4.5 (their truth is "
+        "Yahoo Finance closes, not in the repository: Opus 4.7's S&P 500 and NASDAQ records carry it, and Sonnet and "
+        "Haiku were asked Opus's S&P 500 months, so those rows are in the table above); their parse rates by "
+        "lapbias's parser: " + "; ".join(rates) + ". Tab. 16 (GPT-5.4 only) and Tab. 18 (a fine-tuned Qwen) hold "
+        "no Anthropic replies.",
     ]
 
 

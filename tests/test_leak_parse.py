@@ -151,3 +151,27 @@ def test_a_value_made_of_the_prompts_own_numbers_is_an_echo():
     assert prompt_echo(parse_value("It was -0.75% - 5.25% ="), prompt)                # the example's numbers mixed
     assert not prompt_echo(parse_value("It was 7.48%."), prompt)
     assert not prompt_echo(parse_value("I don't know."), prompt)
+
+
+def test_a_number_the_rules_do_not_read_is_flagged():
+    # the bundled model's reply to App. K's first name: a number, but bare in a reply over 30 characters (rule 3):
+    # unparsed, as the authors' parser leaves it, and flagged as an answer the rules do not read
+    from lapbias.leak.parse import unread_numbers
+
+    name = "the Gleason-Zeta volatility-conditioned residual factor"
+    words = ("the second quarter of 1968", "1968Q2", "1968", "1968 Q2", "Q2 1968")
+    reply = "The Gleason-Zeta volatility-conditioned residual factor is -0.75."
+    parsed = parse_value(reply, "percent", words)
+    assert parsed.status == "unparsed" and unread_numbers(parsed, reply, words + (name,), False) == (-0.75,)
+    fund = "the Holbrooke-Mansfield Opportunity Fund III (2007 vintage)"            # the name's and date's numbers
+    reply = "The quarterly net return of the Holbrooke-Mansfield Opportunity Fund III (2007 vintage) in the second"
+    assert unread_numbers(parse_value(reply, "percent", words), reply, words + (fund,), True) == ()
+    reply = "The return of the Holbrooke-Mansfield Opportunity Fund III (2007 vintage) in 1968 was -0."
+    assert unread_numbers(parse_value(reply, "percent", words), reply, words + (fund,), True) == ()   # cut off
+    assert unread_numbers(parse_value(reply, "percent", words), reply, words + (fund,), False) == (-0.0,)
+    for read in ("It was -0.75%.", "I don't have data for that month; -999.99"):                  # parsed, refusal
+        assert unread_numbers(parse_value(read, "percent", words), read, words, False) == ()
+    reply = "I need to recall the Fama-French 5-factor returns for 1968; the selloff of May 24, 1970-1971 ..."
+    assert unread_numbers(parse_value(reply, "percent", words), reply, words, True) == ()    # a count, a day, a range
+    reply = "Thinking about it, the value was close to +1.9 or 2.41, I believe."
+    assert unread_numbers(parse_value(reply, "percent", words), reply, words, False) == (1.9, 2.41)

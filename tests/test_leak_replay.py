@@ -178,3 +178,65 @@ def test_duplicates_and_file_level_errors(tmp_path):
     assert out.exit_code == 2 and "lacks column(s) ['variant', 'prompt']" in out.output
     out = leak(tmp_path, "--replies", str(tmp_path / "none.jsonl"))
     assert out.exit_code == 2 and "does not exist" in out.output
+
+
+def test_csv_errors_name_the_file_line_of_a_multiline_reply(tmp_path):
+    # a narrative reply quoted over four lines: the next row starts on line 6 of the file, not on line 3
+    write_config(tmp_path)
+    (tmp_path / "replies.csv").write_text(
+        'series,date,variant,prompt,reply,truth\n'
+        'Mkt-RF,1990-03,B,q,"The market\nrose about\n2.5%\nthat month",2.0\n'
+        'Mkt-RF,1990-04,F,q,+2.1,2.0\n'
+        '\n'
+        'Mkt-RF,1990-03,B,q,+2.5%,2.0\n')
+    out = leak(tmp_path, "--replies", str(tmp_path / "replies.csv"))
+    assert out.exit_code == 2 and "Traceback" not in out.output
+    lines = out.output.strip().splitlines()
+    assert lines[1].startswith("  line 6: variant 'F' is not a probe variant"), lines
+    assert lines[2].startswith("  line 8: repeats line 2 (series 'Mkt-RF', variant B, 1990-03, draw 0)"), lines
+
+
+def test_csv_file_errors_and_a_missing_date_name_the_replies_file(tmp_path):
+    write_config(tmp_path)
+    for name, content, message in (("empty.csv", b"", "is empty"),
+                                   ("header.csv", b"series,date,variant,prompt,reply\n", "has a header but no rows"),
+                                   ("latin1.csv", "series,date,variant,prompt,reply\nMkt-RF,1990-03,A,q,résumé\n"
+                                    .encode("latin-1"), "is not UTF-8 text")):
+        (tmp_path / name).write_bytes(content)
+        out = leak(tmp_path, "--replies", str(tmp_path / name))
+        assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1, out.output
+        assert out.output.startswith(f"error: replies file {tmp_path / name} ") and message in out.output, out.output
+    good = {"series": "Mkt-RF", "date": "1990-03", "variant": "A", "prompt": "q", "reply": "+2.1", "truth": 2.0}
+    replies = write_replies(tmp_path, [good, dict(good, date=None, draw=1)])
+    out = leak(tmp_path, "--replies", str(replies))
+    assert out.exit_code == 2 and "  line 2: date is missing (null); give the probed date, e.g. 1975" in out.output
+    (tmp_path / "blank.csv").write_text("series,date,variant,prompt,reply,truth\nMkt-RF,,A,q,+2.1,2.0\n")
+    out = leak(tmp_path, "--replies", str(tmp_path / "blank.csv"))
+    assert out.exit_code == 2 and "  line 2: date is missing (empty); give the probed date" in out.output, out.output
+
+
+def test_a_control_answered_with_a_number_the_rules_do_not_read_is_not_a_zero_commit_rate(tmp_path):
+    # App. K's control answered with a bare number in a long reply (the bundled model's "... factor is -0.75."):
+    # the paper's parser reads no value, so the commit rate is 0 by its definition, but the replies are answers,
+    # not refusals, and the report must say so rather than present "commit rate 0.00"
+    write_config(tmp_path)
+    name = "the Gleason-Zeta volatility-conditioned residual factor"
+    rows = [{"series": "Mkt-RF", "date": f"1990-0{m}", "variant": "A", "prompt": "q", "reply": "+2.1%", "truth": 2.0}
+            for m in (1, 2, 3)]
+    rows += [{"series": name, "date": f"1990-0{m}", "variant": "fabricated_series", "prompt": "q",
+              "reply": "The Gleason-Zeta volatility-conditioned residual factor is -0.75.", "truncated": False}
+             for m in (1, 2, 3)]
+    rows += [{"series": name, "date": "1990-04", "variant": "fabricated_series", "prompt": "q",
+              "reply": "I don't know.", "truncated": False}]
+    out = leak(tmp_path, "--replies", str(write_replies(tmp_path, rows)))
+    assert out.exit_code == 0, out.output
+    panel = pd.read_parquet(tmp_path / "data" / "derived" / "leak" / "probes.parquet")
+    assert panel["unread_number"].tolist() == [False] * 3 + [True] * 3 + [False]
+    summary = pd.read_csv(tmp_path / "results" / "leak" / "summary.csv").set_index("variant")
+    control = summary.loc["fabricated_series"]
+    assert (control.n_parsed, control.n_refusal, control.n_unread_number) == (0, 1, 3)
+    assert "3 of 4 replies hold a number the parser does not read" in control.note
+    report = (tmp_path / "results" / "REPORT.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| fabricated_series |"))
+    assert "0.00 [0.00, 0.49] by the parser; 3 of 4 replies hold a number it does not read: a lower bound" in row
+    assert "3 replies hold a number the parser does not read" in report

@@ -5,6 +5,9 @@
   answer-length limit before a value (`n_cut_unparsed`: with any, the parse rate is a lower bound); parsed
   replies whose value is only numbers the prompt itself writes (its format example) are counted apart
   (`n_prompt_echo`, parse.prompt_echo): they stay in every metric, as in the paper, and the report says so;
+  unparsed replies that hold a number the rules do not read (`n_unread_number`, parse.unread_numbers: a bare
+  number in a reply over 30 characters) are counted apart too: not refusals, so the share of replies that give
+  a number is above the parse rate;
 - sign accuracy = share of parsed replies with sign(recall) = sign(truth) over the rows whose truth is not 0
   (the authors' `dir_correct`; a recall of 0 is a miss), Wilson interval; `sign_informative` is False for a level
   series (every value of one sign, e.g. an unemployment rate), where any positive answer scores;
@@ -131,7 +134,8 @@ def _row(group: pd.DataFrame, band: float, fine_band: float, level: bool, reps: 
            "n_unparsed": int((group["status"] == "unparsed").sum()), "n_truncated": int((truncated == 1).sum()),
            "n_length_unknown": int(truncated.isna().sum()),
            "n_cut_unparsed": int(((truncated == 1) & (group["status"] != "parsed")).sum()),
-           "n_prompt_echo": int(group["prompt_echo"].sum()) if "prompt_echo" in group else 0}
+           "n_prompt_echo": int(group["prompt_echo"].sum()) if "prompt_echo" in group else 0,
+           "n_unread_number": int(group["unread_number"].sum()) if "unread_number" in group else 0}
     row["parse_rate"], row["parse_rate_lo"], row["parse_rate_hi"] = wilson(len(parsed), n)
     notes = []
     if variant == "C":
@@ -172,13 +176,18 @@ def _row(group: pd.DataFrame, band: float, fine_band: float, level: bool, reps: 
     if row["n_cut_unparsed"]:
         notes.append(f"{row['n_cut_unparsed']} of {n} replies ended at the length limit without a value: the parse "
                      "rate is a lower bound")
+    if row["n_unread_number"]:
+        notes.append(f"{row['n_unread_number']} of {n} replies hold a number the parser does not read (a bare "
+                     "number in a reply over 30 characters, or beyond the plausibility bound): not refusals; the "
+                     "share of replies that give a number is above the parse rate")
     row["note"] = "; ".join(notes)
     return row
 
 
 COLUMNS = [
     "series", "variant", "window", "unit", "n_queries", "n_parsed", "n_refusal", "n_unparsed", "n_truncated",
-    "n_length_unknown", "n_cut_unparsed", "n_prompt_echo", "parse_rate", "parse_rate_lo", "parse_rate_hi", "n_sign",
+    "n_length_unknown", "n_cut_unparsed", "n_prompt_echo", "n_unread_number", "parse_rate", "parse_rate_lo",
+    "parse_rate_hi", "n_sign",
     "sign_accuracy", "sign_accuracy_lo", "sign_accuracy_hi", "sign_informative", "pearson_r", "pearson_lo",
     "pearson_hi", "mae", "within_band", "within_band_lo", "within_band_hi", "band", "within_fine_band",
     "within_fine_band_lo", "within_fine_band_hi", "fine_band", "shuffle_chance", "shuffle_p", "rank_accuracy",

@@ -77,6 +77,8 @@ PLAUSIBLE = {"percent": 100.0, "degF": 150.0, "degC": 70.0, "index": math.inf}
 SHORT_REPLY = 30
 """Rule 3: the longest reply (characters, stripped) whose bare number is read."""
 BARE = re.compile(rf"(?<![A-Za-z])({NUM})(?![A-Za-z])")
+VALUE_LIKE = re.compile(r"(?<![\w.])([-+]\d+(?:\.\d+)?|\d+\.\d+)(?!\w)")
+"""A number written as an answer would write it: signed or with decimals, not inside a word or a range."""
 THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 CUT_OFF = re.compile(r"\.?\s*$")
 EXPLICIT = re.compile(
@@ -217,6 +219,20 @@ def prompt_echo(parsed: Parsed, prompt: str) -> bool:
         return False
     asked = {round(abs(float(m)), 9) for m in re.findall(NUM, normalize(prompt))}
     return all(round(abs(n), 9) in asked for n in parsed.numbers)
+
+
+def unread_numbers(parsed: Parsed, text: str | None, words: tuple[str, ...], truncated: bool) -> tuple[float, ...]:
+    """The values of an `unparsed` reply that the rules leave unread: a signed or decimal number (VALUE_LIKE; "-0.75",
+    "+3", "2.41", not the "5" of "5-factor", a day or a count) that rule 3 does not read because the reply is over
+    30 characters, or that lies beyond the plausibility bound. The series' name and the probed date's words (`words`)
+    are removed first, and a number cut off at the length limit is not counted. Such a reply is no value by the
+    authors' rules (it stays unparsed) but it is not a refusal: flagged and counted apart (`unread_number`), so that
+    a rate of 0 is not read as a model that declines."""
+    if parsed.status != "unparsed":
+        return ()
+    rest = _strip_dates(normalize(text), words)
+    return tuple(float(m[1]) for m in VALUE_LIKE.finditer(rest)
+                 if not (truncated and CUT_OFF.fullmatch(rest[m.end():])))
 
 
 def date_mentions(text: str, frequency: str) -> list[tuple[int, str]]:

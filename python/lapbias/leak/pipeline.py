@@ -13,7 +13,7 @@ rank|series|period|kind, the scored raw text as prompt.
 Writes:
   data/derived/leak/dates.csv        the probed (series, date, window, famous) rows and the seed
   data/derived/leak/probes.parquet   the probe panel: one row per query with reply, status, value, truth,
-                                     truncated, first_token
+                                     truncated, prompt_echo, unread_number, first_token
   data/derived/leak/probes.dta       the same for Stata (replies cut to 244 characters)
   results/leak/summary.csv           one row per series × variant × window, every metric and interval
   results/leak/selectivity.csv       recall of each series vs the truth of each sibling series
@@ -45,7 +45,7 @@ from ..signals.batch import Confirm, ask_missing
 from . import leakshare, metrics, readouts, replies, series, temporal
 from .config import LeakRun, snapshot
 from .draws import draw
-from .parse import prompt_echo
+from .parse import prompt_echo, unread_numbers
 from .probes import REGISTRY, Item, Plan
 
 TASK = "leak"
@@ -136,6 +136,9 @@ def _panel_rows(items: list[Item], answers: list[dict], keys: list[str], parser:
             "truncated": math.nan if truncated is None else float(truncated),
             "status": parsed.status, "value": parsed.value, "reason": parsed.reason,
             "prompt_echo": prompt_echo(parsed, item.prompt),
+            "unread_number": item.variant != "C" and bool(unread_numbers(parsed, answer["text"],
+                                                                         item.date_words + (item.label,),
+                                                                         bool(truncated))),
             "entropy_bits": readouts.entropy_bits([t[2] for t in top]) if top else math.nan,
             "first_token": top[0][1] if top else "", "cache_key": key,
         })
@@ -178,7 +181,8 @@ def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame) -> pd.D
 def write_dta(panel: pd.DataFrame, path: Path) -> None:
     """The probe panel for Stata: dates as %td, flags numeric, long text cut to Stata's str244."""
     frame = panel.drop(columns=["prompt"]).copy()
-    frame[["famous", "prompt_echo"]] = frame[["famous", "prompt_echo"]].astype(float)
+    flags = ["famous", "prompt_echo", "unread_number"]
+    frame[flags] = frame[flags].astype(float)
     for column in frame.columns:
         if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
             frame[column] = frame[column].astype(str).str.slice(0, 244)
@@ -187,7 +191,8 @@ def write_dta(panel: pd.DataFrame, path: Path) -> None:
               "value": "parsed reply (C: 0 = first date picked)", "status": "parsed / refusal / unparsed",
               "window": "pre = on or before the cutoff, holdout = after", "entropy_bits": "first-token entropy, bits",
               "truncated": "1 = reply ended at the length limit (. = unknown)", "famous": "1 = a famous_dates period",
-              "prompt_echo": "1 = the value is only numbers the prompt writes"}
+              "prompt_echo": "1 = the value is only numbers the prompt writes",
+              "unread_number": "1 = unparsed, but holds a number the rules do not read"}
     atomic_write(path, lambda tmp: pyreadstat.write_dta(frame, str(tmp), column_labels=[labels.get(c, c) for c in
                                                                                          frame.columns],
                                                         variable_format={"date": "%td"}))

@@ -25,12 +25,14 @@ number, the rule and an example, up to 20 lines.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import hashlib
 import json
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -98,12 +100,31 @@ def read(path: str | Path) -> pd.DataFrame:
         return _read_jsonl(path)
     if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise InputDataError(f"replies file {path} has extension {path.suffix!r}; give a .jsonl or .csv file")
-    frame = read_table(path)
+    try:
+        frame = read_table(path)
+    except InputDataError as err:  # read_table names every file a "data file"
+        raise InputDataError(str(err).replace("data file", "replies file", 1)) from None
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise InputDataError(f"replies file {path} lacks column(s) {missing}; it needs {', '.join(REQUIRED)} "
                              f"(optional {', '.join(OPTIONAL)})")
-    return frame.assign(line=np.arange(len(frame)) + 2)
+    return frame.assign(line=_csv_lines(path, len(frame)) if path.suffix.lower() == ".csv"
+                        else np.arange(len(frame)) + 2)
+
+
+def _csv_lines(path: Path, rows: int) -> np.ndarray:
+    """The file line each CSV record starts on (the header is line 1). A quoted reply may span several lines (a
+    narrative reply usually does), so the record number is not the line number; blank lines are skipped, as pandas
+    skips them. Python's csv module counts the lines (pandas does not report them)."""
+    starts, end = [], 0
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        for record in reader:
+            if record:
+                starts.append(end + 1)
+            end = reader.line_num
+    starts = starts[1:]
+    return np.array(starts) if len(starts) == rows else np.arange(rows) + 2
 
 
 def _text(value) -> str:
@@ -150,10 +171,23 @@ def items_of(frame: pd.DataFrame, table: pd.DataFrame, leak: LeakConfig, cutoff:
     info = {name: part.iloc[0] for name, part in table.groupby("series")}
     values = {(row.series, row.period): float(row.value) for row in table.itertuples()}
     famous = pd.to_datetime(list(leak.famous_dates))
-    dates = parse_dates(frame["date"], leak.date_format)
-    dates2 = parse_dates(frame["date2"], leak.date_format) if "date2" in frame else pd.Series(pd.NaT, index=frame.index)
+    dates = list(parse_dates(frame["date"], leak.date_format))
+    dates2 = list(parse_dates(frame["date2"], leak.date_format)) if "date2" in frame else [pd.NaT] * len(frame)
     items, replies, seen = [], [], {}
     differ = 0
+    known: dict[tuple[str, str], tuple] = {}
+
+    def facts(period: pd.Period, frequency: str) -> tuple:
+        """(start, window, date words, famous) of a period, worked out once per period: a file repeats few periods
+        over many rows."""
+        key = (str(period), frequency)
+        if key not in known:
+            place = pd.DataFrame({"period": [key[0]], "frequency": [frequency]})
+            words = date_words(SimpleNamespace(date=period.start_time, period=key[0], frequency=frequency))
+            known[key] = (period.start_time, str(window(place, cutoff).iloc[0]), words,
+                          bool(len(famous)) and period in set(famous.to_period(FREQUENCIES[frequency])))
+        return known[key]
+
     for i, row in enumerate(frame.to_dict("records")):
         where = f"line {row['line']}:"
         before = len(problems)
@@ -166,9 +200,11 @@ def items_of(frame: pd.DataFrame, table: pd.DataFrame, leak: LeakConfig, cutoff:
             name = ""
         elif not name:
             problems.append(f"{where} series is empty; name the series asked about (e.g. unemp)")
-        date = dates.iloc[i]
+        date = dates[i]
         if pd.isna(date):
-            problems.append(f"{where} {date_problem(row['date'], leak.date_format)}")
+            empty = "null" if row["date"] is None else "empty" if not _text(row["date"]) else ""
+            problems.append(f"{where} date is missing ({empty}); give the probed date, e.g. 1975-04-01" if empty
+                            else f"{where} {date_problem(row['date'], leak.date_format)}")
             continue
         frequency, unit = _text(row.get("frequency")), _text(row.get("unit"))
         if name in info:
@@ -212,7 +248,7 @@ def items_of(frame: pd.DataFrame, table: pd.DataFrame, leak: LeakConfig, cutoff:
             differ += 1
         other, key_period2 = {}, ""
         if variant == "C":
-            date2 = dates2.iloc[i]
+            date2 = dates2[i]
             if pd.isna(date2):
                 problems.append(f"{where} Variant C needs date2, the second date the prompt names ("
                                 f"{date_problem(row.get('date2', ''), leak.date_format)})")
@@ -233,13 +269,10 @@ def items_of(frame: pd.DataFrame, table: pd.DataFrame, leak: LeakConfig, cutoff:
                             f"{key[-1]}); number repeated queries with a draw column")
             continue
         seen[key] = row["line"]
-        start = period.start_time
-        place = pd.DataFrame({"period": [str(period)], "frequency": [frequency]})
-        row_like = pd.Series({"date": start, "period": str(period), "frequency": frequency})
-        items.append(Item(variant, name, label, start, str(period), str(window(place, cutoff).iloc[0]), frequency,
-                          unit, truth, _text(row["prompt"]), 0, date_words(row_like),
-                          temperature=1.0 if variant == "E" else 0.0, draw=key[-1], other=other,
-                          famous=bool(len(famous)) and period in set(famous.to_period(FREQUENCIES[frequency]))))
+        start, place, words, is_famous = facts(period, frequency)
+        items.append(Item(variant, name, label, start, str(period), place, frequency, unit, truth,
+                          _text(row["prompt"]), 0, words, temperature=1.0 if variant == "E" else 0.0, draw=key[-1],
+                          other=other, famous=is_famous))
         replies.append({"text": str(row["reply"]) if not isinstance(row["reply"], str) else row["reply"],
                         "truncated": None if flag == "" else flag in TRUE})
     if problems:

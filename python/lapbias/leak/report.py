@@ -158,7 +158,7 @@ def reading(summary: pd.DataFrame, model: str) -> str:
 
 def _truncation(summary: pd.DataFrame) -> str:
     counts = summary.groupby("variant")[["n_truncated", "n_length_unknown", "n_queries", "n_cut_unparsed",
-                                         "n_prompt_echo", "n_parsed"]].sum()
+                                         "n_prompt_echo", "n_parsed", "n_unread_number"]].sum()
     echo = ""
     if counts["n_prompt_echo"].sum():
         echo = (f" {int(counts['n_prompt_echo'].sum())} of {int(counts['n_parsed'].sum())} parsed values are only "
@@ -166,7 +166,7 @@ def _truncation(summary: pd.DataFrame) -> str:
                 "question, counted as the paper counts them but not recall.")
     if counts["n_length_unknown"].sum() == counts["n_queries"].sum():
         return ("Whether replies ended at the answer-length limit is not known for these replies (no `truncated` "
-                "record)." + echo)
+                "record)." + echo + _unread(counts))
     shares = ", ".join(f"{v} {int(r.n_truncated)}/{int(r.n_queries)}" for v, r in counts.iterrows())
     text = (f"Replies that ended at the answer-length limit: {int(counts['n_truncated'].sum())} of "
             f"{int(counts['n_queries'].sum())} ({shares}).")
@@ -177,7 +177,19 @@ def _truncation(summary: pd.DataFrame) -> str:
     unknown = int(counts["n_length_unknown"].sum())
     if unknown:
         text += f" For {unknown} replies it is not known."
-    return text + echo
+    return text + echo + _unread(counts)
+
+
+def _unread(counts: pd.DataFrame) -> str:
+    unread = counts["n_unread_number"]
+    if not unread.sum():
+        return ""
+    shares = ", ".join(f"{v} {int(n)}" for v, n in unread[unread > 0].items())
+    return (f" {int(unread.sum())} replies hold a number the parser does not read ({shares}): a bare number in a reply "
+            "over 30 characters (or beyond the plausibility bound) is no value by the authors' rules, so they count "
+            "as unparsed, as the paper counts them, but they are not refusals: the parse and commit rates of their "
+            "rows are lower bounds on the share of replies that give a number (the `note` column, the panel's "
+            "`unread_number`).")
 
 
 def section(results: Path) -> list[str]:
@@ -186,6 +198,8 @@ def section(results: Path) -> list[str]:
     summary = _read(results, "summary")
     if summary is None:
         return []
+    if "n_unread_number" not in summary:  # a summary written before lapbias counted them
+        summary["n_unread_number"] = 0
     config_path = results / "leak" / "run_config.json"
     config = json.loads(config_path.read_text()) if config_path.exists() else {}
     leak, model = config.get("leak", {}), config.get("model", {})
@@ -240,6 +254,9 @@ def section(results: Path) -> list[str]:
                 rate = f"not measured: all {row.n_queries} replies cut at the length limit before a value"
             elif row.n_cut_unparsed:
                 rate += f" (lower bound: {row.n_cut_unparsed} cut before a value)"
+            if row.n_unread_number:
+                rate += (f" by the parser; {row.n_unread_number} of {row.n_queries} replies hold a number it does not "
+                         "read: a lower bound")
             commit.append(rate)
         table = pd.DataFrame({"control": controls["variant"], "name": controls["series"], "window": controls["window"],
                               "n": controls["n_queries"], "commit rate": commit, "refusals": controls["n_refusal"]})
