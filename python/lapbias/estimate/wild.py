@@ -2,7 +2,7 @@
 
 Entity-clustered CRV1 t tests over-reject with few or heterogeneous clusters (Cameron, Gelbach and Miller 2008,
 "Bootstrap-based improvements for inference with clustered errors", REStat 90(3); MacKinnon, Nielsen and Webb 2023,
-"Cluster-robust inference: a guide to empirical practice", J. Econometrics 232(2), Section 6). The field's remedy is
+"Cluster-robust inference: a guide to empirical practice", J. Econometrics 232(2)). The field's remedy is
 the wild cluster restricted bootstrap (WCR, "WCR-C" or "11" in their notation; Stata's `boottest`), computed here for
 the model of protocol Steps 4-5,
     y = X beta + entity FE + period FE + e,   CRV1 clustered by entity,   H0: beta_k = 0:
@@ -23,7 +23,7 @@ compares with the draws materialised and fitted by least squares instead). They 
 by calling it because pyfixest hands the package a dense one-hot design of both fixed effects, N x (K + E + T), and
 the package's CRV1 denominator then loops over G^2 cluster pairs with (K + E + T)^2 products each: 1.3 GB and hours
 at the paper's 91,361 rows x (1,499 + 330) levels. The same draws follow exactly from Roodman, MacKinnon, Nielsen and
-Webb (2019, "Fast and wild: bootstrap inference in Stata using boottest", Stata J. 19(1), Section 5) with the fixed
+Webb (2019, "Fast and wild: bootstrap inference in Stata using boottest", Stata J. 19(1)) with the fixed
 effects partialled out (Frisch-Waugh-Lovell): with a = the row of (X~'X~)^{-1} X~' for beta_k (X~ = X net of both
 FE), the draw's numerator is sum_g v_g (a_g' u~_g), and cluster h's score of the draw's CRV1 variance is
     s_h(v) = v_h a_h' u~_h - [A (X~'X~)^{-1} S v]_h - [P (T~'T~)^+ Q v]_h,
