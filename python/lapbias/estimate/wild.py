@@ -30,8 +30,8 @@ FE), the draw's numerator is sum_g v_g (a_g' u~_g), and cluster h's score of the
 A_h = a_h' X~_h, S_g = X~_g' u~_g (the part of the draw's residual on X~), P_ht = sum of a over cluster h's rows in
 period t, Q_tg = sum of u~ over cluster g's rows in period t and T~ = the period dummies net of the entity FE (the
 part on the period FE; the entity FE are nested in the clusters, so u~ v, with v constant within an entity, is
-already orthogonal to them). Cost O(N K + G T + T^3 + B G (K + T)), memory O(G B): under a second for 9,999 draws
-at the paper's size (benchmarks/results/wild.md).
+already orthogonal to them). Cost O(N K + G T + T^3 + B G (K + T)), memory O(G B): 2.1 CPU seconds for 9,999 draws
+at the paper's size (91,374 rows, 1,499 clusters, 330 dates) and 3.9 s at 10^6 rows (benchmarks/results/wild.md).
 """
 
 from __future__ import annotations
