@@ -90,8 +90,8 @@ def test_underpowered_states_the_minimum_detectable_share():
     assert verdict.label == UNDERPOWERED and "250% of the standalone LLM effect" in verdict.paragraph
 
 
-def test_threshold_is_the_configured_max_mde_share():
-    lenient = EstimateConfig(max_mde_share=3.0)
+def test_thresholds_are_the_configured_ones():
+    lenient = EstimateConfig(max_mde_share=3.0, detectable_share=3.0)
     assert decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), WEAK, lenient).label == NO_EVIDENCE
 
 
@@ -353,3 +353,14 @@ def test_an_uninformative_placebo_does_not_support_contamination():
     informative = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED,
                          EstimateConfig())
     assert informative.label == CONTAMINATION and "could have rejected" in informative.paragraph
+
+
+def test_an_imprecise_test_is_not_cleared_by_an_estimate_below_zero():
+    """With 5 times the paper's noise the minimum detectable share is ~95%; an estimate that falls well below zero
+    (but not significantly) puts the upper bound under 20%. The bound alone cleared 8% of such null panels; the test
+    must also have had 80% power against a paper-sized interaction (detectable_share, 37%)."""
+    power = {**POWERED, "beta3_share": -0.5, "ucb_share": 0.15, "mde_share": 0.95}
+    verdict = decide(detection(-0.5, -1.2, 0.24), validation(0.01, 0.6), placebo(0.3, 0.8), power, EstimateConfig())
+    assert verdict.label == UNDERPOWERED and verdict.failed == ["power"], verdict.paragraph
+    assert "less than 80% power against an interaction of 37%" in verdict.paragraph
+    assert "(minimum detectable share 95%)" in verdict.paragraph

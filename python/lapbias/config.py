@@ -379,10 +379,10 @@ class EstimateConfig(Section):
     share of the standalone LLM effect per SD of LAP, (beta_3 + t(1 - detection_alpha, df_r) se) x SD(lap) / b1, to
     be at most this (else "Underpowered"); > 0. Default 0.20, about half the paper's in-sample estimate (37%): the
     data must exclude an interaction half the paper's size (estimate/power.py)."""
-    placebo_mde_share: float = Field(0.37, gt=0, allow_inf_nan=False)
-    """The placebo is "uninformative" when its minimum detectable beta_3 (one-sided at placebo_alpha, 80% power) times
-    the post-cutoff SD of LAP exceeds this share of the pre-cutoff standalone LLM effect, i.e. when it could not have
-    rejected a post-cutoff interaction of the paper's in-sample size (37%, the default); > 0."""
+    detectable_share: float = Field(0.37, gt=0, allow_inf_nan=False)
+    """The interaction (share of the standalone LLM effect per SD of LAP) that the detection test and the placebo must
+    each detect with 80% probability: a larger minimum detectable share makes a quiet beta_3 "Underpowered" and a
+    passing placebo "uninformative"; > 0. Default: the paper's in-sample estimate (37%)."""
     min_lap_gap: float = Field(0.05, gt=0, lt=1)
     """Recall LAP: "No evidence" needs the mean LAP of the high-LAP half to exceed the low half's by at least this, in
     probability (0.05 = 5 percentage points of recall mass): the final rule's "LAP showing meaningful variation"."""

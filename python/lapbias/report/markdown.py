@@ -67,8 +67,9 @@ def power_lines(power: pd.DataFrame | None, config: RunConfig) -> list[str]:
             f"{values.get('ucb_beta3', nan):.4g} (share: {share('ucb_share')}; \"No evidence\" needs at most "
             f"{estimate.max_mde_share:.0%}, `max_mde_share`); minimum detectable beta_3 at {alpha * 100:g}% one-sided "
             f"with 80% power = {values.get('mde_beta3', nan):.4g}: an interaction of ≥ {share('mde_share')} of the "
-            "standalone LLM effect per SD of LAP would have been detected with 80% probability (the paper's "
-            f"in-sample estimate is 37%). LAP variation: {gap}. Within-FE SD of LAP = "
+            "standalone LLM effect per SD of LAP would have been detected with 80% probability (\"No evidence\" "
+            f"needs at most {estimate.detectable_share:.0%}, `detectable_share`, the paper's in-sample estimate). "
+            f"LAP variation: {gap}. Within-FE SD of LAP = "
             f"{values.get('sd_lap_within', nan):.4g} ({share('within_share_lap')} of its SD "
             f"{values.get('sd_lap', nan):.4g}); standalone LLM effect b1 = {values.get('b1_standalone', nan):.4g}. "
             "Source: `results/power.csv`."]
@@ -181,7 +182,7 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
         f"The placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds "
         f"{config.estimate.placebo_alpha:.2f} (the wild cluster bootstrap's with fewer than "
         f"{config.estimate.wild_below_clusters} entity clusters); it is uninformative when it could not have "
-        f"rejected a post-cutoff interaction of {config.estimate.placebo_mde_share:.0%} of the pre-cutoff standalone "
+        f"rejected a post-cutoff interaction of {config.estimate.detectable_share:.0%} of the pre-cutoff standalone "
         f"LLM effect per SD of post-cutoff LAP (minimum detectable beta_3 at {config.estimate.placebo_alpha:.0%} "
         "one-sided with 80% power, `placebo_mde_beta3` and `placebo_mde_share` in `results/power.csv`): a passing "
         "but uninformative placebo does not support \"Contamination detected\".", "",

@@ -20,16 +20,19 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
   when post-cutoff LAP has collapsed to a constant (Step 5's "LAP collapsed toward zero": beta_3 is then not
   identified there); infeasible without post-cutoff rows, when the placebo regression cannot be estimated, or when
   its beta_3 has no p-value. Uninformative: its minimum detectable beta_3 (one-sided at placebo_alpha, 80% power)
-  times the post-cutoff SD of LAP exceeds placebo_mde_share (0.37, the paper's size) of the pre-cutoff standalone
+  times the post-cutoff SD of LAP exceeds detectable_share (0.37, the paper's size) of the pre-cutoff standalone
   LLM effect (estimate/power.py): it could not have rejected a paper-sized post-cutoff interaction.
 - LAP showing meaningful variation (the final rule): the high-LAP half's mean LAP exceeds the low half's by at
   least min_lap_gap (0.05, probability points) for the recall LAP; by at least min_lap_relative_gap (0.05) of mean
   LAP for Min-K%, whose gate is relative (it has no natural unit). The power shares below are invariant to affine
   maps of LAP, so they cannot tell a LAP constant to six digits from a varying one.
-- power (estimate/power.py): the one-sided (1 − detection_alpha) upper confidence bound of beta_3 as a share of the
-  standalone LLM effect per SD of LAP, (beta_3 + t_{1−alpha, df_r} se) × SD(lap) / b1, at most max_mde_share (0.20);
-  the minimum detectable share is stated beside it: "an interaction of ≥ X% of the standalone LLM effect per SD of
-  LAP would have been detected with 80% probability".
+- power (estimate/power.py), two conditions: the test could detect a paper-sized interaction, its minimum
+  detectable share (one-sided at detection_alpha, 80% power) at most detectable_share (0.37), stated as "an
+  interaction of ≥ X% of the standalone LLM effect per SD of LAP would have been detected with 80% probability";
+  and the data exclude a contamination of consequence, the one-sided (1 − detection_alpha) upper confidence bound of
+  beta_3 as a share, (beta_3 + t_{1−alpha, df_r} se) × SD(lap) / b1, at most max_mde_share (0.20). The bound alone
+  would clear an imprecise test whose estimate happens to fall below zero (with 5 times the paper's noise, 8% of
+  null panels); the MDE alone ignores where beta_3 sits (a paper-sized contamination with t = 1.66 was cleared).
 Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
 beta_3 without a p-value -> Mixed/invalid; a failed placebo -> Mixed/invalid; a significantly negative beta_3 ->
 Mixed/invalid (paper, Proposition 1: beta_3 >= 0 whenever LAP measures memorization, so LAP proxies for something
@@ -37,8 +40,9 @@ else); significant beta_3 with the validation pattern and an informative passing
 significant beta_3 otherwise -> Mixed/invalid, naming what failed (validation, placebo infeasible, placebo
 uninformative: the protocol's "placebo passing" is read as a placebo that could have failed); non-significant beta_3
 with the validation pattern contradicted or not estimable -> Mixed/invalid (the final rule's "validation fails");
-non-significant beta_3 and LAP without meaningful variation -> Underpowered (LAP variation); the upper bound's share
-above max_mde_share, or b1 <= 0 -> Underpowered ("the interval includes an interaction of X%"); else, with the
+non-significant beta_3 and LAP without meaningful variation -> Underpowered (LAP variation); the minimum detectable
+share above detectable_share, or b1 <= 0 -> Underpowered (with the number); the upper bound's share above
+max_mde_share -> Underpowered ("the interval includes an interaction of X%"); else, with the
 validation pattern present -> No evidence of contamination; with no memorization detected or the pattern absent
 (a significant high-LAP theta not significantly above the low one) -> "No evidence of contamination (LAP
 untested)": the test had power against a LAP-graded contamination, but nothing shows that LAP separates memorized
@@ -144,16 +148,16 @@ def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alph
 
 
 def placebo_power(power: dict[str, float], thresholds: EstimateConfig) -> tuple[bool | None, str]:
-    """(informative, sentence): can the placebo reject a post-cutoff interaction of placebo_mde_share (module
+    """(informative, sentence): can the placebo reject a post-cutoff interaction of detectable_share (module
     docstring)? None when its power cannot be stated (no post-cutoff beta_3 with a standard error, or b1 <= 0)."""
     share, mde = power.get("placebo_mde_share", math.nan), power.get("placebo_mde_beta3", math.nan)
     if not math.isfinite(share):
         return None, ""
-    informative = share <= thresholds.placebo_mde_share
+    informative = share <= thresholds.detectable_share
     return informative, (f"the placebo's minimum detectable beta_3 ({thresholds.placebo_alpha * 100:g}% one-sided, "
                          f"80% power) is {mde:.4g}, i.e. {share:.0%} of the pre-cutoff standalone LLM effect per "
                          f"post-cutoff SD of LAP, so it {'could' if informative else 'could not'} have rejected a "
-                         f"post-cutoff interaction of {thresholds.placebo_mde_share:.0%} (placebo_mde_share; "
+                         f"post-cutoff interaction of {thresholds.detectable_share:.0%} (detectable_share; "
                          "results/power.csv)")
 
 
@@ -335,15 +339,23 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "variation (protocol, final rule), so a quiet beta_3 says nothing about contamination "
                        f"whatever its standard error ({power_text}); {valid}; {place}. Verdict: {UNDERPOWERED} "
                        "(LAP without meaningful variation).")
+    detectable = power.get("mde_share", math.nan)
+    if math.isinf(share) or not detectable <= thresholds.detectable_share:
+        size = "undefined" if math.isinf(share) else f"{detectable:.0%}"
+        return Verdict(UNDERPOWERED, ["power"], f"{quiet}, but {power_text}: the test had less than 80% power "
+                       f"against an interaction of {thresholds.detectable_share:.0%} (detectable_share, the paper's "
+                       "in-sample size), so a contamination of consequence could be missed; "
+                       f"{valid}; {place}. Verdict: {UNDERPOWERED} (minimum detectable share {size}).")
     if share > thresholds.max_mde_share:
-        size = "an interaction of undefined size" if math.isinf(share) else f"an interaction of {share:.0%}"
-        return Verdict(UNDERPOWERED, ["power"], f"{quiet}, but {power_text}: the one-sided "
-                       f"{1 - alpha:.0%} confidence interval includes {size} of the standalone LLM effect per SD of "
-                       f"LAP, above {thresholds.max_mde_share:.0%} (max_mde_share), so a contamination of "
+        return Verdict(UNDERPOWERED, ["power"], f"{quiet}, but {power_text}: the one-sided {1 - alpha:.0%} "
+                       f"confidence interval includes an interaction of {share:.0%} of the standalone LLM effect per "
+                       f"SD of LAP, above {thresholds.max_mde_share:.0%} (max_mde_share), so a contamination of "
                        f"consequence is not excluded; {valid}; {place}. Verdict: {UNDERPOWERED} (the interval "
-                       f"includes {size}).")
-    excluded = (f"{quiet}, and {power_text}; the upper bound is at most {thresholds.max_mde_share:.0%} "
-                f"(max_mde_share), so the data exclude a larger interaction; {variation}")
+                       f"includes an interaction of {share:.0%}).")
+    excluded = (f"{quiet}, and {power_text}; the minimum detectable share is at most "
+                f"{thresholds.detectable_share:.0%} (detectable_share) and the upper bound at most "
+                f"{thresholds.max_mde_share:.0%} (max_mde_share), so the test had power and the data exclude a "
+                f"larger interaction; {variation}")
     if pattern.present:
         return Verdict(NO_EVIDENCE, [], f"{excluded}; {valid}; {place}. Verdict: {NO_EVIDENCE}.")
     if pattern.no_memorization:
