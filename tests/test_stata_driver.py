@@ -122,7 +122,9 @@ def test_auto_finds_the_executable_and_results_round_trip(project, panel_files):
     expected = panel_files[1]
     for name in ("validation", "detection", "placebo", "placebo_validation"):
         got = pd.read_csv(layout.results / f"{name}.csv")
-        assert set(got["engine"]) == {"stata"}
+        # the high-minus-low validation test is not in the do-files: the Python engine adds it (estimate/protocol.py)
+        assert set(got["engine"]) == {"stata"} | ({"python"} if name.endswith("validation") else set())
+        assert set(got.loc[got["engine"] == "python", "model"]) <= {"high_minus_low"}
         want = expected[name]
         assert list(got["term"]) == list(want["term"]) and list(got["model"]) == list(want["model"])
         for column in ("coef", "se", "t", "p", "p_one_sided", "ci_low", "ci_high", "N", "N_clust", "df_r", "r2"):
@@ -157,9 +159,32 @@ def test_an_inestimable_half_is_a_note_and_the_other_models_stay(project, monkey
     config, layout = project
     monkeypatch.setenv("STANDIN_INESTIMABLE", "high_lap")
     stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
-    assert sorted(set(pd.read_csv(layout.results / "validation.csv")["model"])) == ["low_lap", "pooled"]
+    assert sorted(set(pd.read_csv(layout.results / "validation.csv")["model"])) == ["high_minus_low", "low_lap",
+                                                                                   "pooled"]
     notes = pd.read_csv(layout.results / "estimation_notes.csv")
     assert "not estimable in Stata, r(2001)" in notes.set_index("model").loc["validation:high_lap", "detail"]
+
+
+def test_the_stata_engine_carries_the_python_engines_wild_bootstrap_p_values(project):
+    """The do-files have no wild cluster bootstrap (nor the high-minus-low validation test): the Python engine computes
+    them on the same exported panel (panel_pre.dta, panel_post.dta), so detection.csv and placebo.csv carry the
+    columns of either engine with the same values, and REPORT.md says where they come from."""
+    config, layout = project
+    stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
+    pre, post = (pyreadstat.read_dta(str(layout.derived_file(f"panel_{s}.dta")))[0] for s in ("pre", "post"))
+    python = estimate_panel(pre, post, wild_reps=config.estimate.wild_bootstrap_reps,
+                            wild_seed=config.estimate.bootstrap_seed).tables
+    for name in ("detection", "placebo"):
+        got = pd.read_csv(layout.results / f"{name}.csv").set_index("term")
+        want = python[name].set_index("term")
+        assert got.loc["c.mu_hat#c.lap", "engine"] == "stata"
+        for column in ("p_wild", "p_wild_one_sided"):
+            assert got.loc["c.mu_hat#c.lap", column] == pytest.approx(want.loc["c.mu_hat#c.lap", column], rel=1e-9)
+            assert got.drop(index="c.mu_hat#c.lap")[column].isna().all()
+    from lapbias.report import write_report
+
+    report = write_report(config, layout).read_text()
+    assert "Computed by the Python engine on the same exported panel" in report
 
 
 def test_stata_bootstrap_draws_become_results_bootstrap_csv(project):
@@ -199,13 +224,13 @@ def test_no_stale_result_survives_an_engine_switch(project):
         assert not (layout.results / name).exists(), f"stale {name} from the Python run survived"
     for path in layout.results.glob("*.csv"):
         table = pd.read_csv(path)
-        if "engine" in table.columns:
-            assert set(table["engine"]) == {"stata"}, path.name
+        if "engine" in table.columns:  # but the high-minus-low validation row, which the Python engine adds
+            assert set(table.loc[table["model"] != "high_minus_low", "engine"]) == {"stata"}, path.name
     from lapbias.report import write_report
 
     report = write_report(config, layout).read_text()
     assert "Source: `results/detection.csv`, LaTeX `results/detection.tex`; engine: stata." in report
-    assert "engine: python" not in report
+    assert "engine: python." not in report and "engine: python, stata." in report  # validation.csv only
 
 
 def test_the_stata_engine_refuses_dta_files_changed_since_panel(project):

@@ -455,19 +455,34 @@ class EstimateConfig(Section):
     stata_path: str = ""
     """Stata installation directory for pystata (else $STATA_PATH, else stata-mp/stata-se/stata on PATH)."""
     stata_edition: Literal["mp", "se", "be"] = "mp"
-    # Verdict thresholds (protocol, final report rule; docs/contracts.md "Verdict rule"). A further verdict
-    # option (e.g. a power / minimum-detectable-effect threshold) is declared here, with its range.
+    # Verdict thresholds (protocol, final report rule; docs/contracts.md "Verdict rule"), each with its range.
     placebo_alpha: float = Field(0.10, gt=0, lt=1)
     """Placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds this (protocol Step 5)."""
     detection_alpha: float = Field(0.05, gt=0, lt=1)
     """beta_3 > 0 is significant when its one-sided p is below this (protocol, final report rule)."""
     validation_alpha: float = Field(0.05, gt=0, lt=1)
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
-    max_mde_share: float = Field(0.37, gt=0, allow_inf_nan=False)
-    """"No evidence of contamination" needs the minimum detectable beta_3 (5% one-sided, 80% power) times SD(lap),
-    as a share of the standalone LLM effect, to be at most this (else "Underpowered"); > 0. Default: the paper's
-    in-sample estimate (37%), so "No evidence" means a contamination as large as the paper's would have been found
-    (estimate/power.py)."""
+    max_mde_share: float = Field(0.20, gt=0, allow_inf_nan=False)
+    """"No evidence of contamination" needs the one-sided (1 - detection_alpha) upper confidence bound of beta_3, as a
+    share of the standalone LLM effect per SD of LAP, (beta_3 + t(1 - detection_alpha, df_r) se) x SD(lap) / b1, to
+    be at most this (else "Underpowered"); > 0. Default 0.20, about half the paper's in-sample estimate (37%): the
+    data must exclude an interaction half the paper's size (estimate/power.py)."""
+    detectable_share: float = Field(0.37, gt=0, allow_inf_nan=False)
+    """The interaction (share of the standalone LLM effect per SD of LAP) that the detection test and the placebo must
+    each detect with 80% probability: a larger minimum detectable share makes a quiet beta_3 "Underpowered" and a
+    passing placebo "uninformative"; > 0. Default: the paper's in-sample estimate (37%)."""
+    min_lap_gap: float = Field(0.05, gt=0, lt=1)
+    """Recall LAP: "No evidence" needs the mean LAP of the high-LAP half to exceed the low half's by at least this, in
+    probability (0.05 = 5 percentage points of recall mass): the final rule's "LAP showing meaningful variation"."""
+    min_lap_relative_gap: float = Field(0.05, gt=0, allow_inf_nan=False)
+    """Min-K% LAP: the same requirement relative to mean LAP (high-half mean minus low-half mean, over the mean):
+    Min-K% has no natural unit, so its gate is relative."""
+    wild_bootstrap_reps: int = Field(9999, ge=0)
+    """Draws of the wild cluster restricted bootstrap of beta_3 and of the placebo's beta_3 (Webb weights, seed
+    bootstrap_seed; estimate/wild.py); 0 skips it."""
+    wild_below_clusters: int = Field(42, ge=0)
+    """With fewer entity clusters than this, the verdict reads beta_3's and the placebo's p-values from the wild
+    cluster restricted bootstrap instead of the CRV1 t test (which over-rejects with few clusters); 0 = never."""
     extended_cluster: Literal["period_num", "entity_num"] = "period_num"
     """Cluster variable of the paper's extended tables (II-V): "period_num" (by date, as the paper) or
     "entity_num". The protocol's Steps 3-5 always cluster by entity."""
@@ -476,8 +491,9 @@ class EstimateConfig(Section):
     bootstrap_reps: int = Field(10_000, ge=0)
     """Pairs bootstrap draws of the post-cutoff beta_3 (paper Figure III: 10,000); 0 skips the bootstrap."""
     bootstrap_seed: int = Field(20251222, ge=0, le=2**31 - 1)
-    """Seed of the bootstrap draws; at most 2^31 - 1 = 2147483647, the largest seed Stata's `set seed` takes, so the
-    Stata engine (do/04_bootstrap.do, lapboot) accepts every seed the config accepts."""
+    """Seed of the pairs bootstrap and of the wild cluster bootstrap's weights; at most 2^31 - 1 = 2147483647, the
+    largest seed Stata's `set seed` takes, so the Stata engine (do/04_bootstrap.do, lapboot) accepts every seed the
+    config accepts."""
     bootstrap_resample: Literal["obs", "entity"] = "obs"
     """"obs": resample observations (the paper's pairs bootstrap); "entity": resample whole entities."""
     newey_lag: int = Field(-1, ge=-1)

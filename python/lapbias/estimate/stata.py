@@ -54,6 +54,7 @@ import pyreadstat
 from ..config import RunConfig
 from ..errors import LapbiasError
 from ..io import Layout, write_csv
+from .protocol import stata_supplement
 from .reghdfe import RESULT_COLUMNS, one_sided_p
 
 EXECUTABLES = ("stata-mp", "stata-se", "stata", "StataMP-64.exe", "StataSE-64.exe", "StataBE-64.exe", "Stata-64.exe")
@@ -462,6 +463,15 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
         raise StataError(f"Stata wrote no detection table ({results / TABLES['detection']}): {reasons}; "
                          f"see {logs / 'stata_steps.log'}")
     estimate = config.estimate
+    # beta_3's wild cluster bootstrap p-values and the high-minus-low validation test are not in the do-files: the
+    # Python engine computes them on the same exported panel (estimate/protocol.py), the report says so
+    samples = [pyreadstat.read_dta(str(data / f"{name}.dta"))[0] if (data / f"{name}.dta").exists() else None
+               for name in ("panel_pre", "panel_post")]
+    run.notes += stata_supplement(run.tables, *samples, estimate.wild_bootstrap_reps, estimate.bootstrap_seed,
+                                  estimate.newey_lag)
+    for name in ("detection", "placebo", "validation", "placebo_validation"):
+        if name in run.tables:
+            write_csv(run.tables[name], results / f"{name}.csv")
     too_small = _bootstrap_too_small(data) if (data / "panel_post.dta").exists() else ""
     if estimate.bootstrap_reps > 0 and too_small:
         run.notes.append({"model": "bootstrap", "kind": "failed",

@@ -39,6 +39,8 @@ COEFFICIENT_TABLES = {
 COEFFICIENT_COLUMNS = ("model", "term", "coef", "se", "t", "p", "p_one_sided", "N")
 """What the verdict and the tables read from a coefficient table (docs/contracts.md, results files)."""
 NUMERIC = ("coef", "se", "t", "p", "p_one_sided", "N")
+OPTIONAL_NUMERIC = ("p_wild", "p_wild_one_sided")
+"""Numeric columns that detection.csv and placebo.csv carry (the wild cluster bootstrap's p-values)."""
 
 
 class ResultsFileError(LapbiasError):
@@ -61,7 +63,7 @@ def read_table(path: Path, coefficients: bool) -> pd.DataFrame:
     if missing:
         raise ResultsFileError(f"{path} lacks column(s) {missing} of a coefficient table (docs/contracts.md: "
                                f"{', '.join(COEFFICIENT_COLUMNS)}, ...); rerun `lapbias estimate`")
-    for column in NUMERIC:
+    for column in NUMERIC + tuple(c for c in OPTIONAL_NUMERIC if c in table.columns):
         values = pd.to_numeric(table[column], errors="coerce")
         bad = (values.isna() & table[column].notna()) | values.isin([np.inf, -np.inf])
         bad |= column.startswith("p") and ((values < 0) | (values > 1))
@@ -121,7 +123,7 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
         # power and verdict on the tables in raw units, as results/*.csv hold them and the paragraph cites them;
         # the display units (Min-K% LAP x 10^4) are applied after
         estimated_power = tables.get("power") if "power.csv" in manifest_files(layout.results, "estimate") else None
-        power = _power(config, estimated_power, out, panel, tables["detection"])
+        power = _power(config, estimated_power, out, panel, tables["detection"], tables.get("placebo"))
         verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
                          config.estimate, tables["estimation_notes"])
         sentence = explain(verdict, tables["detection"], config.estimate, power)
@@ -155,13 +157,15 @@ def _detection_failed(notes: pd.DataFrame | None) -> bool:
 
 
 def _power(config: RunConfig, power: pd.DataFrame | None, out: Layout, panel: pd.DataFrame,
-           detection: pd.DataFrame) -> pd.DataFrame:
+           detection: pd.DataFrame, placebo: pd.DataFrame | None) -> pd.DataFrame:
     """results/power.csv as the Python estimate stage wrote it; after the Stata engine (which does not write it)
-    computed here from the panel and detection.csv (estimate/power.py) and written with the report."""
+    computed here from the panel, detection.csv and placebo.csv (estimate/power.py) and written with the report."""
     from ..estimate.power import detection_power
 
     if power is not None and not power.empty:
         return power
-    power = detection_power(panel[panel["post"] == 0], detection, config.estimate.detection_alpha)
+    power = detection_power(panel[panel["post"] == 0], detection, config.estimate.detection_alpha,
+                            post=panel[panel["post"] == 1], placebo=placebo,
+                            placebo_alpha=config.estimate.placebo_alpha)
     write_csv(power, out.results / "power.csv")
     return power
