@@ -627,13 +627,12 @@ def ess_command(config_path: str, yes: bool) -> None:
     """
     from .ess import config as ess_config
     from .ess.pipeline import results_dir, run as run_ess
+    from .ess.report import cli_lines
 
     config, layout = _load(config_path, ess_config.load)
     tables = run_ess(config, layout, _backend(config), _confirm(yes))
-    for row in tables["ess"].itertuples():
-        plug = f"> {row.grid_max}" if row.plugin_beyond_grid else int(row.ess_plugin)
-        _log(layout, f"ess: {row.outcome} vs {row.comparator}: LLM error {row.llm_error:.4g}, plug-in ESS {plug}, "
-                     f"one-sided {1 - row.alpha:.0%} CI [{row.ess_lower}, ∞)")
+    for line in cli_lines(tables):
+        _log(layout, line)
     _log(layout, f"ess: wrote {results_dir(layout)}/ess.csv, curve.csv, llm.csv, ESS.md and "
                  f"{layout.figures / 'ess_curve.png'}")
 

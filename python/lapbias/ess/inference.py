@@ -3,7 +3,8 @@
 Grid n_1 < … < n_J, n_0 := 0. For each n_j the excess risk Δ̂_j = R̂(n_j) − R̂_LLM with standard error ŝ_j
 (variance.py: eq. 4.6, or the conservative 4.7).
 
-- Plug-in (§3.3): n̂ = min{n_j : R̂(n_j) ≤ R̂_LLM}; none on the grid → "> n_J".
+- Plug-in (§3.3): n̂ = min{n_j : R̂(n_j) ≤ R̂_LLM}; none on the grid → "> n_J"; n̂ = n_1 → "≤ n_1" (the
+  grid cannot place it lower).
 - Test statistic (eq. 3.3): T_j = Δ̂_j / ŝ_j; H₀_j: R(n_j) ≤ R_LLM is rejected at level α when T_j > z_{1−α}
   (right tail, paper fn. 9). ŝ_j = 0 gives T_j = +∞ if Δ̂_j > 0, else no rejection.
 - Algorithm 3.1: test H₀_1, H₀_2, … in order; stop at the first j* not rejected; the one-sided (1 − α) CI is
@@ -29,6 +30,14 @@ def plug_in(grid: list[int], risk_ml: list[float], risk_llm: float) -> int | Non
         if risk <= risk_llm:
             return int(n)
     return None
+
+
+def stated_plug_in(grid: list[int], plug: int | None) -> str:
+    """The plug-in as the grid allows it to be stated: "≤ n₁" when already the smallest n reaches the LLM (left-
+    censored: the ESS is somewhere in 1..n₁), "> n_J" when no n does (right-censored), else the grid n."""
+    if plug is None:
+        return f"> {grid[-1]}"
+    return f"≤ {plug}" if plug == grid[0] else str(plug)
 
 
 def t_statistic(excess: float, se: float) -> float:
