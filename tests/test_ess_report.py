@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from lapbias.cli import main
 from lapbias.ess import config as ess_config
 from lapbias.ess.pipeline import run
-from lapbias.ess.report import draw
 from lapbias.io import Layout
 
 N = 120
@@ -56,6 +55,8 @@ def test_llm_worse_than_the_grid_is_stated_as_below_it_everywhere(tmp_path):
     assert (f"the LLM's error (1) is larger than that of always predicting the most common outcome "
             f"({llm['constant_rule_risk']:.4g}) and than the expected error of predicting the outcome of one random "
             "observation") in text and "the LLM is worth less than one observation" in text
+    from lapbias.ess.report import draw
+
     labels = draw(tables).axes[0].get_legend_handles_labels()[1]
     assert "l1logit: plug-in ≤ 5" in labels and "rf: plug-in ≤ 5" in labels
 

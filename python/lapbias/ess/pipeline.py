@@ -72,7 +72,8 @@ def answer_counts(outcome: Outcome, answers: pd.DataFrame) -> dict:
         top = [[text[:60], int(n)] for text, n in answers.loc[unanswered, "response"].value_counts().head(3).items()]
     return {"llm_answered": int((~unanswered).sum()), "llm_unanswered": int(unanswered.sum()),
             "llm_distinct": int(predicted[~unanswered].nunique()),
-            "llm_answers": json.dumps(counts, ensure_ascii=False), "llm_unanswered_examples": json.dumps(top, ensure_ascii=False)}
+            "llm_answers": json.dumps(counts, ensure_ascii=False),
+            "llm_unanswered_examples": json.dumps(top, ensure_ascii=False)}
 
 
 def run(config: EssConfig, layout: Layout, backend, confirm) -> dict[str, pd.DataFrame]:

@@ -252,7 +252,8 @@ def coverage(scenario: Scenario, reps: int, seed: int = 0, min_blocks: int = var
     covered = table["ess_lower"] <= s.n0
     result = {"design": s.design, "loss": s.loss, "comparator": s.comparator, "K": s.K, "N": s.N, "n0": s.n0,
               "grid": list(s.grid), "reps": reps, "alpha": ALPHA,
-              "coverage": float(covered.mean()), "coverage_se": float(np.sqrt(covered.mean() * (1 - covered.mean()) / reps)),
+              "coverage": float(covered.mean()),
+              "coverage_se": float(np.sqrt(covered.mean() * (1 - covered.mean()) / reps)),
               "size_at_n0": float(table["size_at_n0"].mean()),
               "coverage_previous_rule": float((table["lower_previous_rule"] <= s.n0).mean()),
               "coverage_sum": float((table["ess_lower_sum"] <= s.n0).mean()),
