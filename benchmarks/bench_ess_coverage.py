@@ -53,8 +53,8 @@ def main(argv: list[str]) -> None:
         result["cpu_s"] = time.process_time() - started
         rows.append(result)
         pointwise.append(table.assign(loss=scenario.loss, comparator=scenario.comparator, K_at_n0=scenario.K))
-        print({k: result[k] for k in ("loss", "comparator", "K", "coverage", "size_at_n0", "coverage_previous_rule",
-                                      "cpu_s")}, flush=True)
+        print({k: result[k] for k in ("loss", "comparator", "K", "coverage", "size_at_n0", "coverage_normal",
+                                      "coverage_previous_rule", "cpu_s")}, flush=True)
     write_report(args.out, section(pd.DataFrame(rows), pd.concat(pointwise, ignore_index=True), reps))
     if args.out == HERE / "results" / "ess_coverage.md":
         import run_all
@@ -70,26 +70,29 @@ def section(table: pd.DataFrame, pointwise: pd.DataFrame, reps: int) -> list[str
         "machine is shared, so wall time says little). Nominal coverage 1 − α = 0.95. Designs: "
         "`lapbias/ess/simulation.py` (squared loss: Gaussian X, p = 2, comparators OLS and ridge; 0-1 loss: probit "
         "P(Y = 1 | X) = Φ(X'β), p = 2, comparators LDA and a ridge classifier); the \"LLM\" is a fixed rule with "
-        "R(g) = R(n₀), n₀ = 20, so the true ESS is 20; N = K·20; grid (10, 20, 40). Test variance: the finite-K "
-        "variance of the loss difference (eq. 4.6 with `variance.finite_k`). ± = Monte Carlo standard error of the "
-        f"coverage ({reps} replications per row). \"size at n₀\" = rejection rate of the true null R(n₀) ≤ R(g) "
-        "(nominal 0.05). \"earlier rule\" = the same replications with the fixed-K variance (B.2) of the difference "
-        "below K = 20 blocks, as before this change. \"truth error\" = Monte Carlo SE of the true R(n₀) over the "
-        "sampling SD of Δ̂(n₀) (0 for OLS, whose R(n) is exact).",
+        "R(g) = R(n₀), n₀ = 20, so the true ESS is 20; N = K·20; grid (10, 20, 40). Test: the finite-K variance of "
+        "the loss difference (eq. 4.6 with `variance.finite_k`) and Student's t quantile with K − 1 degrees of "
+        "freedom (`inference.critical`). ± = Monte Carlo standard error of the coverage "
+        f"({reps} replications per row). \"size at n₀\" = rejection rate of the true null R(n₀) ≤ R(g) (nominal "
+        "0.05). \"normal quantile\" = the same replications with Proposition 4.1's z instead of t_{K−1}. \"earlier "
+        "rule\" = the same replications as before this change: the fixed-K variance (B.2) of the difference below "
+        "K = 20 blocks, eq. (4.5) above, the normal quantile. \"truth error\" = Monte Carlo SE of the true R(n₀) "
+        "over the sampling SD of Δ̂(n₀) (0 for OLS, whose R(n) is exact).",
         "",
-        "| loss | comparator | K at true ESS | N | coverage (4.6) | size at n₀ | coverage, earlier rule | "
-        "coverage (4.7) | median lower bound | fallback to B.2 at n₀ | truth error | CPU s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| loss | comparator | K at true ESS | N | coverage (4.6) | size at n₀ | coverage, normal quantile | "
+        "coverage, earlier rule | coverage (4.7) | median lower bound | fallback to B.2 at n₀ | truth error | CPU s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         lines.append(f"| {r.loss} | {r.comparator} | {r.K} | {r.N} | {r.coverage:.3f} (± {r.coverage_se:.3f}) | "
-                     f"{r.size_at_n0:.3f} | {r.coverage_previous_rule:.3f} | {r.coverage_sum:.3f} | "
+                     f"{r.size_at_n0:.3f} | {r.coverage_normal:.3f} | {r.coverage_previous_rule:.3f} | "
+                     f"{r.coverage_sum:.3f} | "
                      f"{r.median_lower:g} | {r.fallback_share:.3f} | {r.truth_error_ratio:.3f} | {r.cpu_s:.0f} |")
     lines += [
         "",
         f"Lowest coverage: {table['coverage'].min():.3f} ({table.loc[table['coverage'].idxmin(), 'comparator']}, "
-        f"K = {table.loc[table['coverage'].idxmin(), 'K']}); under the earlier rule: "
-        f"{table['coverage_previous_rule'].min():.3f}.",
+        f"K = {table.loc[table['coverage'].idxmin(), 'K']}); with the normal quantile: "
+        f"{table['coverage_normal'].min():.3f}; under the earlier rule: {table['coverage_previous_rule'].min():.3f}.",
         "",
         "Pointwise two-sided 95% coverage of R(n) (the bands of the error curve) by variance estimator, pooled over "
         "the scenarios' replications at each (n, K): fixed-n = eq. (4.5)/K (Theorem 4.2), fixed-K = eq. (B.2) "

@@ -155,6 +155,18 @@ def test_sequential_procedure_by_hand():
     assert inference.sequential(grid, [3.0, 1.7, 1.0, 1.0], 0.01).lower == 2    # 1.7 < 2.326
 
 
+def test_critical_value_is_student_t_with_k_minus_1_degrees_of_freedom():
+    # K blocks at each n: t_{K−1} (inference.critical); without blocks, Proposition 4.1's normal quantile.
+    from scipy.stats import t as t_dist
+
+    assert inference.critical(0.05, 10) == pytest.approx(t_dist.ppf(0.95, 9)) == pytest.approx(1.8331, abs=1e-4)
+    assert inference.critical(0.05) == pytest.approx(1.6449, abs=1e-4)
+    grid, t = [5, 10, 20], [4.0, 1.8, 0.0]                    # N = 100: K = 20, 10, 5
+    assert inference.sequential(grid, t, 0.05).lower == 11                    # 1.8 > 1.645
+    assert inference.sequential(grid, t, 0.05, blocks=[20, 10, 5]).lower == 6  # 1.8 < 1.833
+    assert inference.excess_risk_lower(0.18, 0.1, 0.05, 10) == pytest.approx(0.18 - 0.18331, abs=1e-5)
+
+
 def test_excess_risk_ci_gives_the_same_bound():
     grid, excess, se = [2, 4, 8, 16], [0.5, 0.2, 0.05, -0.1], [0.1, 0.1, 0.1, 0.1]
     t = [d / s for d, s in zip(excess, se)]

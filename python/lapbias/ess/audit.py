@@ -28,7 +28,7 @@ CURVE_COLUMNS = [
     "metric_value", "metric_ci_low", "metric_ci_high", "variance_rule", "sigma2_between_block", "sigma2_test",
     "sigma2_cross", "sigma2_fixed_n", "var_fixed_n", "var_fixed_K", "var_finite_K", "llm_risk", "excess_risk",
     "excess_se_difference", "excess_se_sum", "excess_variance_rule", "excess_var_finite_K", "excess_var_fixed_n",
-    "excess_var_fixed_K", "t_stat", "excess_ci_low", "tested",
+    "excess_var_fixed_K", "critical", "t_stat", "excess_ci_low", "tested",
     "rejected", "t_stat_sum", "rejected_sum", "hyperparameters",
 ]
 
@@ -112,15 +112,19 @@ def _row(ml: BlockStats, llm: BlockStats, difference: BlockStats, loss: Loss, co
 
 
 def _tests(frame: pd.DataFrame, settings: Settings) -> pd.DataFrame:
-    """Eq. (3.3), Remark 3.1 and Algorithm 3.1 with the chosen variance; also the (4.7) variant for comparison."""
+    """Eq. (3.3), Remark 3.1 and Algorithm 3.1 with the chosen variance and the critical value of each n
+    (inference.critical: Student's t with K − 1 degrees of freedom); also the (4.7) variant for comparison."""
     se_column = "excess_se_difference" if settings.test_variance == "difference" else "excess_se_sum"
+    blocks = [int(k) for k in frame["K"]]
+    frame["critical"] = [inference.critical(settings.alpha, k) for k in blocks]
     frame["t_stat"] = [inference.t_statistic(d, s) for d, s in zip(frame["excess_risk"], frame[se_column])]
-    frame["excess_ci_low"] = [inference.excess_risk_lower(d, s, settings.alpha)
-                              for d, s in zip(frame["excess_risk"], frame[se_column])]
-    result = inference.sequential(list(frame["n"]), list(frame["t_stat"]), settings.alpha)
+    frame["excess_ci_low"] = [inference.excess_risk_lower(d, s, settings.alpha, k)
+                              for d, s, k in zip(frame["excess_risk"], frame[se_column], blocks)]
+    result = inference.sequential(list(frame["n"]), list(frame["t_stat"]), settings.alpha, blocks)
     frame["tested"], frame["rejected"] = result.tested, result.rejected
     frame["t_stat_sum"] = [inference.t_statistic(d, s) for d, s in zip(frame["excess_risk"], frame["excess_se_sum"])]
-    frame["rejected_sum"] = inference.sequential(list(frame["n"]), list(frame["t_stat_sum"]), settings.alpha).rejected
+    frame["rejected_sum"] = inference.sequential(list(frame["n"]), list(frame["t_stat_sum"]), settings.alpha,
+                                                 blocks).rejected
     return frame
 
 
@@ -128,12 +132,12 @@ def summary(frame: pd.DataFrame, settings: Settings) -> dict:
     """One row of the ESS table (paper Table 1) from a curve. The plug-in is stated as the grid allows: "≤ n₁" when
     the comparator already beats the LLM at the smallest n (the ESS lies somewhere in 1..n₁), "> n_J" when no n of
     the grid reaches the LLM, else the grid n (§3.3)."""
-    grid = list(frame["n"])
-    chosen = inference.sequential(grid, list(frame["t_stat"]), settings.alpha)
-    conservative = inference.sequential(grid, list(frame["t_stat_sum"]), settings.alpha)
+    grid, blocks = list(frame["n"]), [int(k) for k in frame["K"]]
+    chosen = inference.sequential(grid, list(frame["t_stat"]), settings.alpha, blocks)
+    conservative = inference.sequential(grid, list(frame["t_stat_sum"]), settings.alpha, blocks)
     difference = inference.sequential(
         grid, [inference.t_statistic(d, s) for d, s in zip(frame["excess_risk"], frame["excess_se_difference"])],
-        settings.alpha)
+        settings.alpha, blocks)
     plug = inference.plug_in(grid, list(frame["excess_risk"]), 0.0)
     return {
         "comparator": frame["comparator"].iloc[0],

@@ -42,7 +42,8 @@ def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
              f"sample (eq. 3.1), and Algorithm 3.1's sequential one-sided tests at level {alpha:g} giving the lower "
              f"confidence bound (test variance: {ess['test_variance'].iloc[0]}, eq. "
              f"{'4.6' if ess['test_variance'].iloc[0] == 'difference' else '4.7'}, with the finite-K variance of "
-             "the loss difference). The ESS is relative to the algorithm, the model, its prompt and the task.", "",
+             "the loss difference and Student's t critical value with K − 1 degrees of freedom). The ESS is relative "
+             "to the algorithm, the model, its prompt and the task.", "",
              to_markdown(pd.DataFrame(rows), list(rows[0])), ""]
     lines += [f"- {sentence}" for sentence in findings(ess, llm)] + [""]
     lines += ["LLM predictions:", "",

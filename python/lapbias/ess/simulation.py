@@ -222,8 +222,9 @@ def _previous_rule_lower(result: pd.DataFrame, min_blocks: int) -> int:
 def coverage(scenario: Scenario, reps: int, seed: int = 0, min_blocks: int = variance.MIN_BLOCKS,
              progress=None) -> tuple[dict, pd.DataFrame]:
     """Coverage of the one-sided ESS CI over `reps` replications (with its Monte Carlo SE), the rejection rate of
-    the true null at n₀ (the test's size), the same under the earlier rule and under (4.7), and the pointwise
-    two-sided 95% coverage of R(n) at each n by each variance: fixed_n (4.5), fixed_K (B.2), finite_K (V̂),
+    the true null at n₀ (the test's size), the coverage with the normal quantile instead of t_{K−1}, under the
+    earlier rule (normal quantile, fixed-K variance of the difference below min_blocks) and under (4.7), and the
+    pointwise two-sided 95% coverage of R(n) at each n by each variance: fixed_n (4.5), fixed_K (B.2), finite_K (V̂),
     band (the rule the audit uses), paper_hybrid (fixed-n when K ≥ 20, else fixed-K) and larger (max(V̂, B.2))."""
     s = scenario
     known = truth(s)
@@ -232,8 +233,9 @@ def coverage(scenario: Scenario, reps: int, seed: int = 0, min_blocks: int = var
     for r in range(reps):
         ess, result = replicate(s, seed + r, known, min_blocks)
         at_n0 = result[result["n"] == s.n0].iloc[0]
-        ess["size_at_n0"] = bool(at_n0["t_stat"] > norm.ppf(1 - ALPHA))
+        ess["size_at_n0"] = bool(at_n0["t_stat"] > at_n0["critical"])
         ess["lower_previous_rule"] = _previous_rule_lower(result, min_blocks)
+        ess["lower_normal"] = inference.sequential(list(result["n"]), list(result["t_stat"]), ALPHA).lower
         ess["fallback_at_n0"] = at_n0["excess_variance_rule"] == "fixed_K_fallback"
         ess["excess_at_n0"] = at_n0["excess_risk"]
         rows.append(ess)
@@ -256,6 +258,7 @@ def coverage(scenario: Scenario, reps: int, seed: int = 0, min_blocks: int = var
               "coverage_se": float(np.sqrt(covered.mean() * (1 - covered.mean()) / reps)),
               "size_at_n0": float(table["size_at_n0"].mean()),
               "coverage_previous_rule": float((table["lower_previous_rule"] <= s.n0).mean()),
+              "coverage_normal": float((table["lower_normal"] <= s.n0).mean()),
               "coverage_sum": float((table["ess_lower_sum"] <= s.n0).mean()),
               "median_lower": float(table["ess_lower"].median()),
               "fallback_share": float(table["fallback_at_n0"].mean()),

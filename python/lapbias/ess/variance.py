@@ -63,7 +63,7 @@ real learner at K = 3 and 5) and by benchmarks/bench_ess_coverage.py.
 Which variance where:
 
 - The test of H₀: R(n) ≤ R_LLM (§4.3, Algorithm 3.1) uses V̂ of the loss difference d = ℓ_ML − ℓ_LLM (eq. 4.6,
-  Prop. 4.1; `for_test`) at every K ≥ 3. The fixed-K variance is not valid for the difference: at the null
+  Prop. 4.1; `for_test`) at every K ≥ 3 (critical value: inference.critical). The fixed-K variance is not valid for the difference: at the null
   boundary the LLM's excess risk over the Bayes risk is of the same order as the learner's, so the test-point
   noise of d shrinks with n as fast as the training noise, and Assumption B.1 (training noise negligible) fails;
   B.2 then leaves out a third to a half of the variance (size ≈ 9-10% at nominal 5%, benchmarks/RESULTS.md).
