@@ -40,10 +40,8 @@ from pydantic import BeforeValidator, Field, ValidationError, field_validator, m
 
 from ..config import ModelConfig, Section, _list_to_tuple, plain, read_toml
 from ..errors import ConfigError
-from .losses import DISCRETE_LOSSES, LOSSES
+from .losses import DISCRETE_LOSSES
 
-TYPES = ("continuous", "discrete")
-TEST_VARIANCES = ("difference", "sum")
 MAX_SEED = 2**32 - 1
 """numpy's seeds run 0 .. 2^32 − 1."""
 
@@ -222,7 +220,6 @@ TYPE_WORDS = {
     "model_attributes_type": "it must be a table of key = value pairs",
     "string_too_short": "it must not be empty",
     "too_short": "it must not be empty",
-    "missing": "is missing",
 }
 MEMBER_WORDS = {"bool_type": "true or false", "int_type": "a whole number", "float_type": "a number",
                 "string_type": "text in quotes", "dict_type": "a table", "none_required": "unset"}
