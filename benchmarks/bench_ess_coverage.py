@@ -94,8 +94,8 @@ def section(table: pd.DataFrame, pointwise: pd.DataFrame, reps: int) -> list[str
         f"K = {table.loc[table['coverage'].idxmin(), 'K']}); with the normal quantile: "
         f"{table['coverage_normal'].min():.3f}; under the earlier rule: {table['coverage_previous_rule'].min():.3f}.",
         "",
-        "Pointwise two-sided 95% coverage of R(n) (the bands of the error curve) by variance estimator, pooled over "
-        "the scenarios' replications at each (n, K): fixed-n = eq. (4.5)/K (Theorem 4.2), fixed-K = eq. (B.2) "
+        "Pointwise two-sided 95% coverage of R(n) (the bands of the error curve) by variance estimator, over the "
+        "replications of each scenario at each of its (n, K): fixed-n = eq. (4.5)/K (Theorem 4.2), fixed-K = eq. (B.2) "
         "(Corollary B.1), paper hybrid = fixed-n when K ≥ 20 else fixed-K, finite-K = `variance.finite_k`, larger = "
         "max(finite-K, fixed-K), band = the rule `lapbias ess` uses for the bands (`variance.band`).",
         "",
