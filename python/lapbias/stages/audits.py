@@ -53,14 +53,13 @@ def ess(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo
     """Equivalent sample size of the LLM: block-out CV error curves, sequential CI (results/ess/)."""
     from ..ess import config as ess_config
     from ..ess.pipeline import results_dir, run as run_ess
+    from ..ess.report import cli_lines
 
     with opened(config, "ess", load=ess_config.load, echo=echo) as (ess_run, layout, log):
         with backend_for(ess_run, echo) as backend:
             tables = run_ess(ess_run, layout, backend, confirmation(yes, confirm))
-        for row in tables["ess"].itertuples():
-            plug = f"> {row.grid_max}" if row.plugin_beyond_grid else int(row.ess_plugin)
-            log(f"ess: {row.outcome} vs {row.comparator}: LLM error {row.llm_error:.4g}, plug-in ESS {plug}, "
-                f"one-sided {1 - row.alpha:.0%} CI [{row.ess_lower}, ∞)")
+        for line in cli_lines(tables):
+            log(line)
         log(f"ess: wrote {results_dir(layout)}/ess.csv, curve.csv, llm.csv, ESS.md and "
             f"{layout.figures / 'ess_curve.png'}")
         return tables
