@@ -180,6 +180,10 @@ def test_plug_in_and_t_statistic_edges():
     assert inference.plug_in([5, 10, 20], [0.4, 0.35, 0.31], 0.3) is None
     # As the grid allows it to be stated: censored below n₁ and above n_J.
     assert [inference.stated_plug_in([5, 10, 20], p) for p in (5, 10, None)] == ["≤ 5", "10", "> 20"]
+    # A grid starting at n = 1 censors nothing below it: the ESS is min{n ≥ 1 : R(n) ≤ R(g)} = 1 (Definition 2.1).
+    assert inference.stated_plug_in([1, 5], 1) == "1"
+    assert inference.below_grid([5, 10, 20], 5) and not inference.below_grid([5, 10, 20], None)
+    assert not inference.below_grid([1, 5], 1)
     assert inference.t_statistic(0.1, 0.0) == np.inf and inference.t_statistic(0.0, 0.0) == 0.0
 
 
