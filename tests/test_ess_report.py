@@ -88,6 +88,8 @@ def test_curve_caption_reads_the_configured_min_blocks(tmp_path):
     _data(tmp_path, lambda f: f["y"])
     _, text = _run(tmp_path, min_blocks=7)
     assert "when K ≥ 7 blocks" in text and "K ≥ 20" not in text
+    # Every value the test's variance rule can take is explained in the caption (variance.for_test).
+    assert all(f"{rule} = " in text for rule in ("finite_K", "fixed_K_fallback", "untested"))
     curve = pd.read_csv(tmp_path / "results" / "ess" / "curve.csv")
     # n = 5: K = 24 ≥ 7 → the finite-K variance; n = 10: K = 12 ≥ 7 as well (and the test's variance everywhere)
     assert set(curve["variance_rule"]) == {"finite_K"} and set(curve["excess_variance_rule"]) == {"finite_K"}

@@ -54,8 +54,9 @@ def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
                    "excess_ci_low", "excess_variance_rule", "rejected"]]
     lines += [f"Error curves (pointwise two-sided bands, `variance_rule`: {band_rule(int(ess['min_blocks'].iloc[0]))}; "
               "`excess_ci_low` is the one-sided lower end for R(n) − R_LLM, Remark 3.1, with the variance in "
-              "`excess_variance_rule`: finite_K = the finite-K variance of the loss difference, untested = K = 2 "
-              "blocks, where no variance of the difference exists):", "",
+              "`excess_variance_rule`: finite_K = the finite-K variance of the loss difference, fixed_K_fallback = "
+              "eq. B.2 of the difference where the finite-K variance is ≤ 0, untested = K = 2 blocks, where no "
+              "variance of the difference exists):", "",
               to_markdown(shown, list(shown.columns)), "",
               f"![ESS error curves]({figures}/ess_curve.png)", "",
               "Source: `results/ess/ess.csv`, `results/ess/curve.csv`, `results/ess/llm.csv`; configuration "
