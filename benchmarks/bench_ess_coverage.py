@@ -67,7 +67,8 @@ def section(table: pd.DataFrame, pointwise: pd.DataFrame, reps: int) -> list[str
         "## ESS one-sided CI coverage by simulation",
         "",
         f"Machine: {describe()}. CPU time {table['cpu_s'].sum() / 60:.1f} min for all scenarios (process time; the "
-        "machine is shared, so wall time says little). Nominal coverage 1 − α = 0.95. Designs: "
+        "machine is shared, so wall time says little; a comparator's first row also pays for the Monte Carlo truth "
+        "R(n), which the later rows reuse). Nominal coverage 1 − α = 0.95. Designs: "
         "`lapbias/ess/simulation.py` (squared loss: Gaussian X, p = 2, comparators OLS and ridge; 0-1 loss: probit "
         "P(Y = 1 | X) = Φ(X'β), p = 2, comparators LDA and a ridge classifier); the \"LLM\" is a fixed rule with "
         "R(g) = R(n₀), n₀ = 20, so the true ESS is 20; N = K·20; grid (10, 20, 40). Test: the finite-K variance of "
