@@ -37,7 +37,7 @@ demo: install
 # The NumLeak audit on the bundled macrodata series with the bundled model (README, "NumLeak audit").
 demo-leak: install
 	$(BIN)/lapbias leak data/demo/leak.toml --yes
-# The ESS audit (issue 15) on statsmodels' bundled anes96 with persona prompts to the bundled model.
+# The ESS audit on statsmodels' bundled anes96 with persona prompts to the bundled model.
 demo-ess: install
 	$(BIN)/lapbias ess data/demo/ess.toml --yes
 # Self-validation (issue 16): plant memorization with LoRA, run the protocol on base and planted model.
