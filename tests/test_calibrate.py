@@ -87,6 +87,17 @@ def test_recall_lap_of_exposed_pairs_rises_above_base(calibrated):
     assert "calibrate: verdict base =" in output
 
 
+def test_self_validation_section_is_written_for_the_report(calibrated):
+    """`lapbias calibrate` writes its REPORT.md section as results/calibration/SECTION.md, staged with a manifest, which
+    the protocol's report includes as it stands (report/sections.py)."""
+    from lapbias.report.sections import section_lines
+
+    root, _ = calibrated
+    section = (root / "results/calibration/SECTION.md").read_text(encoding="utf-8")
+    assert section.startswith("## Self-validation (planted memorization)") and "| Verdict |" in section
+    assert section_lines(root / "results") == [section.rstrip("\n"), ""]
+
+
 def test_arms_pre_cutoff_only_and_random():
     pairs = pd.DataFrame({"entity_id": list("abcdefgh") * 2,
                           "target_date": pd.to_datetime(["2024-01-02"] * 8 + ["2024-09-02"] * 8)})

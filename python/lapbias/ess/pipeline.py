@@ -7,8 +7,11 @@ Files (ARCHITECTURE.md: the ESS audit owns data/derived/ess/ and results/ess/):
                                              (the paper's Table 1)
   results/ess/llm.csv                        the LLM's error per outcome (eq. 3.1) with its interval
   results/ess/run_config.json                the [ess] configuration of the run
-  results/ess/ESS.md                         the report section (also included in results/REPORT.md)
+  results/ess/ESS.md                         the section as a page of its own (figure links from results/ess/)
+  results/ess/SECTION.md                     the section results/REPORT.md includes (report/sections.py)
   results/figures/ess_curve.png              error curves with bands, the LLM's line, the ESS marked
+Everything under results/ is staged and moved in together when the audit has finished, each CSV stamped with the
+run's `run_id` and every file listed with its sha256 in results/.ess-manifest.json (lapbias/stage.py).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from tqdm import tqdm
 
 from ..io import Layout, write_csv, write_parquet, write_text
 from ..llm.cache import ResponseCache
+from ..stage import new_run_id, staged_outputs
 from . import data as ess_data
 from .audit import Settings, curve, llm_risk, metric_interval, reference_risks, summary
 from .comparators import from_spec
@@ -107,13 +111,18 @@ def run(config: EssConfig, layout: Layout, backend, confirm) -> dict[str, pd.Dat
                 table.append({"outcome": outcome.name, "loss": loss.name, "llm_error": risk, "N": len(y),
                               "llm_unanswered": unanswered, **summary(result, settings)})
     tables = {"curve": pd.concat(curves, ignore_index=True), "ess": pd.DataFrame(table), "llm": pd.DataFrame(llm_rows)}
-    out = results_dir(layout)
-    for name, table_frame in tables.items():
-        write_csv(table_frame, out / f"{name}.csv")
-    write_text(out / "run_config.json", json.dumps(snapshot(config), indent=2, default=str) + "\n")
     write_parquet(pd.concat(predictions, ignore_index=True), layout.derived / "ess" / "llm_predictions.parquet")
-    from .report import figure, markdown
+    from ..report import sections
+    from .report import figure, markdown, section
 
-    figure(tables, layout.figures / "ess_curve.png")
-    write_text(out / "ESS.md", "\n".join(markdown(out, "../figures")) + "\n")
+    # results/ess/, the figure and the section are moved in together and listed in results/.ess-manifest.json
+    with staged_outputs(layout.results, TASK, new_run_id()) as folder:
+        staged = layout.staged(folder)
+        out = results_dir(staged)
+        for name, table_frame in tables.items():
+            write_csv(table_frame, out / f"{name}.csv")
+        write_text(out / "run_config.json", json.dumps(snapshot(config), indent=2, default=str) + "\n")
+        figure(tables, staged.figures / "ess_curve.png")
+        write_text(out / "ESS.md", "\n".join(markdown(out, "../figures")) + "\n")
+        sections.write(staged.results, TASK, lambda: section(out))
     return tables

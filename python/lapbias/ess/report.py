@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import atomic_write
+from ..report.sections import read_table
 from ..report.tables import to_markdown
 from . import variance
 
@@ -19,17 +20,31 @@ TEST_VARIANCE = {"difference": "eq. 4.6, the finite-K variance of the loss diffe
 """The variance of Algorithm 3.1's test in words, by `test_variance` (variance.for_test, variance.sum_of_variances)."""
 
 
+ESS_COLUMNS = ("outcome", "loss", "llm_error", "comparator", "ess_plugin", "ess_lower", "exceeds_grid", "ess_lower_sum",
+               "N", "alpha", "test_variance", "min_blocks", "grid_min", "grid_max", "plugin_below_grid",
+               "plugin_beyond_grid")
+LLM_COLUMNS = ("outcome", "loss", "metric", "N", "llm_risk", "llm_se", "metric_value", "metric_ci_low",
+               "metric_ci_high", "llm_answered", "llm_unanswered", "constant_rule_risk", "one_observation_risk",
+               "source")
+CURVE_COLUMNS = ("outcome", "comparator", "n", "K", "risk", "ci_low", "ci_high", "variance_rule", "excess_risk",
+                 "excess_ci_low", "excess_variance_rule", "rejected")
+"""The columns of results/ess/*.csv the section quotes (LLM_COLUMNS: those of its table of llm.csv)."""
+LLM_READ = ("llm_answers", "llm_unanswered_examples", "llm_distinct")
+"""The other columns of llm.csv the section reads (findings)."""
+
+
 def section(ess_dir: Path) -> list[str]:
-    """REPORT.md hook: the ESS section when results/ess/ess.csv exists, else nothing."""
+    """The ESS section of REPORT.md (results/ess/SECTION.md, report/sections.py) when results/ess/ess.csv exists,
+    else nothing."""
     return markdown(ess_dir) if (Path(ess_dir) / "ess.csv").exists() else []
 
 
 def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
     """The section's lines; `figures` is the figure folder relative to the Markdown file that includes them."""
     ess_dir = Path(ess_dir)
-    ess = pd.read_csv(ess_dir / "ess.csv")
-    llm = pd.read_csv(ess_dir / "llm.csv")
-    curve = pd.read_csv(ess_dir / "curve.csv")
+    ess = read_table(ess_dir / "ess.csv", ESS_COLUMNS)
+    llm = read_table(ess_dir / "llm.csv", LLM_COLUMNS + LLM_READ)
+    curve = read_table(ess_dir / "curve.csv", CURVE_COLUMNS)
     alpha = float(ess["alpha"].iloc[0])
     test_variance = ess["test_variance"].iloc[0]
     rows = []
@@ -51,11 +66,8 @@ def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
              to_markdown(pd.DataFrame(rows), list(rows[0])), ""]
     lines += [f"- {sentence}" for sentence in findings(ess, llm)] + [""]
     lines += ["LLM predictions:", "",
-              to_markdown(llm, ["outcome", "loss", "metric", "N", "llm_risk", "llm_se", "metric_value", "metric_ci_low",
-                                "metric_ci_high", "llm_answered", "llm_unanswered", "constant_rule_risk",
-                                "one_observation_risk", "source"]), ""]
-    shown = curve[["outcome", "comparator", "n", "K", "risk", "ci_low", "ci_high", "variance_rule", "excess_risk",
-                   "excess_ci_low", "excess_variance_rule", "rejected"]]
+              to_markdown(llm, list(LLM_COLUMNS)), ""]
+    shown = curve[list(CURVE_COLUMNS)]
     lines += [f"Error curves (pointwise two-sided bands, `variance_rule`: {band_rule(int(ess['min_blocks'].iloc[0]))}; "
               "`excess_ci_low` is the one-sided lower end for R(n) − R_LLM, Remark 3.1, with "
               + ("the variance in `excess_variance_rule`" if test_variance == "difference" else

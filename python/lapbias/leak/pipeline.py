@@ -22,7 +22,11 @@ Writes:
   results/leak/entropy.csv           readout entropy by condition × window (App. R)
   results/leak/leakshare.csv         residualization and worst-case ceiling (App. N)
   results/leak/run_config.json       the configuration snapshot (and the replies file, its sha256 and model)
-  results/figures/leak_calibration.png, leak_parse_rate.png, and the NumLeak section of results/REPORT.md
+  results/figures/leak_calibration.png, leak_parse_rate.png
+  results/leak/SECTION.md            the NumLeak section, which results/REPORT.md includes (report/sections.py)
+Everything under results/ is staged and moved in together when the audit has finished, each CSV stamped with the
+run's `run_id` and every file listed with its sha256 in results/.leak-manifest.json (lapbias/stage.py); the section
+is then also put into an existing results/REPORT.md (report.update_report).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from ..io import Layout, atomic_write, write_csv, write_parquet, write_text
 from ..llm.base import chat
 from ..llm.cache import Query, ResponseCache, canonical_json
 from ..signals.batch import Confirm, ask_missing
+from ..stage import new_run_id, staged_outputs
 from . import leakshare, metrics, readouts, replies, series, temporal
 from .config import LeakRun, snapshot
 from .draws import draw
@@ -49,6 +54,8 @@ from .parse import prompt_echo, unread_numbers
 from .probes import REGISTRY, Item, Plan
 
 TASK = "leak"
+OPTIONAL = ("ranking", "leakshare", "famous", "cutoff_gradient", "entropy")
+"""Tables written only when they apply; the one of an earlier run is removed when this run does not write it."""
 
 
 @dataclass
@@ -275,23 +282,27 @@ def derive(leak_run: LeakRun, layout: Layout, table, sampled, panel: pd.DataFram
         notes.append(f"no pre-window dates: every probed period ends after the cutoff {leak.cutoff}; the fabricated "
                      "controls are asked in the pre window only, so none were asked")
     derived = layout.derived / "leak"
-    results = layout.results / "leak"
     write_csv(sampled.assign(seed=leak.seed)[["series", "date", "period", "window", "famous", "value", "seed"]],
               derived / "dates.csv")
     write_parquet(panel, derived / "probes.parquet")
     write_dta(panel, derived / "probes.dta")
-    written = {name for name, frame in tables.items() if len(frame.columns)}  # a table that does not apply has none
-    for name in written:
-        write_csv(tables[name], results / f"{name}.csv")
-    for name in {"ranking", "leakshare", "famous", "cutoff_gradient", "entropy"} - written:
-        (results / f"{name}.csv").unlink(missing_ok=True)
-    write_text(results / "run_config.json", json.dumps({**snapshot(leak_run), **source}, indent=2, default=str) + "\n")
-    write_text(results / "notes.txt", "\n".join(notes) + ("\n" if notes else ""))
-    from .report import calibration_figure, parse_rate_figure, update_report
+    from ..report import sections
+    from .report import calibration_figure, parse_rate_figure, section, update_report
 
-    calibration_figure(panel, layout.figures / "leak_calibration.png")
-    parse_rate_figure(panel, layout.figures / "leak_parse_rate.png")
-    update_report(layout.results, leak_run)
+    # results/leak/, the figures and the section are moved in together and listed in results/.leak-manifest.json
+    with staged_outputs(layout.results, TASK, new_run_id(), known=[f"leak/{name}.csv" for name in OPTIONAL]) as folder:
+        out = layout.staged(folder)
+        results = out.results / "leak"
+        for name, frame in tables.items():
+            if len(frame.columns):  # a table that does not apply has none (and is not written)
+                write_csv(frame, results / f"{name}.csv")
+        write_text(results / "run_config.json",
+                   json.dumps({**snapshot(leak_run), **source}, indent=2, default=str) + "\n")
+        write_text(results / "notes.txt", "\n".join(notes) + ("\n" if notes else ""))
+        calibration_figure(panel, out.figures / "leak_calibration.png")
+        parse_rate_figure(panel, out.figures / "leak_parse_rate.png")
+        sections.write(out.results, TASK, lambda: section(out.results))
+    update_report(layout.results)
     print(f"leak: {len(panel)} probe replies, parse rate {(panel['status'] == 'parsed').mean():.1%}",
           file=sys.stderr)
     return LeakResult(panel, summary, tables, notes, asked)

@@ -1,8 +1,8 @@
 """The NumLeak section of results/REPORT.md and the calibration figure, read back from results/leak/*.csv.
 
-`section(results)` is what report/markdown.py includes when results/leak/ exists; `update_report` puts the same
-section into an existing REPORT.md (replacing an older NumLeak section) or starts one, so `lapbias leak` alone
-leaves a readable report.
+`section(results)` is the section `lapbias leak` writes as results/leak/SECTION.md (report/sections.py), which
+`lapbias report` includes; `update_report` puts the same section into an existing REPORT.md (replacing an older
+NumLeak section) or starts one, so `lapbias leak` alone leaves a readable report.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import pandas as pd  # noqa: E402
 
 from ..io import atomic_write, write_text  # noqa: E402
+from ..report.sections import SECTION, read_table  # noqa: E402
 from ..report.tables import to_markdown  # noqa: E402
-from .metrics import VALUE_VARIANTS  # noqa: E402
+from .metrics import COLUMNS, VALUE_VARIANTS  # noqa: E402
 
 HEADING = "## NumLeak audit: numeric recall from a date alone"
 COLORS = {"pre": "tab:red", "holdout": "tab:blue"}
@@ -99,9 +100,10 @@ def _fmt(share: float, low: float, high: float) -> str:
     return f"{share:.2f} [{low:.2f}, {high:.2f}]" if not math.isnan(low) else f"{share:.2f}"
 
 
-def _read(results: Path, name: str) -> pd.DataFrame | None:
+def _read(results: Path, name: str, columns: tuple[str, ...] = ()) -> pd.DataFrame | None:
+    """results/leak/<name>.csv (None when the audit did not write it); sections.AuditTableError when damaged."""
     path = results / "leak" / f"{name}.csv"
-    return pd.read_csv(path, keep_default_na=True) if path.exists() and path.stat().st_size > 1 else None
+    return read_table(path, columns) if path.exists() else None
 
 
 def _band_words(unit: str, width: float) -> str:
@@ -195,11 +197,9 @@ def _unread(counts: pd.DataFrame) -> str:
 def section(results: Path) -> list[str]:
     """The NumLeak section (Markdown lines) from results/leak/*.csv; [] when there is no summary."""
     results = Path(results)
-    summary = _read(results, "summary")
+    summary = _read(results, "summary", tuple(COLUMNS))
     if summary is None:
         return []
-    if "n_unread_number" not in summary:  # a summary written before lapbias counted them
-        summary["n_unread_number"] = 0
     config_path = results / "leak" / "run_config.json"
     config = json.loads(config_path.read_text()) if config_path.exists() else {}
     leak, model = config.get("leak", {}), config.get("model", {})
@@ -318,10 +318,11 @@ def section(results: Path) -> list[str]:
     return lines
 
 
-def update_report(results: Path, run=None) -> Path:
-    """Put the NumLeak section into results/REPORT.md, replacing an earlier one, or start the file."""
+def update_report(results: Path) -> Path:
+    """Put the NumLeak section (results/leak/SECTION.md) into results/REPORT.md, replacing an earlier one, or start
+    the file."""
     path = Path(results) / "REPORT.md"
-    text = "\n".join(section(results))
+    text = (Path(results) / "leak" / SECTION).read_text(encoding="utf-8").rstrip("\n")
     if path.exists():
         current = path.read_text(encoding="utf-8")
         start = current.find(HEADING)

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..config import RunConfig
 from . import units
+from .sections import section_lines
 from .tables import to_markdown
 from .verdict import Verdict
 
@@ -220,16 +221,7 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
                                             if name.startswith("table") else "") for name in extended], "",
             *_quoted(tables, "magnitudes")], approximated)
     lines += _section("6. Verdict", [verdict.paragraph], approximated)
-    if (Path(config.root) / "results" / "leak").is_dir():  # the NumLeak audit's section (leak/report.py)
-        from ..leak.report import section as leak_section
-
-        lines += leak_section(Path(config.root) / "results")
-    from ..ess.report import section as ess_section   # the ESS audit's section, when results/ess/ exists
-
-    lines += ess_section(Path(config.root) / "results" / "ess")
-    from ..calibrate.report import section as self_validation  # `lapbias calibrate` results, if any
-
-    lines += self_validation(Path(config.root) / "results", alpha=config.estimate.detection_alpha)
+    lines += section_lines(Path(config.root) / "results")  # the audits' SECTION.md files (report/sections.py)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",
                                            "", "Source: `results/estimation_notes.csv`; run configuration: "

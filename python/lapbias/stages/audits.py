@@ -1,9 +1,11 @@
 """The sibling audits as stages: `calibrate` (planted memorization through the unchanged protocol), `leak` (NumLeak
 numeric-recall probes) and `ess` (the LLM's equivalent sample size). Each writes its own results/<audit>/ files and
-section; the protocol's REPORT.md includes the sections present."""
+its REPORT.md section, results/<audit>/SECTION.md, staged with them; the protocol's REPORT.md includes the sections
+it finds intact (report/sections.py)."""
 
 from __future__ import annotations
 
+from ..report import sections
 from ..signals.batch import Confirm
 from .project import Echo, Log, backend_for, confirmation, opened
 from .protocol import report_as_estimated, run_all
@@ -13,6 +15,7 @@ def calibrate(config, *, yes: bool = False, confirm: Confirm | None = None, echo
     """Plant memorization with LoRA, run the protocol on the base and the planted model, compare
     (results/calibration/); returns the calibration's tables."""
     from ..calibrate import load, pipeline
+    from ..calibrate.report import section as calibration_section
 
     with opened(config, "calibrate", load=load, echo=echo) as ((run_config, settings), layout, log):
         ask = confirmation(yes, confirm)
@@ -20,6 +23,8 @@ def calibrate(config, *, yes: bool = False, confirm: Confirm | None = None, echo
                               lambda model_config, model_layout: run_all(
                                   model_config, model_layout, Log(model_layout, echo), ask, confirmation(False)),
                               ask, log)
+        sections.write_staged(layout.results, "calibrate", lambda: calibration_section(
+            layout.results, alpha=run_config.estimate.detection_alpha))
         if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
             report_as_estimated(layout, log)  # a protocol run under the same root: its REPORT.md gets the section
         verdicts = tables["verdicts"].set_index("model")["verdict"].to_dict()
@@ -43,7 +48,7 @@ def leak(config, *, replies: str | None = None, model: str | None = None, yes: b
         source = f"scored from {replies}" if replies else f"{result.n_asked} asked now"
         log(f"leak: {len(result.panel)} probe replies ({source}), Variant A parse rate "
             f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
-            "results/figures/leak_calibration.png, results/REPORT.md")
+            "results/figures/leak_calibration.png, results/leak/SECTION.md (in results/REPORT.md)")
         for note in result.notes:
             log(f"leak: note: {note}")
         return result
@@ -60,6 +65,6 @@ def ess(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo
             tables = run_ess(ess_run, layout, backend, confirmation(yes, confirm))
         for line in cli_lines(tables):
             log(line)
-        log(f"ess: wrote {results_dir(layout)}/ess.csv, curve.csv, llm.csv, ESS.md and "
+        log(f"ess: wrote {results_dir(layout)}/ess.csv, curve.csv, llm.csv, ESS.md, SECTION.md and "
             f"{layout.figures / 'ess_curve.png'}")
         return tables
