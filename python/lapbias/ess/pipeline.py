@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import sys
 
-import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
