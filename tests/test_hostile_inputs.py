@@ -188,7 +188,6 @@ def _hold_lock(logs):
     """A second process holding the project's lock, as a running `lapbias` command does."""
     import subprocess
     import sys
-    import time
 
     code = ("import sys, time; from pathlib import Path; from lapbias.stage import project_lock\n"
             "with project_lock(Path(sys.argv[1]), 'estimate'):\n    print('held', flush=True); time.sleep(60)\n")
