@@ -23,7 +23,8 @@ from ..errors import InputDataError, LapbiasError
 from ..io import check_not_an_input, write_text
 from .header_map import Guess, guess, normal, same_period_return
 from .schema import REQUIRED
-from .validate import ISO_DATE, read_user_table
+from .cells import ISO_DATE
+from .validate import read_user_table
 
 CUTOFF_TODO = "TODO: YYYY-MM-DD, the training cutoff of the exact model version (model card)"
 PREVIEW_ROWS = 100

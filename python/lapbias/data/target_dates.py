@@ -35,6 +35,7 @@ import pandas as pd
 
 from ..config import StudyConfig, toml_value
 from ..errors import InputDataError
+from .cells import DATE_RANGE, ISO_DATE, is_missing
 from .derived import shown
 
 CASES = {"before_close": "before the close", "after_close": "at or after the close",
@@ -88,14 +89,12 @@ def text_times(values: pd.Series, text_zone, exchange_zone) -> pd.Series:
     """Each text's moment in UTC (datetime64[ns, UTC]): ISO 8601 text (YYYY-MM-DD, optionally with a time and an
     offset) or date/datetime values, read by the module's rule (a date alone at midnight in `exchange_zone`, a time
     without an offset in `text_zone`); NaT where the value is missing or not such a date (validate reports those)."""
-    from .validate import DATE_RANGE, ISO_DATE, _is_missing
-
     out = pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns, UTC]")
     if pd.api.types.is_datetime64_any_dtype(values):
         local = values if getattr(values.dt, "tz", None) is not None else _localize(values, text_zone)
         return local.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
-    text = values.where(~_is_missing(values)).astype(str).str.strip()
-    well_formed = text.str.match(ISO_DATE) & values.notna() & ~_is_missing(values)
+    text = values.where(~is_missing(values)).astype(str).str.strip()
+    well_formed = text.str.match(ISO_DATE) & values.notna() & ~is_missing(values)
     day = text.str[:10]
     well_formed &= (day >= f"{DATE_RANGE[0]:%Y-%m-%d}") & (day <= f"{DATE_RANGE[1]:%Y-%m-%d}")
     with_offset = well_formed & text.str.contains(r"(?:Z|[+-]\d{2}:?\d{2})$", regex=True)

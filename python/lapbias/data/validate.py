@@ -23,6 +23,7 @@ from ..errors import InputDataError
 from ..io import Layout, write_csv, write_parquet, write_text
 from ..stage import StaleResultsError, fingerprint
 from . import schema, target_dates
+from .cells import DATE_RANGE, ISO_DATE, is_missing
 from .derived import shown
 
 SAMPLE_SEED = 20240101
@@ -31,8 +32,6 @@ MAX_SEED = 2**32 - 1
 """The largest seed numpy's generator behind pandas' sample accepts (0 .. 2^32 - 1)."""
 SOURCE_RECORD = "data_source.json"
 """Beside input.parquet: the data file `validate` read and its sha256 (compared by freshness.source_unchanged)."""
-MISSING_TOKENS = {"", "na", "n/a", "nan", "null", "none", "."}
-"""Cell values read as missing in dates and outcomes (CSV conventions, and Stata's "." for missing)."""
 
 
 @dataclass
@@ -204,22 +203,9 @@ def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     return pd.concat([frame, raw[extra]], axis=1)
 
 
-def _is_missing(values: pd.Series) -> pd.Series:
-    if values.dtype == object or pd.api.types.is_string_dtype(values):
-        return values.isna() | values.astype(str).str.strip().str.lower().isin(MISSING_TOKENS)
-    return values.isna()
-
-
 def _label(frame: pd.DataFrame, index) -> str:
     row_id = frame.at[index, "row_id"] if "row_id" in frame.columns else None
     return f"row_id {row_id}" if row_id is not None and str(row_id).strip() else f"row {int(index) + 1}"
-
-
-ISO_DATE = r"^\d{4}-\d{2}-\d{2}(?:[ T](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
-"""A date cell: YYYY-MM-DD, optionally followed by a valid ISO 8601 time of day (HH:MM[:SS[.f]], and a Z or
-±HH:MM offset), which is dropped; anything else after the date ("2024-03-02 approx") is not a date."""
-DATE_RANGE = (pd.Timestamp("1677-09-22"), pd.Timestamp("2262-04-11"))
-"""The calendar days pandas' datetime64[ns] holds in full."""
 
 
 def _parse_dates(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Series:
@@ -227,7 +213,7 @@ def _parse_dates(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Se
     YYYY-MM-DD or date/datetime values. Partial dates ("2024-02", "2024") and dates outside pandas' range
     (1677-09-22 .. 2262-04-11) are errors."""
     values = frame[column]
-    missing = _is_missing(values)
+    missing = is_missing(values)
     if pd.api.types.is_datetime64_any_dtype(values):
         parsed = values.dt.tz_localize(None) if getattr(values.dt, "tz", None) is not None else values
         return parsed.dt.normalize().astype("datetime64[ns]")
@@ -257,7 +243,7 @@ def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
                         f"{_label(frame, first)}: {shown(values[first])}); give the outcome as a number, e.g. the "
                         "return, or +1/-1 for up/down")
         return pd.Series(np.nan, index=frame.index)
-    missing = _is_missing(values)
+    missing = is_missing(values)
     numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
     bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
     if bad.any():
@@ -272,7 +258,7 @@ def _parse_moderator(frame: pd.DataFrame, column: str, problems: list[str]) -> p
     as text, so without this the triple interaction is never estimated. Missing cells stay missing (those rows leave
     Table III only); any other text is an error."""
     values = frame[column]
-    missing = _is_missing(values)
+    missing = is_missing(values)
     numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
     bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
     if bad.any():
@@ -289,7 +275,7 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     if "row_id" in frame.columns:
         ids = frame["row_id"].astype(str).str.strip()
         empty = frame["row_id"].isna() | (ids == "")
-        marker = _is_missing(frame["row_id"]) & ~empty
+        marker = is_missing(frame["row_id"]) & ~empty
         if empty.any():
             problems.append(f"row_id: {int(empty.sum())} row(s) have an empty row_id "
                             f"(example row {int(empty.idxmax()) + 1}); every row needs a unique row_id")
@@ -323,7 +309,7 @@ def _repeats(frame: pd.DataFrame) -> pd.Series:
 
 def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
     text_empty = frame["text"].isna() | (frame["text"].astype(str).str.strip() == "")
-    entity_missing = _is_missing(frame["entity_id"]) | _is_missing(frame["entity_name"])
+    entity_missing = is_missing(frame["entity_id"]) | is_missing(frame["entity_name"])
     date_missing = frame["text_date"].isna() | frame["target_date"].isna()
     return {
         "missing_entity": entity_missing,
@@ -434,9 +420,9 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
     if problems:
         # rows with a value an error already names (a date or outcome that cannot be read) are not counted again
         # as rows whose value is missing
-        unread = frame["outcome"].isna() & ~_is_missing(outcome_as_written)
+        unread = frame["outcome"].isna() & ~is_missing(outcome_as_written)
         for column, values in written.items():
-            unread |= frame[column].isna() & ~_is_missing(values)
+            unread |= frame[column].isna() & ~is_missing(values)
         rest = _apply_drop_rules(frame[~unread], outcome_as_written)[1]
         also = [f"{r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "
                 f"(example row_id {r.example_row_id}: {r.example})" for r in rest.itertuples()]

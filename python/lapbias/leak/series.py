@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.validate import MISSING_TOKENS, read_table
+from ..data.cells import MISSING_TOKENS
+from ..data.validate import read_table
 from ..errors import ConfigError, InputDataError
 from .config import UNITS, LeakConfig, written
 

@@ -1,0 +1,76 @@
+"""README.md stays true: its first two commands are the demo and the tests, every `lapbias` command line in its code
+blocks parses with the command line's own options, every Python block names what the package has, and every file
+it points to exists in the repository."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from pathlib import Path
+
+import click
+import pytest
+
+from lapbias.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, re.DOTALL)
+
+
+def _commands() -> list[str]:
+    """Every `lapbias ...` command of the README's bash blocks, continuation lines joined, comments dropped."""
+    found = []
+    for language, body in BLOCKS:
+        if language not in ("bash", "sh", "console"):
+            continue
+        for line in body.replace("\\\n", " ").splitlines():
+            line = line.strip().removeprefix("$ ")
+            if re.match(r"(\S*/)?lapbias ", line):
+                found.append(shlex.split(line, comments=True))
+    return found
+
+
+def test_the_first_two_commands_run_the_demo_and_the_tests():
+    first = next(body for language, body in BLOCKS if language == "bash")
+    commands = [line.split("#")[0].strip() for line in first.splitlines() if line.strip()]
+    assert commands == ["make demo", "make test"]
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize("words", _commands(), ids=lambda words: " ".join(words)[:60])
+def test_every_lapbias_command_parses(words):
+    """click parses the arguments exactly as the shell would pass them (a renamed option or command fails here);
+    a data file the README's command reads need not exist here."""
+    command = main.get_command(click.Context(main), words[1])
+    assert command is not None, f"no command {words[1]!r}"
+    try:
+        command.make_context(words[1], list(words[2:]))
+    except click.BadParameter as err:
+        assert "does not exist" in str(err), err
+
+
+def test_the_readme_shows_commands():
+    assert len(_commands()) >= 8
+
+
+def test_python_blocks_compile_and_name_what_exists():
+    import importlib
+
+    for language, body in BLOCKS:
+        if language != "python":
+            continue
+        tree = ast.parse(body)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lapbias"):
+                module = importlib.import_module(node.module)
+                assert all(hasattr(module, alias.name) for alias in node.names), node.module
+
+
+def test_every_file_the_readme_points_to_exists():
+    paths = set(re.findall(r"\]\(((?!https?:)[^)#]+)\)", README))  # Markdown links
+    paths |= {p for p in re.findall(r"`((?:docs|data/demo|benchmarks|ado|do|python|tests)/[\w./-]+)`", README)
+              if "*" not in p}
+    missing = sorted(p for p in paths if not (ROOT / p).exists())
+    assert not missing, missing
