@@ -1,6 +1,6 @@
 """Verdict-level Monte Carlo: the share of simulated panels given each verdict label, scenario by scenario.
 
-Scenarios (DGP: python/lapbias/estimate/simulate.py; noise set so that a paper-sized interaction has the paper's
+Scenarios (DGP: python/lapbias/simulate.py; noise set so that a paper-sized interaction has the paper's
 expected t statistic, 4.86): no contamination with the validation pattern (the hardest null); a paper-sized
 interaction (beta_3 x SD(LAP) = 37% of the standalone LLM effect), also with 1.8x the noise (the upper-bound rule);
 beta_3 = -37% (accuracy falling with LAP: LAP proxies for something else); a clean model (no recall, no
@@ -15,6 +15,8 @@ draws (B + 1 = 1,000, so 5% and 10% of B + 1 are whole numbers of draws, and 1,0
 95% Wilson intervals. Writes benchmarks/results/verdict_mc.md after each scenario.
 
     python benchmarks/bench_verdict_mc.py [panels] [panels_paper_like]
+
+(one worker process per CPU this process may use: `taskset -c 1 python ...` runs it on one core).
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe  # noqa: E402
 
 from lapbias.config import EstimateConfig  # noqa: E402
-from lapbias.estimate.simulate import (DEMO, FEW_15, FEW_8, PAPER_LIKE, PAPER_SHARE, simulate,  # noqa: E402
-                                       tables)
+from lapbias.estimate.bootstrap import threads  # noqa: E402
 from lapbias.report.verdict import (CONTAMINATION, LABELS, MIXED, NO_EVIDENCE, NO_EVIDENCE_UNTESTED,  # noqa: E402
                                     UNDERPOWERED, decide)
+from lapbias.simulate import DEMO, FEW_15, FEW_8, PAPER_LIKE, PAPER_SHARE, simulate, tables  # noqa: E402
 
 THRESHOLDS = EstimateConfig(wild_bootstrap_reps=999)
 CRV1_ONLY = THRESHOLDS.model_copy(update={"wild_below_clusters": 0})
@@ -60,6 +62,7 @@ def _panels(seeds: range, shape, share: float, lap_design: str, noise_factor: fl
         crv1 = decide(*args, CRV1_ONLY, found["notes"])
         power = dict(zip(found["power"]["quantity"], found["power"]["value"]))
         out.append({"label": verdict.label, "placebo_failed": verdict.failed == ["placebo"],
+                    "validation_failed": verdict.label == MIXED and "validation" in verdict.failed,
                     "crv1_label": crv1.label, "crv1_placebo_failed": crv1.failed == ["placebo"],
                     "lcb_share": 2 * power["beta3_share"] - power["ucb_share"]})
     return out, time.process_time() - start
@@ -70,7 +73,7 @@ def run(shape, share: float, panels: int, lap_design: str = "uniform", noise_fac
     """One row per panel, seeds 0..panels-1 (each panel depends only on its seed, so the split over processes does
     not change it), and the CPU seconds the panels took."""
     chunks = [range(first, min(first + 25, panels)) for first in range(0, panels, 25)]
-    with ProcessPoolExecutor(len(os.sched_getaffinity(0))) as pool:
+    with ProcessPoolExecutor(threads()) as pool:
         done = list(pool.map(_panels, chunks, *([x] * len(chunks) for x in (shape, share, lap_design, noise_factor,
                                                                              recall))))
     return pd.DataFrame([row for chunk, _ in done for row in chunk]), sum(seconds for _, seconds in done)
@@ -81,7 +84,7 @@ def cell(count: int, panels: int) -> str:
     return f"{count / panels:.1%} [{low:.1%}, {high:.1%}]"
 
 
-SCENARIOS = [
+SCENARIOS = [  # the issue's requirements first (benchmarks/results/verdict_mc.md is written after each scenario)
     # shape, scenario, share, LAP design, noise factor, recall, requirement
     (DEMO, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5%"),
     (DEMO, "paper-sized interaction", PAPER_SHARE, "uniform", 1.0, True, "Contamination >= 80%"),
@@ -91,14 +94,14 @@ SCENARIOS = [
     (DEMO, "recall LAP constant to six digits (0.3 +- 2e-6)", 0.0, "six_digits", 1.0, True, "never No evidence"),
     (FEW_8, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5% (upper Wilson bound <= 7%)"),
     (FEW_15, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5% (upper Wilson bound <= 7%)"),
+    (PAPER_LIKE, "paper-sized interaction", PAPER_SHARE, "uniform", 1.0, True, "Contamination >= 80%"),
+    (PAPER_LIKE, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5%"),
     (DEMO, "paper-sized interaction, 1.8x noise", PAPER_SHARE, "uniform", 1.8, True,
      "No evidence only where the test had power and the upper bound is <= 20%"),
     (DEMO, "no contamination, 5x noise", 0.0, "uniform", 5.0, True, "Underpowered"),
     (DEMO, "LAP without variation (0.3 + 1e-9 U)", PAPER_SHARE, "flat", 1.0, True, "Underpowered"),
     (DEMO, "almost always \"unknown\" (LAP in [0.001, 0.02], no recall)", 0.0, "unknown", 1.0, False,
      "never No evidence"),
-    (PAPER_LIKE, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5%"),
-    (PAPER_LIKE, "paper-sized interaction", PAPER_SHARE, "uniform", 1.0, True, "Contamination >= 80%"),
     (PAPER_LIKE, "beta_3 = -37% (accuracy falls with LAP)", -PAPER_SHARE, "uniform", 1.0, True, "never No evidence"),
 ]
 
@@ -109,13 +112,14 @@ def write(rows: list[str], extra: list[str], seconds: float) -> Path:
     text = (f"## Verdict-level Monte Carlo\n\nMachine: {describe()}. Each panel: pre- and post-cutoff samples with "
             "entity and period effects, the validation (high, low, high-minus-low), detection and placebo "
             "regressions, beta_3's wild cluster restricted bootstrap (999 draws, Webb weights) where the verdict reads "
-            "it (fewer than 42 clusters), the power of both tests and the report's rule (python/lapbias/estimate/"
-            "simulate.py, report/verdict.py); seeds 0..panels-1. Share of panels given each label with a 95% Wilson "
+            "it (fewer than 42 clusters), the power of both tests and the report's rule (python/lapbias/simulate.py, "
+            "report/verdict.py); seeds 0..panels-1. Share of panels given each label with a 95% Wilson "
             "interval. Noise set so that a paper-sized interaction (beta_3 x SD(LAP) = 37% of the standalone LLM "
             "effect) has the paper's expected t statistic (4.86). Thresholds: the defaults (max_mde_share = 0.20 on "
             "the one-sided 95% upper bound, detectable_share = 0.37 on the minimum detectable share of the detection "
             "test and of the placebo, min_lap_gap = 5 points, wild_below_clusters = 42). One BLAS thread per worker "
-            f"process. CPU time is process time summed over the worker processes ({seconds / 60:.0f} CPU minutes in "
+            f"process, {threads()} worker process(es) (the CPUs this process may use, estimate.bootstrap.threads). "
+            "CPU time is process time summed over the worker processes ({seconds / 60:.0f} CPU minutes in "
             "all); wall time is not reported, the cores being shared with other jobs.\n\n"
             f"{header}\n" + "\n".join(rows) + "\n\n" + "\n".join(extra) + "\n")
     out = Path(__file__).resolve().parent / "results" / "verdict_mc.md"
@@ -135,7 +139,8 @@ def main(panels: int, panels_paper_like: int) -> None:
         cleared = found["label"].isin([NO_EVIDENCE, NO_EVIDENCE_UNTESTED])
         two_sided = int((cleared & (found["lcb_share"] >= -THRESHOLDS.max_mde_share)).sum())
         extra.append(f"- {shape.name}, {name}: placebo failed (Mixed/invalid) in "
-                     f"{cell(int(found['placebo_failed'].sum()), n)}; cleared (either No evidence label) in "
+                     f"{cell(int(found['placebo_failed'].sum()), n)}; Mixed/invalid naming the validation pattern in "
+                     f"{cell(int(found['validation_failed'].sum()), n)}; cleared (either No evidence label) in "
                      f"{cell(int(cleared.sum()), n)}, {cell(two_sided, n)} if \"No evidence\" also needed the "
                      f"one-sided 95% lower bound of the share above -{THRESHOLDS.max_mde_share:.0%} (a two-sided "
                      "equivalence rule, not the verdict's)"
