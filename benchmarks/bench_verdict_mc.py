@@ -14,7 +14,10 @@ entities x 150 days, and a paper-like one (300 entities x 40 dates, 40% of cells
 draws (B + 1 = 1,000, so 5% and 10% of B + 1 are whole numbers of draws, and 1,000 panels take minutes, not hours).
 95% Wilson intervals. Writes benchmarks/results/verdict_mc.md after each scenario.
 
-    python benchmarks/bench_verdict_mc.py [panels] [panels_paper_like]
+    python benchmarks/bench_verdict_mc.py [panels] [panels_paper_like] [scenarios]
+
+scenarios: their numbers in SCENARIOS, run in that order, e.g. 4,5,1 (default: all); the other rows are kept from the
+results file.
 
 (one worker process per CPU this process may use: `taskset -c 1 python ...` runs it on one core).
 """
@@ -106,7 +109,29 @@ SCENARIOS = [  # the issue's requirements first (benchmarks/results/verdict_mc.m
 ]
 
 
-def write(rows: list[str], extra: list[str], seconds: float) -> Path:
+def _kept(text: str, ran: set[tuple[str, str]]) -> tuple[dict, dict]:
+    """Rows and notes of an earlier results file for the scenarios this run does not compute, by (shape, scenario)."""
+    rows, extra = {}, {}
+    for shape, name, *_ in SCENARIOS:
+        if (shape.name, name) in ran:
+            continue
+        for line in text.splitlines():
+            if line.startswith(f"| {shape.name} | {name} | "):
+                rows[(shape.name, name)] = line
+            elif line.startswith(f"- {shape.name}, {name}: "):
+                extra[(shape.name, name)] = line
+    return rows, extra
+
+
+def write(rows: dict, extra: dict, seconds: float) -> Path:
+    """benchmarks/results/verdict_mc.md: this run's scenarios and the earlier rows of the others, in SCENARIOS order."""
+    out = Path(__file__).resolve().parent / "results" / "verdict_mc.md"
+    old_rows, old_extra = _kept(out.read_text(encoding="utf-8") if out.exists() else "", set(rows))
+    order = [(shape.name, name) for shape, name, *_ in SCENARIOS]
+    table = [{**old_rows, **rows}[key] for key in order if key in rows or key in old_rows]
+    notes = [{**old_extra, **extra}[key] for key in order if key in extra or key in old_extra]
+    kept = ("" if not old_rows else f" The rows of {len(old_rows)} scenario(s) not run this time are kept from the "
+            "file's earlier run (their CPU time column is that run's).")
     header = ("| shape | scenario | panels | " + " | ".join(SHORT[label] for label in LABELS)
               + " | requirement | CPU time per panel |\n|---|---|---|" + "---|" * len(LABELS) + "---|---|")
     text = (f"## Verdict-level Monte Carlo\n\nMachine: {describe()}. Each panel: pre- and post-cutoff samples with "
@@ -119,26 +144,27 @@ def write(rows: list[str], extra: list[str], seconds: float) -> Path:
             "the one-sided 95% upper bound, detectable_share = 0.37 on the minimum detectable share of the detection "
             "test and of the placebo, min_lap_gap = 5 points, wild_below_clusters = 42). One BLAS thread per worker "
             f"process, {threads()} worker process(es) (the CPUs this process may use, estimate.bootstrap.threads). "
-            "CPU time is process time summed over the worker processes ({seconds / 60:.0f} CPU minutes in "
-            "all); wall time is not reported, the cores being shared with other jobs.\n\n"
-            f"{header}\n" + "\n".join(rows) + "\n\n" + "\n".join(extra) + "\n")
-    out = Path(__file__).resolve().parent / "results" / "verdict_mc.md"
+            f"CPU time is process time summed over the worker processes ({seconds / 60:.0f} CPU minutes in "
+            f"this run); wall time is not reported, the cores being shared with other jobs.{kept}\n\n"
+            f"{header}\n" + "\n".join(table) + "\n\n" + "\n".join(notes) + "\n")
     out.write_text(text, encoding="utf-8")
     return out
 
 
-def main(panels: int, panels_paper_like: int) -> None:
-    rows, extra, total = [], [], 0.0
-    for shape, name, share, lap, noise, recall, target in SCENARIOS:
+def main(panels: int, panels_paper_like: int, chosen: list[int]) -> None:
+    rows, extra, total = {}, {}, 0.0
+    for number in chosen or range(1, len(SCENARIOS) + 1):
+        shape, name, share, lap, noise, recall, target = SCENARIOS[number - 1]
+        key = (shape.name, name)
         n = panels_paper_like if shape is PAPER_LIKE else panels
         found, seconds = run(shape, share, n, lap, noise, recall)
         total += seconds
         counts = found["label"].value_counts().reindex(LABELS, fill_value=0)
-        rows.append(f"| {shape.name} | {name} | {n} | " + " | ".join(cell(int(counts[label]), n) for label in LABELS)
-                    + f" | {target} | {seconds / n:.2f} s |")
+        rows[key] = (f"| {shape.name} | {name} | {n} | " + " | ".join(cell(int(counts[label]), n) for label in LABELS)
+                     + f" | {target} | {seconds / n:.2f} s |")
         cleared = found["label"].isin([NO_EVIDENCE, NO_EVIDENCE_UNTESTED])
         two_sided = int((cleared & (found["lcb_share"] >= -THRESHOLDS.max_mde_share)).sum())
-        extra.append(f"- {shape.name}, {name}: placebo failed (Mixed/invalid) in "
+        extra[key] = (f"- {shape.name}, {name}: placebo failed (Mixed/invalid) in "
                      f"{cell(int(found['placebo_failed'].sum()), n)}; Mixed/invalid naming the validation pattern in "
                      f"{cell(int(found['validation_failed'].sum()), n)}; cleared (either No evidence label) in "
                      f"{cell(int(cleared.sum()), n)}, {cell(two_sided, n)} if \"No evidence\" also needed the "
@@ -148,11 +174,11 @@ def main(panels: int, panels_paper_like: int) -> None:
                         f"{cell(int((found['crv1_label'] == CONTAMINATION).sum()), n)}, placebo failed in "
                         f"{cell(int(found['crv1_placebo_failed'].sum()), n)}"
                         if shape.n_entities < THRESHOLDS.wild_below_clusters else "") + ".")
-        print(rows[-1], "\n", extra[-1], flush=True)
+        print(rows[key], "\n", extra[key], flush=True)
         print(f"wrote {write(rows, extra, total)}", flush=True)
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:]]
+    args = [int(a) for a in sys.argv[1:3]]
     np.seterr(all="ignore")
-    main(*(args + [1000, 1000][len(args):]))
+    main(*(args + [1000, 1000][len(args):]), [int(a) for a in sys.argv[3].split(",")] if len(sys.argv) > 3 else [])
