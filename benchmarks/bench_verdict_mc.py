@@ -1,6 +1,6 @@
 """Verdict-level Monte Carlo: the share of simulated panels given each verdict label, scenario by scenario.
 
-Scenarios (DGP: python/lapbias/estimate/simulate.py; noise set so that a paper-sized interaction has the paper's
+Scenarios (DGP: python/lapbias/simulate.py; noise set so that a paper-sized interaction has the paper's
 expected t statistic, 4.86): no contamination with the validation pattern (the hardest null); a paper-sized
 interaction (beta_3 x SD(LAP) = 37% of the standalone LLM effect), also with 1.8x the noise (the upper-bound rule);
 beta_3 = -37% (accuracy falling with LAP: LAP proxies for something else); a clean model (no recall, no
@@ -14,7 +14,12 @@ entities x 150 days, and a paper-like one (300 entities x 40 dates, 40% of cells
 draws (B + 1 = 1,000, so 5% and 10% of B + 1 are whole numbers of draws, and 1,000 panels take minutes, not hours).
 95% Wilson intervals. Writes benchmarks/results/verdict_mc.md after each scenario.
 
-    python benchmarks/bench_verdict_mc.py [panels] [panels_paper_like]
+    python benchmarks/bench_verdict_mc.py [panels] [panels_paper_like] [scenarios]
+
+scenarios: their numbers in SCENARIOS, run in that order, e.g. 4,5,1 (default: all); the other rows are kept from the
+results file.
+
+(one worker process per CPU this process may use: `taskset -c 1 python ...` runs it on one core).
 """
 
 from __future__ import annotations
@@ -38,10 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe  # noqa: E402
 
 from lapbias.config import EstimateConfig  # noqa: E402
-from lapbias.estimate.simulate import (DEMO, FEW_15, FEW_8, PAPER_LIKE, PAPER_SHARE, simulate,  # noqa: E402
-                                       tables)
-from lapbias.report.verdict import (CONTAMINATION, LABELS, MIXED, NO_EVIDENCE, NO_EVIDENCE_UNTESTED,  # noqa: E402
-                                    UNDERPOWERED, decide)
+from lapbias.estimate.bootstrap import threads  # noqa: E402
+from lapbias.report.verdict import (BETA3, CONTAMINATION, LABELS, MIXED, NO_EVIDENCE,  # noqa: E402
+                                    NO_EVIDENCE_UNTESTED, UNDERPOWERED, decide, inference, placebo_check, term_row,
+                                    validation_pattern)
+from lapbias.simulate import DEMO, FEW_15, FEW_8, PAPER_LIKE, PAPER_SHARE, simulate, tables  # noqa: E402
 
 THRESHOLDS = EstimateConfig(wild_bootstrap_reps=999)
 CRV1_ONLY = THRESHOLDS.model_copy(update={"wild_below_clusters": 0})
@@ -59,7 +65,18 @@ def _panels(seeds: range, shape, share: float, lap_design: str, noise_factor: fl
         verdict = decide(*args, THRESHOLDS, found["notes"])
         crv1 = decide(*args, CRV1_ONLY, found["notes"])
         power = dict(zip(found["power"]["quantity"], found["power"]["value"]))
+        beta3 = term_row(found["detection"], "pre", BETA3)
+        read = (inference(beta3, THRESHOLDS.wild_below_clusters, THRESHOLDS.wild_bootstrap_reps)
+                if beta3 is not None and pd.notna(beta3["p_one_sided"]) else None)
+        placebo = placebo_check(found["placebo"], found["notes"], THRESHOLDS.placebo_alpha,
+                                THRESHOLDS.wild_below_clusters, THRESHOLDS.wild_bootstrap_reps)
         out.append({"label": verdict.label, "placebo_failed": verdict.failed == ["placebo"],
+                    "beta3_significant": read is not None and beta3["coef"] > 0
+                    and read.p_one_sided < THRESHOLDS.detection_alpha,
+                    "pattern": validation_pattern(found["validation"], found["notes"],
+                                                  THRESHOLDS.validation_alpha).present,
+                    "placebo_passes": placebo[0] and placebo[1],
+                    "validation_failed": verdict.label == MIXED and "validation" in verdict.failed,
                     "crv1_label": crv1.label, "crv1_placebo_failed": crv1.failed == ["placebo"],
                     "lcb_share": 2 * power["beta3_share"] - power["ucb_share"]})
     return out, time.process_time() - start
@@ -70,7 +87,7 @@ def run(shape, share: float, panels: int, lap_design: str = "uniform", noise_fac
     """One row per panel, seeds 0..panels-1 (each panel depends only on its seed, so the split over processes does
     not change it), and the CPU seconds the panels took."""
     chunks = [range(first, min(first + 25, panels)) for first in range(0, panels, 25)]
-    with ProcessPoolExecutor(len(os.sched_getaffinity(0))) as pool:
+    with ProcessPoolExecutor(threads()) as pool:
         done = list(pool.map(_panels, chunks, *([x] * len(chunks) for x in (shape, share, lap_design, noise_factor,
                                                                              recall))))
     return pd.DataFrame([row for chunk, _ in done for row in chunk]), sum(seconds for _, seconds in done)
@@ -81,7 +98,7 @@ def cell(count: int, panels: int) -> str:
     return f"{count / panels:.1%} [{low:.1%}, {high:.1%}]"
 
 
-SCENARIOS = [
+SCENARIOS = [  # the issue's requirements first (benchmarks/results/verdict_mc.md is written after each scenario)
     # shape, scenario, share, LAP design, noise factor, recall, requirement
     (DEMO, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5%"),
     (DEMO, "paper-sized interaction", PAPER_SHARE, "uniform", 1.0, True, "Contamination >= 80%"),
@@ -91,63 +108,99 @@ SCENARIOS = [
     (DEMO, "recall LAP constant to six digits (0.3 +- 2e-6)", 0.0, "six_digits", 1.0, True, "never No evidence"),
     (FEW_8, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5% (upper Wilson bound <= 7%)"),
     (FEW_15, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5% (upper Wilson bound <= 7%)"),
+    (PAPER_LIKE, "paper-sized interaction", PAPER_SHARE, "uniform", 1.0, True, "Contamination >= 80%"),
+    (PAPER_LIKE, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5%"),
     (DEMO, "paper-sized interaction, 1.8x noise", PAPER_SHARE, "uniform", 1.8, True,
      "No evidence only where the test had power and the upper bound is <= 20%"),
     (DEMO, "no contamination, 5x noise", 0.0, "uniform", 5.0, True, "Underpowered"),
     (DEMO, "LAP without variation (0.3 + 1e-9 U)", PAPER_SHARE, "flat", 1.0, True, "Underpowered"),
     (DEMO, "almost always \"unknown\" (LAP in [0.001, 0.02], no recall)", 0.0, "unknown", 1.0, False,
      "never No evidence"),
-    (PAPER_LIKE, "no contamination", 0.0, "uniform", 1.0, True, "Contamination <= 5%"),
-    (PAPER_LIKE, "paper-sized interaction", PAPER_SHARE, "uniform", 1.0, True, "Contamination >= 80%"),
     (PAPER_LIKE, "beta_3 = -37% (accuracy falls with LAP)", -PAPER_SHARE, "uniform", 1.0, True, "never No evidence"),
 ]
 
 
-def write(rows: list[str], extra: list[str], seconds: float) -> Path:
+def _kept(text: str, ran: set[tuple[str, str]]) -> tuple[dict, dict]:
+    """Rows and notes of an earlier results file for the scenarios this run does not compute, by (shape, scenario)."""
+    rows, extra = {}, {}
+    for shape, name, *_ in SCENARIOS:
+        if (shape.name, name) in ran:
+            continue
+        for line in text.splitlines():
+            if line.startswith(f"| {shape.name} | {name} | "):
+                rows[(shape.name, name)] = line
+            elif line.startswith(f"- {shape.name}, {name}: "):
+                extra[(shape.name, name)] = line
+    return rows, extra
+
+
+def write(rows: dict, extra: dict, seconds: float) -> Path:
+    """benchmarks/results/verdict_mc.md: this run's scenarios and the earlier rows of the others, in SCENARIOS order."""
+    out = Path(__file__).resolve().parent / "results" / "verdict_mc.md"
+    old_rows, old_extra = _kept(out.read_text(encoding="utf-8") if out.exists() else "", set(rows))
+    order = [(shape.name, name) for shape, name, *_ in SCENARIOS]
+    table = [{**old_rows, **rows}[key] for key in order if key in rows or key in old_rows]
+    notes = [{**old_extra, **extra}[key] for key in order if key in extra or key in old_extra]
+    kept = ("" if not old_rows else f" The rows of {len(old_rows)} scenario(s) not run this time are kept from the "
+            "file's earlier run (their CPU time column is that run's).")
     header = ("| shape | scenario | panels | " + " | ".join(SHORT[label] for label in LABELS)
               + " | requirement | CPU time per panel |\n|---|---|---|" + "---|" * len(LABELS) + "---|---|")
     text = (f"## Verdict-level Monte Carlo\n\nMachine: {describe()}. Each panel: pre- and post-cutoff samples with "
             "entity and period effects, the validation (high, low, high-minus-low), detection and placebo "
             "regressions, beta_3's wild cluster restricted bootstrap (999 draws, Webb weights) where the verdict reads "
-            "it (fewer than 42 clusters), the power of both tests and the report's rule (python/lapbias/estimate/"
-            "simulate.py, report/verdict.py); seeds 0..panels-1. Share of panels given each label with a 95% Wilson "
+            "it (fewer than 42 clusters), the power of both tests and the report's rule (python/lapbias/simulate.py, "
+            "report/verdict.py); seeds 0..panels-1. Share of panels given each label with a 95% Wilson "
             "interval. Noise set so that a paper-sized interaction (beta_3 x SD(LAP) = 37% of the standalone LLM "
             "effect) has the paper's expected t statistic (4.86). Thresholds: the defaults (max_mde_share = 0.20 on "
             "the one-sided 95% upper bound, detectable_share = 0.37 on the minimum detectable share of the detection "
             "test and of the placebo, min_lap_gap = 5 points, wild_below_clusters = 42). One BLAS thread per worker "
-            f"process. CPU time is process time summed over the worker processes ({seconds / 60:.0f} CPU minutes in "
-            "all); wall time is not reported, the cores being shared with other jobs.\n\n"
-            f"{header}\n" + "\n".join(rows) + "\n\n" + "\n".join(extra) + "\n")
-    out = Path(__file__).resolve().parent / "results" / "verdict_mc.md"
+            f"process, {threads()} worker process(es) (the CPUs this process may use, estimate.bootstrap.threads). "
+            f"CPU time is process time summed over the worker processes ({seconds / 60:.0f} CPU minutes in "
+            f"this run); wall time is not reported, the cores being shared with other jobs.{kept}\n\n"
+            "What \"Contamination detected\" can reach: the label needs three tests to come out right, beta_3 "
+            "significant, the validation pattern (theta_high − theta_low > 0 at one-sided 5%) and a passing placebo "
+            "(one-sided p > 0.10, protocol Step 5). Without post-cutoff contamination the placebo fails in 10% of "
+            "panels whatever their size, so no shape exceeds about 90%; the power of the validation difference test "
+            "multiplies that (the notes under the table give each test's rate). The DGP's recall signal (kappa = "
+            "0.5) is not calibrated to the paper, which has no recall regression, and is not tuned to the 80% "
+            "requirement: with 120 rows a validation half (demo shape) the difference test misses about one "
+            "paper-sized panel in eight, with 2,400 (paper-like shape) almost none.\n\n"
+            f"{header}\n" + "\n".join(table) + "\n\n" + "\n".join(notes) + "\n")
     out.write_text(text, encoding="utf-8")
     return out
 
 
-def main(panels: int, panels_paper_like: int) -> None:
-    rows, extra, total = [], [], 0.0
-    for shape, name, share, lap, noise, recall, target in SCENARIOS:
+def main(panels: int, panels_paper_like: int, chosen: list[int]) -> None:
+    rows, extra, total = {}, {}, 0.0
+    for number in chosen or range(1, len(SCENARIOS) + 1):
+        shape, name, share, lap, noise, recall, target = SCENARIOS[number - 1]
+        key = (shape.name, name)
         n = panels_paper_like if shape is PAPER_LIKE else panels
         found, seconds = run(shape, share, n, lap, noise, recall)
         total += seconds
         counts = found["label"].value_counts().reindex(LABELS, fill_value=0)
-        rows.append(f"| {shape.name} | {name} | {n} | " + " | ".join(cell(int(counts[label]), n) for label in LABELS)
-                    + f" | {target} | {seconds / n:.2f} s |")
+        rows[key] = (f"| {shape.name} | {name} | {n} | " + " | ".join(cell(int(counts[label]), n) for label in LABELS)
+                     + f" | {target} | {seconds / n:.2f} s |")
         cleared = found["label"].isin([NO_EVIDENCE, NO_EVIDENCE_UNTESTED])
         two_sided = int((cleared & (found["lcb_share"] >= -THRESHOLDS.max_mde_share)).sum())
-        extra.append(f"- {shape.name}, {name}: placebo failed (Mixed/invalid) in "
-                     f"{cell(int(found['placebo_failed'].sum()), n)}; cleared (either No evidence label) in "
-                     f"{cell(int(cleared.sum()), n)}, {cell(two_sided, n)} if \"No evidence\" also needed the "
-                     f"one-sided 95% lower bound of the share above -{THRESHOLDS.max_mde_share:.0%} (a two-sided "
-                     "equivalence rule, not the verdict's)"
-                     + (f"; judged by the CRV1 t tests alone: Contamination in "
-                        f"{cell(int((found['crv1_label'] == CONTAMINATION).sum()), n)}, placebo failed in "
-                        f"{cell(int(found['crv1_placebo_failed'].sum()), n)}"
-                        if shape.n_entities < THRESHOLDS.wild_below_clusters else "") + ".")
-        print(rows[-1], "\n", extra[-1], flush=True)
+        extra[key] = (f"- {shape.name}, {name}: the tests the label \"Contamination detected\" needs: beta_3 "
+                      f"significant (the p the verdict reads) in {cell(int(found['beta3_significant'].sum()), n)}, "
+                      f"the validation pattern present in {cell(int(found['pattern'].sum()), n)}, the placebo "
+                      f"passing in {cell(int(found['placebo_passes'].sum()), n)}; placebo failed (Mixed/invalid) in "
+                      f"{cell(int(found['placebo_failed'].sum()), n)}; Mixed/invalid naming the validation pattern in "
+                      f"{cell(int(found['validation_failed'].sum()), n)}; cleared (either No evidence label) in "
+                      f"{cell(int(cleared.sum()), n)}, {cell(two_sided, n)} if \"No evidence\" also needed the "
+                      f"one-sided 95% lower bound of the share above -{THRESHOLDS.max_mde_share:.0%} (a two-sided "
+                      "equivalence rule, not the verdict's)"
+                      + (f"; judged by the CRV1 t tests alone: Contamination in "
+                         f"{cell(int((found['crv1_label'] == CONTAMINATION).sum()), n)}, placebo failed in "
+                         f"{cell(int(found['crv1_placebo_failed'].sum()), n)}"
+                         if shape.n_entities < THRESHOLDS.wild_below_clusters else "") + ".")
+        print(rows[key], "\n", extra[key], flush=True)
         print(f"wrote {write(rows, extra, total)}", flush=True)
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:]]
+    args = [int(a) for a in sys.argv[1:3]]
     np.seterr(all="ignore")
-    main(*(args + [1000, 1000][len(args):]))
+    main(*(args + [1000, 1000][len(args):]), [int(a) for a in sys.argv[3].split(",")] if len(sys.argv) > 3 else [])

@@ -460,12 +460,12 @@ def test_cmdline_reruns_lapbias():
 def test_one_estimator_rule_mirrors_the_python_engine():
     """Review W2: master.do decided the single-series branch once, from panel_pre, for every model (tsset on a
     post-cutoff panel with several entities stopped with r(451); a single-entity validation half failed in reghdfe).
-    The Python engine decides per sample and per validation half (estimate/protocol.py _fit: one entity in the
+    The Python engine decides per sample and per validation half (estimate/specification.py fit: one entity in the
     sample -> newey); _lapbias_single is that rule, used by _lapbias_fit for lapbias and each lapvalid part, which
     the do-files call with entity() time() for every model."""
-    from lapbias.estimate import protocol
+    from lapbias.estimate import specification
 
-    assert 'if sample["entity_num"].nunique() == 1:' in inspect.getsource(protocol._fit)
+    assert 'if sample["entity_num"].nunique() == 1:' in inspect.getsource(specification.fit)
     single = code(ADO / "_lapbias_single.ado")
     assert "egen byte `tag' = tag(`varlist') if `rows'" in single and "return scalar single = r(N) == 1" in single
     assert "marksample rows, strok" in single  # a missing entity is no entity; the other variables do not matter

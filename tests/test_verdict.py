@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -364,3 +365,33 @@ def test_an_imprecise_test_is_not_cleared_by_an_estimate_below_zero():
     assert verdict.label == UNDERPOWERED and verdict.failed == ["power"], verdict.paragraph
     assert "less than 80% power against an interaction of 37%" in verdict.paragraph
     assert "(minimum detectable share 95%)" in verdict.paragraph
+
+
+def test_the_interval_sentence_is_the_issue_s_wording():
+    """A quiet beta_3 whose one-sided upper bound is 46% of the standalone effect: the verdict reads
+    "Underpowered: the interval includes an interaction of 46%" (it read "Underpowered (the interval ...)")."""
+    power = {**POWERED, "ucb_beta3": 0.46, "ucb_share": 0.46}
+    verdict = decide(detection(0.23, 1.2, 0.23), validation(0.01, 0.6), placebo(0.3, 0.8), power, EstimateConfig())
+    assert verdict.label == UNDERPOWERED and verdict.failed == ["power"], verdict.paragraph
+    assert "Verdict: Underpowered: the interval includes an interaction of 46%." in verdict.paragraph, \
+        verdict.paragraph
+
+
+def test_negative_beta3_reads_the_lower_tail_with_ties_against_rejection():
+    """With few clusters the wild bootstrap's draws can tie with the data's t (the draw with every Webb weight 1
+    reproduces the data). The one-sided p for beta_3 < 0 is #{t*_b <= t} / B, ties counted against rejection as in
+    the upper tail; 1 - p_wild_one_sided = #{t*_b < t} / B counted them for it: 4% of draws below t and 2% tied
+    made beta_3 "significantly negative" at 5%, whose lower-tail p is 6%."""
+    from lapbias.estimate.wild import WildResult
+
+    draws = np.concatenate([np.full(40, -3.0), np.full(20, -2.0), np.linspace(-1.9, 3.0, 940)])
+    wild = WildResult(t=-2.0, draws=draws, clusters=6, reps=draws.size, seed=0)
+    assert wild.p_two_sided == pytest.approx(0.12) and wild.p_one_sided == pytest.approx(0.96)
+    det = detection(-0.5, -2.0, 0.09, clusters=6, p_wild=wild.p_two_sided, p_wild_one_sided=wild.p_one_sided)
+    verdict = decide(det, validation(0.01, 0.6), placebo(0.3, 0.8, clusters=6, p_wild=0.8, p_wild_one_sided=0.6),
+                     POWERED, EstimateConfig())
+    assert verdict.failed != ["beta_3 negative"], verdict.paragraph
+    negative = decide(detection(-0.5, -2.0, 0.09, clusters=6, p_wild=0.08, p_wild_one_sided=0.97),
+                      validation(0.01, 0.6), placebo(0.3, 0.8, clusters=6, p_wild=0.8, p_wild_one_sided=0.6),
+                      POWERED, EstimateConfig())
+    assert negative.failed == ["beta_3 negative"] and "= 0.0400 < 0.05" in negative.paragraph, negative.paragraph

@@ -1,6 +1,6 @@
 """Verdict-level Monte Carlo, quick version (the full rates: benchmarks/bench_verdict_mc.py and
 benchmarks/results/verdict_mc.md). Simulated panels (demo shape: 30 entities x 8 periods; few clusters: 8
-heterogeneous entities x 150 days; entity and period effects; DGP in lapbias/estimate/simulate.py) go through the
+heterogeneous entities x 150 days; entity and period effects; DGP in lapbias/simulate.py) go through the
 regressions and the report's rule, the wild cluster bootstrap with 199 draws (the benchmark: 999). With few draws the
 rates are checked for consistency with the requirement at the 1% level (a binomial tail), the labels of the
 degenerate scenarios exactly."""
@@ -16,7 +16,7 @@ from scipy import stats
 from lapbias.config import EstimateConfig
 from lapbias.estimate.power import detection_power
 from lapbias.estimate.protocol import DETECTION_TERMS, ProtocolResults, _estimated
-from lapbias.estimate.simulate import DEMO, FEW_8, PAPER_SHARE, Shape, simulate, verdict
+from lapbias.simulate import DEMO, FEW_8, PAPER_SHARE, Shape, simulate, verdict
 from lapbias.report.verdict import CONTAMINATION, MIXED, NO_EVIDENCE, NO_EVIDENCE_UNTESTED, UNDERPOWERED
 
 REPS = 8

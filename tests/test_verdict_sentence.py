@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from lapbias.cli import main
 from lapbias.config import EstimateConfig
 from lapbias.io import Layout
-from lapbias.report.verdict import CONTAMINATION, MIXED, NO_EVIDENCE, UNDERPOWERED, decide
+from lapbias.report.verdict import CONTAMINATION, MIXED, NO_EVIDENCE, NO_EVIDENCE_UNTESTED, UNDERPOWERED, decide
 from lapbias.report.verdict_sentence import SEE_REPORT, explain
 from test_panel import synthetic_stage_files
 from test_verdict import BETA3, POWERED, WEAK, detection, placebo, row, validation
@@ -36,14 +36,14 @@ BRANCHES = [  # (detection, validation, placebo, power, label, fragment of the s
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), None, POWERED, MIXED,
      "but the post-cutoff placebo cannot be run"),
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, NO_EVIDENCE,
-     "not significantly greater than zero (one-sided p = 0.3100), and the test had the power"),
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), POWERED, UNDERPOWERED,
-     "nothing shows that the model recalls these outcomes"),
+     "not significantly greater than zero (one-sided p = 0.3100), and the test had power"),
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), POWERED, NO_EVIDENCE_UNTESTED,
+     "the high-LAP recall does not predict the outcomes better than the low-LAP recall"),
     (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), WEAK, UNDERPOWERED,
-     "nothing shows that the model recalls these outcomes"),
+     "of the LLM's own effect per SD of LAP, above 37%"),
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), WEAK, UNDERPOWERED,
-     "its minimum detectable effect is above 37% of the LLM's own effect"),
-    (detection(0.1, 0.5, 0.62), validation(0.01, 0.01), placebo(0.3, 0.8), POWERED, MIXED,
+     "its minimum detectable effect is 250% of the LLM's own effect per SD of LAP, above 37%"),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.01, diff_p=0.4), placebo(0.3, 0.8), POWERED, MIXED,
      "the validation regressions contradict the memorization pattern or cannot be estimated"),
     (detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), POWERED, MIXED,
      "the validation regressions contradict the memorization pattern or cannot be estimated"),
@@ -85,3 +85,44 @@ def test_run_and_report_end_with_the_verdict_its_sentence_and_the_report(tmp_pat
     assert last[1].startswith("  ") and len(last[1]) > 40 and SEE_REPORT not in last[1]
     log = (tmp_path / "logs/lapbias.log").read_text()
     assert f"verdict: {label}" in log and last[1].strip() in log
+
+
+NEW_BRANCHES = [  # (detection, validation, placebo, power, label, failed, fragment of the sentence)
+    # the rule's two power conditions, each with its own threshold (the sentence said "minimum detectable share at
+    # most 20%", max_mde_share being the upper bound's threshold)
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, NO_EVIDENCE, [],
+     "would have been detected with 80% probability (at most 37%, detectable_share), and the one-sided 95% upper "
+     "bound excludes an interaction above 12% (at most 20%, max_mde_share)"),
+    # Underpowered by the upper bound: the interval includes 46% (the sentence blamed the MDE)
+    (detection(0.23, 1.2, 0.23), validation(0.01, 0.6), placebo(0.3, 0.8), {**POWERED, "ucb_share": 0.46},
+     UNDERPOWERED, ["power"], "but the interval includes an interaction of 46% of the LLM's own effect per SD of LAP"),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), WEAK, UNDERPOWERED, ["power"],
+     "its minimum detectable effect is 250% of the LLM's own effect per SD of LAP, above 37% (detectable_share)"),
+    # branches that had no sentence (the terminal pointed to REPORT.md)
+    (detection(-0.9, -3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, MIXED, ["beta_3 negative"],
+     "beta_3 < 0 before the training cutoff (one-sided p for beta_3 < 0 = 0.0020, two-sided p = 0.0040)"),
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), POWERED, NO_EVIDENCE_UNTESTED,
+     ["validation"], "so LAP's validity as a measure of memorization is untested"),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), {**POWERED, "lap_gap": 0.01},
+     UNDERPOWERED, ["LAP variation"], "but LAP shows no meaningful variation"),
+    (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), {**POWERED, "placebo_mde_share": 0.9},
+     MIXED, ["placebo uninformative"], "the post-cutoff placebo could not have rejected an interaction of the paper's "
+     "size"),
+    # with 8 clusters the verdict reads the wild bootstrap's p (0.2000): the sentence read the CRV1 p (0.0100) and
+    # said "beta_3 > 0 before the training cutoff" of a beta_3 the verdict found not significant
+    (detection(0.8, 2.8, 0.02, clusters=8, p_wild=0.4, p_wild_one_sided=0.2), validation(0.01, 0.01, diff_p=0.4),
+     placebo(0.3, 0.8, clusters=8, p_wild=0.8, p_wild_one_sided=0.6), POWERED, MIXED, ["validation"],
+     "beta_3 is not significantly greater than zero (wild cluster bootstrap one-sided p = 0.2000)"),
+    (detection(0.8, 2.8, 0.02, clusters=8, p_wild=0.02, p_wild_one_sided=0.01), validation(0.01, 0.6),
+     placebo(0.3, 0.8, clusters=8, p_wild=0.8, p_wild_one_sided=0.6), POWERED, CONTAMINATION, [],
+     "beta_3 > 0 before the training cutoff (wild cluster bootstrap one-sided p = 0.0100)"),
+]
+
+
+@pytest.mark.parametrize("det, val, plc, power, label, failed, fragment", NEW_BRANCHES)
+def test_the_sentence_states_the_rule_that_decided(det, val, plc, power, label, failed, fragment):
+    verdict = decide(det, val, plc, power, EstimateConfig())
+    sentence = explain(verdict, det, EstimateConfig(), power)
+    assert verdict.label == label and verdict.failed == failed, verdict.paragraph
+    assert fragment in sentence, sentence
+    assert sentence != SEE_REPORT and sentence.endswith(".") and sentence.count(". ") == 0 and "nan" not in sentence

@@ -27,7 +27,7 @@ points) and relative to mean LAP for Min-K% (`lap_relative_gap`, a measure witho
 of LAP is reported as a description: the FE absorb LAP's own between variation, but not that of mu_hat x LAP when
 mu_hat varies within entities and periods, so a LAP that varies across entities and barely within them still
 identifies beta_3 (tests/test_verdict_mc.py); se(beta_3) x SD(lap) depends on the noise, N and SD(mu_hat), not on
-how LAP is spread (estimate/simulate.py).
+how LAP is spread (lapbias/simulate.py).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import EstimationError
+from . import specification
 from .reghdfe import DEMEAN_TOLERANCE, drop_singletons
 from .scaling import partial_out
 
@@ -91,10 +92,8 @@ def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0
     """results/power.csv: beta_3, its upper confidence bound and MDE, b1 of the standalone regression, SD, within-FE
     SD and high/low-half gap of LAP, the shares of b1 (module docstring), and the placebo's MDE from `post` and its
     `placebo` table. `fit(sample, y, x)` estimates the standalone regression as the protocol does (default:
-    estimate.protocol's FE/cluster or single-series route). Quantities that cannot be computed are NaN."""
-    from .protocol import _fit
-
-    fit = fit or (lambda sample, y, x: _fit(sample, y, x, -1))
+    estimate/specification.py's FE/cluster or single-series route). Quantities that cannot be computed are NaN."""
+    fit = fit or (lambda sample, y, x: specification.fit(sample, y, x, -1))
     sample = pre.dropna(subset=["outcome", "mu_hat", "lap", "entity_num", "period_num"])
     beta3, se, df_r = _beta3(detection)
     minimum = mde(se, df_r, alpha) if math.isfinite(se) and df_r > 0 else math.nan

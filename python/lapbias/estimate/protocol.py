@@ -26,6 +26,7 @@ from ..errors import EstimationError
 from ..io import Layout, read_parquet, write_csv
 from .power import detection_power
 from .reghdfe import RESULT_COLUMNS, AllOmitted, RegResult, reghdfe
+from .specification import fit as _fit
 from .wild import wild_cluster_bootstrap
 
 DETECTION_TERMS = ["mu_hat", "lap", "c.mu_hat#c.lap"]
@@ -56,14 +57,6 @@ class ProtocolResults:
             post = placebo.set_index("term").loc[BETA3]
             text += f"; post-cutoff beta_3 = {post['coef']:.4g} (one-sided p = {post['p_one_sided']:.4f})"
         return text
-
-
-def _fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) -> RegResult:
-    """Protocol Steps 3-5: FE regression clustered by entity; a sample with one entity is a single time series
-    (protocol, implementation notes): no FE, Newey-West."""
-    if sample["entity_num"].nunique() == 1:
-        return reghdfe(sample, y, x, absorb=[], vce="newey", time="period_num", newey_lag=newey_lag)
-    return reghdfe(sample, y, x, absorb=["entity_num", "period_num"], vce="cluster", cluster=["entity_num"])
 
 
 def _difference_fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) -> RegResult:

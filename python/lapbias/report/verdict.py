@@ -6,8 +6,10 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
   estimate/wild.py), because the t test over-rejects with few clusters; the same rule for the placebo's beta_3 with
   its own cluster count.
 - significant beta_3: coef > 0 and one-sided p < detection_alpha (0.05); significantly negative beta_3: coef < 0 and
-  the one-sided p for beta_3 < 0 (1 − p_one_sided) below detection_alpha. The protocol's "No evidence" asks for
-  beta_3 "indistinguishable from zero", a two-sided notion: the two one-sided tests at the same level, i.e. a
+  the one-sided p for beta_3 < 0 below detection_alpha, that p being half the two-sided p (t test: 1 − p_one_sided;
+  wild bootstrap: #{t*_b <= t} / B, the equal-tailed p_wild's lower tail, ties counted against rejection as in the
+  upper tail, which 1 − p_wild_one_sided = #{t*_b < t} / B would count for it). The protocol's "No evidence" asks
+  for beta_3 "indistinguishable from zero", a two-sided notion: the two one-sided tests at the same level, i.e. a
   two-sided p below 2 x detection_alpha, in either direction, distinguishes beta_3 from zero.
 - validation pattern present: high-LAP theta > 0 with two-sided p < validation_alpha (0.05), and theta_high −
   theta_low > 0 with one-sided p < validation_alpha (validation.csv model high_minus_low: Step 3's "near zero on
@@ -42,7 +44,7 @@ uninformative: the protocol's "placebo passing" is read as a placebo that could 
 with the validation pattern contradicted or not estimable -> Mixed/invalid (the final rule's "validation fails");
 non-significant beta_3 and LAP without meaningful variation -> Underpowered (LAP variation); the minimum detectable
 share above detectable_share, or b1 <= 0 -> Underpowered (with the number); the upper bound's share above
-max_mde_share -> Underpowered ("the interval includes an interaction of X%"); else, with the
+max_mde_share -> "Underpowered: the interval includes an interaction of X%"; else, with the
 validation pattern present -> No evidence of contamination; with no memorization detected or the pattern absent
 (a significant high-LAP theta not significantly above the low one) -> "No evidence of contamination (LAP
 untested)": the test had power against a LAP-graded contamination, but nothing shows that LAP separates memorized
@@ -97,10 +99,17 @@ def _value(row: pd.Series, column: str) -> float:
 
 @dataclass
 class Inference:
-    """The p-values of one beta_3 the verdict reads, and how they were obtained."""
+    """The p-values of one beta_3 the verdict reads, and how they were obtained (`wild`: the wild cluster
+    bootstrap's)."""
     p_one_sided: float
     p_two_sided: float
     text: str
+    wild: bool = False
+
+    @property
+    def p_lower(self) -> float:
+        """The one-sided p for beta_3 < 0: half the two-sided (equal-tailed) p (module docstring)."""
+        return self.p_two_sided / 2
 
 
 def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
@@ -119,7 +128,7 @@ def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
     engine = ", by the Python engine on the same panel" if str(row.get("engine", "")) == "stata" else ""
     return Inference(wild_one, wild_two, f"CRV1 one-sided p = {row['p_one_sided']:.4f}; with {few} the verdict "
                      f"reads the wild cluster restricted bootstrap's: one-sided p = {wild_one:.4f}, two-sided "
-                     f"{wild_two:.4f} (Webb weights, {reps:,} draws{engine})")
+                     f"{wild_two:.4f} (Webb weights, {reps:,} draws{engine})", wild=True)
 
 
 def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,
@@ -290,7 +299,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     clusters = _value(beta3, "N_clust")
     few = math.isfinite(clusters) and clusters < thresholds.wild_below_clusters
     significant = beta3["coef"] > 0 and read.p_one_sided < alpha
-    negative = beta3["coef"] < 0 and 1 - read.p_one_sided < alpha
+    negative = beta3["coef"] < 0 and read.p_lower < alpha
     pattern = validation_pattern(validation, notes, thresholds.validation_alpha)
     placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha,
                                                             thresholds.wild_below_clusters, reps)
@@ -308,7 +317,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        f"Also, {valid}. Verdict: {MIXED} (placebo failed).")
     if negative:
         return Verdict(MIXED, ["beta_3 negative"], f"{b3} is significantly negative (one-sided p for beta_3 < 0 "
-                       f"= {1 - read.p_one_sided:.4f} < {alpha:g}; two-sided p = {read.p_two_sided:.4f}): forecast "
+                       f"= {read.p_lower:.4f} < {alpha:g}; two-sided p = {read.p_two_sided:.4f}): forecast "
                        "accuracy falls as LAP rises. The paper's "
                        "Proposition 1 gives beta_3 >= 0 whenever LAP measures memorization (beta_3 has the sign of "
                        "E[L^2 Var(e | mu_hat, L)]), so here LAP proxies for something other than memorization and "
@@ -350,8 +359,8 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(UNDERPOWERED, ["power"], f"{quiet}, but {power_text}: the one-sided {1 - alpha:.0%} "
                        f"confidence interval includes an interaction of {share:.0%} of the standalone LLM effect per "
                        f"SD of LAP, above {thresholds.max_mde_share:.0%} (max_mde_share), so a contamination of "
-                       f"consequence is not excluded; {valid}; {place}. Verdict: {UNDERPOWERED} (the interval "
-                       f"includes an interaction of {share:.0%}).")
+                       f"consequence is not excluded; {valid}; {place}. Verdict: {UNDERPOWERED}: the interval "
+                       f"includes an interaction of {share:.0%}.")
     excluded = (f"{quiet}, and {power_text}; the minimum detectable share is at most "
                 f"{thresholds.detectable_share:.0%} (detectable_share) and the upper bound at most "
                 f"{thresholds.max_mde_share:.0%} (max_mde_share), so the test had power and the data exclude a "

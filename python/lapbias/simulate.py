@@ -1,5 +1,7 @@
 """Verdict-level Monte Carlo: simulated panels with a known interaction and the verdict the protocol's rule gives
-them (tests/test_verdict_mc.py; benchmarks/bench_verdict_mc.py writes the rates).
+them (tests/test_verdict_mc.py; benchmarks/bench_verdict_mc.py writes the rates). It sits above the estimation
+(lapbias.estimate) and the report's rule (lapbias.report.verdict), which it runs in turn, as `lapbias estimate` and
+`lapbias report` do.
 
 Data-generating process, per sample (pre- and post-cutoff), entities i and periods t, every row observed with
 probability `coverage`:
@@ -49,10 +51,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..config import EstimateConfig
-from ..report.verdict import Verdict, decide
-from .power import detection_power
-from .protocol import DETECTION_TERMS, ProtocolResults, _estimated, validation_difference, with_wild
+from .config import EstimateConfig
+from .estimate.power import detection_power
+from .estimate.protocol import DETECTION_TERMS, ProtocolResults, _estimated, validation_difference, with_wild
+from .report.verdict import Verdict, decide
 
 STANDALONE = 0.2
 PAPER_SHARE = 0.37
