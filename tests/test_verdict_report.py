@@ -93,7 +93,7 @@ def test_readme_quotes_the_verdict_monte_carlo_as_measured():
 
     root = Path(__file__).resolve().parents[1]
     readme = (root / "README.md").read_text(encoding="utf-8")
-    paragraph = readme[readme.index("- **Verdict rule**"):].split("\n- **")[0].split("\n\n")[0]
+    paragraph = readme[readme.index("**Measured error rates**"):].split("\n\n")[0]
     results = (root / "benchmarks" / "results" / "verdict_mc.md").read_text(encoding="utf-8").splitlines()
     header = next(line for line in results if line.startswith("| shape |")).strip("|").split(" | ")
     header = [name.strip() for name in header]
