@@ -549,14 +549,11 @@ def calibrate(config_path: str, yes: bool) -> None:
     from .calibrate import load, pipeline
 
     (run_config, settings), layout = _load(config_path, load)
-    tables = pipeline.run(run_config, settings, layout,
-                          lambda config, model_layout: _run_all(config, model_layout, yes, None, SAMPLE_SEED),
-                          _confirm(yes), lambda line: _log(layout, line))
+    pipeline.run(run_config, settings, layout,
+                 lambda config, model_layout: _run_all(config, model_layout, yes, None, SAMPLE_SEED),
+                 _confirm(yes), lambda line: _log(layout, line))
     if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
         _report_as_estimated(layout)  # a protocol run under the same root: its REPORT.md gets the section
-    verdicts = tables["verdicts"].set_index("model")["verdict"].to_dict()
-    _log(layout, f"calibrate: verdict base = {verdicts['base']}, planted = {verdicts['planted']}; "
-                 "results/calibration/*.csv, results/figures/calibration.png, results/calibration/REPORT.md")
 
 
 @main.command()
