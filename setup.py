@@ -49,7 +49,8 @@ setup(
         "requests>=2.32",
         "urllib3>=2.8",
         "peft==0.21.2",  # LoRA for `lapbias calibrate` (planted memorization); its deps are listed above
-        "tomli-w==1.2.0",  # writes the per-model run configurations of `lapbias calibrate`
+        "tomli-w==1.2.0",  # writes the per-model run configurations of `lapbias calibrate`; TOML values in config messages
+        "exchange-calendars>=4.5",  # [data] target_date_from: sessions and closing times of each exchange (data/target_dates.py)
     ],
     extras_require={
         "test": ["pytest"],

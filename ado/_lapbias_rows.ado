@@ -1,24 +1,25 @@
-*! version 0.2.0 23nov2026
-* Adds the esttab rows Stata users expect to the active estimates (estadd local): entity_fe and period_fe ("Yes"
-* when absorb() has a first / second absvar: absorb(entity period) order), clustvar (the cluster variables, as
-* reghdfe's own e(clustvar); left unset without clustering, since margins and boottest read it as a variable list)
-* and standardized ("Yes"/"No"), plus e(cmd2) = "lapbias".
-*   esttab ..., stats(entity_fe period_fe clustvar standardized, labels("Entity FE" "Period FE" "Cluster" "Standardized"))
+*! version 0.3.0 01dec2026
+* Adds the esttab rows Stata users expect to the active estimates (estadd local):
+* - fe_<absvar> "Yes"/"No" for each absvar of absvars() (as reghdfe names them in e(absvars)), named by strtoname
+*   with i. and c. dropped (fe_firm, fe_firm_year): "Yes" when this model absorbed it (reghdfe's e(absvars)), so a
+*   model the estimator rule ran as one time series reads "No"; e(fe_rows) lists them (for esttab's stats());
+* - standardized "Yes"/"No"; e(cmd2) = "lapbias"; e(cmdline) = the lapbias command as typed (reghdfe's own names the
+*   temporary sample marker of the call, which no longer exists).
+* reghdfe's e(clustvar) is left as reghdfe sets it. reghdfe's own route to FE rows works too: estfe.
 program define _lapbias_rows
 	version 15
-	syntax [, Absorb(string) VCE(string) STANDardized]
-	gettoken absorb : absorb, parse(",")
-	local n_fe : word count `absorb'
-	gettoken vcetype clustvar : vce, parse(" ,")
-	if !inlist("`vcetype'", "cl", "clu", "clus", "clust", "cluste", "cluster") local clustvar
-	gettoken clustvar : clustvar, parse(",")
-	local clustvar = trim("`clustvar'")
-	local entity_fe = cond(`n_fe' >= 1, "Yes", "No")
-	local period_fe = cond(`n_fe' >= 2, "Yes", "No")
+	syntax [, ABSvars(string asis) CMDline(string asis) STANDardized]
+	local absorbed `" `e(absvars)' "'
+	local rows
+	foreach absvar of local absvars {
+		local name = strtoname("fe_" + subinstr(subinstr("`absvar'", "i.", "", .), "c.", "", .))
+		local yes = cond(strpos(`"`absorbed'"', " `absvar' "), "Yes", "No")
+		quietly estadd local `name' "`yes'", replace
+		local rows `rows' `name'
+	}
 	local standardized = cond("`standardized'" != "", "Yes", "No")
-	quietly estadd local cmd2 "lapbias", replace
-	quietly estadd local entity_fe "`entity_fe'", replace
-	quietly estadd local period_fe "`period_fe'", replace
-	if ("`clustvar'" != "") quietly estadd local clustvar "`clustvar'", replace
+	quietly estadd local fe_rows "`rows'", replace
 	quietly estadd local standardized "`standardized'", replace
+	quietly estadd local cmd2 "lapbias", replace
+	if (`"`cmdline'"' != "") quietly estadd local cmdline `"`cmdline'"', replace
 end

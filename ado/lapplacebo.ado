@@ -1,64 +1,110 @@
-*! version 0.2.0 23nov2026
-* lapplacebo: the detection regression before and after the training cutoff (protocol Step 5). Pre-cutoff =
-* date <= cutoff; rows with a missing date belong to neither sample. The placebo passes when the post-cutoff
-* one-sided p for beta_3 > 0 exceeds alpha() (default 0.10). A period whose regression cannot be estimated is
-* reported as not estimable: its p is missing, and a missing post-cutoff p is NOT a pass (r(pass) = .), exactly as
-* the Python verdict treats it (it is never compared with alpha: in Stata a missing value exceeds every number).
+*! version 0.3.0 01dec2026
+* lapplacebo: the detection regression before and after the training cutoff (protocol Step 5), each with lapbias.
+* Pre-cutoff = date <= cutoff; post-cutoff = date > release (release() defaults to the cutoff): the rows between the
+* cutoff and the model's release belong to neither sample (the panel's release_gap), nor do rows with a missing
+* date. date() is a daily (%td) date, or a clock (%tc, %tC) converted to its day. The placebo passes when the
+* post-cutoff one-sided p for beta_3 > 0 exceeds alpha() (default 0.10), or when the post-cutoff LAP collapsed:
+* lap and beta_3 both omitted (collinear with the fixed effects), the collapse Step 5 expects -- as the Python
+* verdict's collapse rule. A period that cannot be estimated, or whose beta_3 alone is omitted, gives a missing
+* post-cutoff p, which is NOT a pass (r(pass) = .): it is never compared with alpha (a missing value exceeds every
+* number in Stata); r(198) in a period (invalid syntax, an option reghdfe refuses) stops lapplacebo. r(stored) names
+* only the models stored by this call; their names are dropped first. Their e(cmdline) is this lapplacebo command
+* (lapbias's would name the temporary markers of the period).
 program define lapplacebo, rclass
 	version 15
+	local cmdline `"lapplacebo `0'"'
 	_lapbias_deps
-	syntax varlist(min=3 max=3 numeric) [if] [in] [fw aw pw], Absorb(string) DATE(varname numeric) ///
-		CUToff(string) [VCE(string) CLuster(varlist) Level(cilevel) ALpha(real 0.10) STore(name)]
-	if ("`cluster'" != "" & "`vce'" != "") {
-		di as error "give either vce() or cluster(), not both"
-		exit 198
+	syntax varlist(min=3 max=3 numeric) [if] [in] [fw aw pw], DATE(varname numeric) CUToff(string) [Absorb(string) ///
+		NOABsorb TIme(varname numeric) LAG(integer -1) ENTity(varname) VCE(string) CLuster(string) ///
+		RELease(string) Level(cilevel) ALpha(real 0.10) STore(name) *]
+	_lapbias_check, absorb(`absorb') `noabsorb' time(`time') lag(`lag') entity(`entity') vce(`vce') ///
+		cluster(`cluster') weight(`weight') options(`options')
+	if ("`store'" != "") {
+		foreach period in pre post {
+			capture estimates drop `store'_`period'
+		}
 	}
-	tempname cut pass
+	tokenize `varlist'
+	local forecast `2'
+	local lap `3'
+	tempname cut rel pass collapsed
+	tempvar day
 	scalar `cut' = date("`cutoff'", "YMD")
-	if missing(`cut') {
-		di as error "cutoff(`cutoff') is not a date in YYYY-MM-DD form"
+	scalar `rel' = cond("`release'" == "", `cut', date("`release'", "YMD"))
+	if missing(`cut') | missing(`rel') | `rel' < `cut' {
+		di as error "cutoff(`cutoff') release(`release'): dates in YYYY-MM-DD form, the release not before the cutoff"
 		exit 198
 	}
-	marksample touse
-	markout `touse' `date'
-	local cvce = cond("`cluster'" != "", "cluster `cluster'", "`vce'")
-	_lapbias_sample `touse', absorb(`absorb') vce(`cvce')
+	local format : format `date'
+	local format : subinstr local format "-" "", all
+	if (substr("`format'", 1, 3) == "%td" | substr("`format'", 1, 2) == "%d") quietly generate double `day' = `date'
+	else if (substr("`format'", 1, 3) == "%tc") quietly generate double `day' = dofc(`date')
+	else if (substr("`format'", 1, 3) == "%tC") quietly generate double `day' = dofC(`date')
+	else {
+		di as error "date(`date') has format `format': give a daily date (%td) or a clock time (%tc)"
+		exit 198
+	}
+	marksample touse, novarlist
+	markout `touse' `day'
 	local wgt = cond("`weight'" != "", "[`weight'`exp']", "")
-	local options absorb(`absorb') level(`level') noheader
-	if ("`vce'" != "") local options `options' vce(`vce')
-	if ("`cluster'" != "") local options `options' cluster(`cluster')
+	local opts absorb(`absorb') `noabsorb' lag(`lag') level(`level') noheader `options'
+	if ("`time'" != "") local opts `opts' time(`time')
+	if ("`entity'" != "") local opts `opts' entity(`entity')
+	if (`"`vce'"' != "") local opts `opts' vce(`vce')
+	if (`"`cluster'"' != "") local opts `opts' cluster(`cluster')
+	local stored
 	foreach period in pre post {
 		foreach r in b3 se3 t3 p_one p_two N N_clust {
 			tempname `r'_`period'
 			scalar ``r'_`period'' = .
 		}
-		local cond = cond("`period'" == "pre", "`date' <= scalar(`cut')", "`date' > scalar(`cut')")
+		local cond = cond("`period'" == "pre", "`day' <= scalar(`cut')", "`day' > scalar(`rel')")
 		local st = cond("`store'" != "", "store(`store'_`period')", "")
+		local omitted_`period'
 		quietly count if `touse' & `cond'
 		if (r(N) == 0) {
-			di as text "  (no `period'-cutoff observations (cutoff `cutoff'): not estimable)"
+			local status_`period' empty
+			di as text "  (no `period'-cutoff observations: not estimable)"
 			continue
 		}
-		capture noisily lapbias `varlist' `wgt' if `touse' & `cond', `options' `st'
-		if (_rc == 1) exit 1
+		capture noisily lapbias `varlist' `wgt' if `touse' & `cond', `opts' `st'
+		if (_rc == 1 | _rc == 198) exit _rc
 		if (_rc) {
+			local status_`period' failed
 			di as text "  (`period'-cutoff detection regression not estimable, r(`=_rc'))"
 			continue
 		}
+		local status_`period' = cond(r(identified), "estimated", "omitted")
+		local omitted_`period' `r(omitted)'
 		foreach r in b3 se3 t3 p_one p_two N N_clust {
 			scalar ``r'_`period'' = r(`r')
 		}
+		quietly estadd local cmdline `"`cmdline'"', replace
+		if ("`store'" != "") {
+			quietly estimates store `store'_`period'
+			local stored `stored' `store'_`period'
+		}
 	}
-	if missing(`p_one_post') scalar `pass' = .
+	quietly count if `touse' & `day' > scalar(`cut') & `day' <= scalar(`rel')
+	local N_gap = r(N)
+	local term c.`forecast'#c.`lap'
+	scalar `collapsed' = "`status_post'" == "omitted" & `: list lap in omitted_post' & `: list term in omitted_post'
+	if (`collapsed') scalar `pass' = 1
+	else if missing(`p_one_post') scalar `pass' = .
 	else scalar `pass' = `p_one_post' > `alpha'
-	di _n as text "Placebo (protocol Step 5), cutoff `cutoff' (pre-cutoff: `date' <= cutoff)"
+	di _n as text "Placebo (protocol Step 5), cutoff `cutoff' (pre-cutoff: `date' <= cutoff)" ///
+		cond("`release'" != "", "; post-cutoff: after the release `release' (`N_gap' rows between: neither sample)", "")
 	foreach period in pre post {
-		if missing(`p_one_`period'') di as text "  `period'-cutoff  not estimable"
-		else di as text "  `period'-cutoff  beta_3 = " as result %10.0g `b3_`period'' ///
-			as text "   s.e. = " as result %10.0g `se3_`period'' ///
-			as text "   one-sided p = " as result %6.4f `p_one_`period'' as text "   N = " as result `N_`period''
+		if ("`status_`period''" == "estimated") di as text "  `period'-cutoff  beta_3 = " as result %10.0g ///
+			`b3_`period'' as text "   s.e. = " as result %10.0g `se3_`period'' as text "   one-sided p = " ///
+			as result %6.4f `p_one_`period'' as text "   N = " as result `N_`period''
+		else if ("`status_`period''" == "omitted") di as text "  `period'-cutoff  beta_3 not identified (omitted:" ///
+			" `omitted_`period'')   N = " as result `N_`period''
+		else di as text "  `period'-cutoff  not estimable"
 	}
-	if missing(`pass') di as text "  placebo " as result "not estimable" ///
+	if (`collapsed') di as text "  placebo " as result "passes" as text " (post-cutoff LAP collapsed: lap and beta_3" ///
+		" omitted, as Step 5 expects after the cutoff)"
+	else if missing(`pass') di as text "  placebo " as result "not estimable" ///
 		as text " (no post-cutoff one-sided p: the placebo cannot be assessed, which is not a pass)"
 	else di as text "  placebo " as result cond(`pass', "passes", "fails") ///
 		as text " (passes when the post-cutoff one-sided p > " `alpha' ")"
@@ -66,10 +112,14 @@ program define lapplacebo, rclass
 		foreach r in b3 se3 t3 p_one p_two N N_clust {
 			return scalar `r'_`period' = ``r'_`period''
 		}
+		return local status_`period' "`status_`period''"
 	}
 	return scalar pass = `pass'
-	return scalar estimable_post = !missing(`p_one_post')
+	return scalar collapsed = `collapsed'
+	return scalar estimable_post = !missing(`p_one_post') | `collapsed'
+	return scalar N_gap = `N_gap'
 	return scalar cutoff = `cut'
+	return scalar release = `rel'
 	return scalar alpha = `alpha'
-	if ("`store'" != "") return local stored "`store'_pre `store'_post"
+	if ("`store'" != "") return local stored "`stored'"
 end

@@ -1,5 +1,5 @@
 {smcl}
-{* *! version 0.2.0 23nov2026}{...}
+{* *! version 0.3.0 01dec2026}{...}
 {vieweralsosee "lapbias" "help lapbias"}{...}
 {vieweralsosee "reghdfe" "help reghdfe"}{...}
 {viewerjumpto "Syntax" "lapplacebo##syntax"}{...}
@@ -15,42 +15,58 @@
 {marker syntax}{...}
 {title:Syntax}
 
-{p 8 16 2}{cmd:lapplacebo} {it:depvar forecast lap} {ifin} {weight}{cmd:,} {opt a:bsorb(absvars)} {opt date(datevar)}
-{opt cut:off(YYYY-MM-DD)} [{it:options}]
+{p 8 16 2}{cmd:lapplacebo} {it:depvar forecast lap} {ifin} {weight}{cmd:,} {opt date(datevar)} {opt cut:off(YYYY-MM-DD)}
+{opt a:bsorb(absvars)} [{it:options} {it:reghdfe_options}]
+
+{p 8 16 2}{cmd:lapplacebo} {it:depvar forecast lap} {ifin} [{cmd:aweight}]{cmd:,} {opt date(datevar)} {opt cut:off(YYYY-MM-DD)}
+{opt noab:sorb} {opt ti:me(timevar)} [{opt lag(#)} {it:options}]
 
 {synoptset 24 tabbed}{...}
 {synopthdr}
 {synoptline}
-{synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}{p_end}
-{synopt:{opt date(datevar)}}numeric daily date variable (%td); rows with a missing date are in neither sample{p_end}
+{synopt:{opt date(datevar)}}a daily date (%td), or a clock time (%tc, %tC) taken by its day; rows with a missing date are in neither sample{p_end}
 {synopt:{opt cut:off(string)}}the model's training cutoff; pre-cutoff = {it:datevar} <= cutoff{p_end}
-{synopt:{opt vce(vcetype)}}as in reghdfe, including two-way clustering{p_end}
-{synopt:{opt cl:uster(varlist)}}shorthand for {cmd:vce(cluster} {it:varlist}{cmd:)}; string variables allowed{p_end}
+{synopt:{opt rel:ease(string)}}the model's release date (YYYY-MM-DD, not before the cutoff); post-cutoff = {it:datevar} > release; default: the cutoff{p_end}
+{synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}{p_end}
+{synopt:{opt noab:sorb}}one time series (Newey-West), as in {helpb lapbias}; needs {opt time()}{p_end}
+{synopt:{opt ti:me(timevar)}}the time variable of a single time series (with {opt noabsorb}, or with {opt entity()}){p_end}
+{synopt:{opt lag(#)}}Newey-West lag of a single time series{p_end}
+{synopt:{opt ent:ity(varname)}}with {opt absorb()} and {opt time()}: the protocol's rule, a period whose rows hold one entity is one time series{p_end}
+{synopt:{opt vce(vcetype)}}as in reghdfe, including two-way clustering; default reghdfe's{p_end}
+{synopt:{opt cl:uster(clustvars)}}shorthand for {cmd:vce(cluster} {it:clustvars}{cmd:)}; string variables allowed{p_end}
 {synopt:{opt l:evel(#)}}confidence level; default {cmd:level(95)}{p_end}
 {synopt:{opt al:pha(#)}}the placebo passes when the post-cutoff one-sided p exceeds #; default 0.10{p_end}
 {synopt:{opt st:ore(name)}}store the two detection regressions as {it:name}{cmd:_pre} and {it:name}{cmd:_post}{p_end}
+{synopt:{it:reghdfe_options}}passed to {helpb reghdfe} through {helpb lapbias}{p_end}
 {synoptline}
 {p 4 6 2}{cmd:fweight}s, {cmd:aweight}s and {cmd:pweight}s are allowed; see {help weight}.{p_end}
 
 {title:Description}
 
-{pstd}{cmd:lapplacebo} runs {helpb lapbias} before and after the cutoff. The placebo passes when the post-cutoff
-one-sided p for beta_3 > 0 exceeds {opt alpha()}. A period whose regression cannot be estimated is reported as
-{it:not estimable}: its results are missing and, for the post-cutoff period, r(pass) is missing, which is {it:not} a
-pass (the Python verdict treats it the same way).
+{pstd}{cmd:lapplacebo} runs {helpb lapbias} before and after the cutoff. Rows after the cutoff but not after the
+release (the panel's {cmd:release_gap}) belong to neither sample and are counted in r(N_gap). The placebo passes when
+the post-cutoff one-sided p for beta_3 > 0 exceeds {opt alpha()}, or when the post-cutoff LAP collapsed: {it:lap} and
+beta_3 both omitted (collinear with the fixed effects), the collapse protocol Step 5 expects after the cutoff; then
+r(collapsed) is 1. A period whose regression cannot be estimated, or whose beta_3 alone is omitted, has no one-sided
+p: for the post-cutoff period r(pass) is then missing, which is {it:not} a pass (the Python verdict treats it the same
+way).
 
 {marker options}{...}
 {title:Options}
 
-{phang}{opt absorb()}, {opt vce()}, {opt cluster()}, {opt level()} and the weights are passed to {cmd:lapbias}.
-{opt date()} and {opt cutoff()} define the two samples. {opt alpha()} sets the pass threshold. {opt store(name)}
-stores the two models, with lapbias's e() additions (e(p_one), e(entity_fe), ...), for {cmd:esttab}.
+{phang}{opt absorb()}, {opt noabsorb}, {opt time()}, {opt lag()}, {opt entity()}, {opt vce()}, {opt cluster()},
+{opt level()}, the weights and any {it:reghdfe_options} are passed to {cmd:lapbias} for each period; they are checked
+before anything is estimated, so a wrong option is an error, not a period "not estimable"; an option reghdfe
+itself refuses (r(198)) stops {cmd:lapplacebo} as well. {opt date()},
+{opt cutoff()} and {opt release()} define the two samples. {opt alpha()} sets the pass threshold. {opt store(name)}
+stores the two models, with lapbias's e() additions (e(p_one), {cmd:e(fe_}{it:absvar}{cmd:)}, ...), for {cmd:esttab};
+names of an earlier call are dropped first, and r(stored) names only the models stored by this call.
 
 {marker results}{...}
 {title:Stored results}
 
 {pstd}{cmd:lapplacebo} stores the following in {cmd:r()} ({it:period} = {cmd:pre} or {cmd:post}; missing when that
-period is not estimable):
+period has no beta_3):
 
 {synoptset 22 tabbed}{...}
 {synopt:{cmd:r(b3_pre)}, {cmd:r(b3_post)}}beta_3{p_end}
@@ -60,18 +76,23 @@ period is not estimable):
 {synopt:{cmd:r(p_two_pre)}, {cmd:r(p_two_post)}}two-sided p{p_end}
 {synopt:{cmd:r(N_pre)}, {cmd:r(N_post)}}observations{p_end}
 {synopt:{cmd:r(N_clust_pre)}, {cmd:r(N_clust_post)}}clusters{p_end}
+{synopt:{cmd:r(status_pre)}, {cmd:r(status_post)}}{cmd:estimated}, {cmd:omitted} (beta_3 not identified), {cmd:failed} or {cmd:empty}{p_end}
 {synopt:{cmd:r(pass)}}1 passes, 0 fails, missing = not estimable (not a pass){p_end}
-{synopt:{cmd:r(estimable_post)}}1 if the post-cutoff regression was estimated{p_end}
+{synopt:{cmd:r(collapsed)}}1 if the post-cutoff LAP collapsed (lap and beta_3 omitted): the placebo passes{p_end}
+{synopt:{cmd:r(estimable_post)}}1 if the post-cutoff placebo could be assessed (a one-sided p, or the collapse){p_end}
+{synopt:{cmd:r(N_gap)}}rows between the cutoff and the release, in neither sample{p_end}
 {synopt:{cmd:r(cutoff)}}the cutoff as a Stata date{p_end}
+{synopt:{cmd:r(release)}}the release as a Stata date{p_end}
 {synopt:{cmd:r(alpha)}}the pass threshold{p_end}
-{synopt:{cmd:r(stored)}}the stored model names (with {opt store()}){p_end}
+{synopt:{cmd:r(stored)}}the model names stored by this call (with {opt store()}){p_end}
 
 {marker examples}{...}
 {title:Examples}
 
-{phang2}{cmd:. use data/derived/panel, clear}{p_end}
+{phang2}{cmd:. use data/derived/panel_pre, clear}{p_end}
+{phang2}{cmd:. append using data/derived/panel_post}{p_end}
 {phang2}{cmd:. lapplacebo outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) date(target_date) cutoff(2024-06-30) store(pl)}{p_end}
-{phang2}{cmd:. esttab pl_pre pl_post, stats(N p_one entity_fe period_fe) star(* 0.10 ** 0.05 *** 0.01)}{p_end}
+{phang2}{cmd:. esttab `r(stored)', stats(N p_one fe_entity_num fe_period_num) star(* 0.10 ** 0.05 *** 0.01)}{p_end}
 
 {marker alsosee}{...}
 {title:Also see}

@@ -1,5 +1,5 @@
 {smcl}
-{* *! version 0.2.0 23nov2026}{...}
+{* *! version 0.3.0 01dec2026}{...}
 {vieweralsosee "lapbias" "help lapbias"}{...}
 {vieweralsosee "reghdfe" "help reghdfe"}{...}
 {viewerjumpto "Syntax" "lapvalid##syntax"}{...}
@@ -15,61 +15,85 @@
 {marker syntax}{...}
 {title:Syntax}
 
-{p 8 16 2}{cmd:lapvalid} {it:depvar ud lap} {ifin} {weight}{cmd:,} {opt a:bsorb(absvars)} [{it:options}]
+{p 8 16 2}{cmd:lapvalid} {it:depvar ud lap} {ifin} {weight}{cmd:,} {opt a:bsorb(absvars)} [{it:options} {it:reghdfe_options}]
+
+{p 8 16 2}{cmd:lapvalid} {it:depvar ud} {ifin} {weight}{cmd:,} {opt high(flag)} {opt a:bsorb(absvars)} [{it:options} {it:reghdfe_options}]
+
+{p 8 16 2}{cmd:lapvalid} {it:depvar ud lap} {ifin} [{cmd:aweight}]{cmd:,} {opt noab:sorb} {opt ti:me(timevar)} [{opt lag(#)} {it:options}]
 
 {synoptset 24 tabbed}{...}
 {synopthdr}
 {synoptline}
 {synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}{p_end}
-{synopt:{opt vce(vcetype)}}as in reghdfe, including two-way {cmd:vce(cluster} {it:a b}{cmd:)}; default unadjusted{p_end}
-{synopt:{opt cl:uster(varlist)}}shorthand for {cmd:vce(cluster} {it:varlist}{cmd:)}; string variables allowed{p_end}
+{synopt:{opt noab:sorb}}one time series (Newey-West), as in {helpb lapbias}; needs {opt time()}{p_end}
+{synopt:{opt ti:me(timevar)}}the time variable of a single time series (with {opt noabsorb}, or with {opt entity()}: the protocol's rule){p_end}
+{synopt:{opt lag(#)}}Newey-West lag of a single time series; default floor(4 (T/100)^(2/9)){p_end}
+{synopt:{opt ent:ity(varname)}}the entity variable: of {cmd:split(entity)}, and with {opt time()} of the estimator rule (a model whose rows hold one entity is one time series){p_end}
+{synopt:{opt vce(vcetype)}}as in reghdfe, including two-way {cmd:vce(cluster} {it:a b}{cmd:)}; default reghdfe's{p_end}
+{synopt:{opt cl:uster(clustvars)}}shorthand for {cmd:vce(cluster} {it:clustvars}{cmd:)}; string variables allowed{p_end}
 {synopt:{opt split(rule)}}{cmd:pooled} (default): LAP above its median; {cmd:entity}: the entity's mean LAP above the median of entity means{p_end}
-{synopt:{opt ent:ity(varname)}}the entity variable, required by {cmd:split(entity)}{p_end}
+{synopt:{opt high(flag)}}the halves given by a 0/1 variable (1 high, 0 low, missing in neither), e.g. the panel's {cmd:high_lap}; then no {it:lap} and no {opt split()}{p_end}
 {synopt:{opt l:evel(#)}}confidence level; default {cmd:level(95)}{p_end}
-{synopt:{opt st:ore(name)}}store the models as {it:name}{cmd:_pooled}, {it:name}{cmd:_high}, {it:name}{cmd:_low} (those that ran){p_end}
+{synopt:{opt st:ore(name)}}store the models as {it:name}{cmd:_pooled}, {it:name}{cmd:_high}, {it:name}{cmd:_low} (those estimated or omitted){p_end}
 {synopt:{opt nohead:er}}do not display the three regression tables{p_end}
+{synopt:{it:reghdfe_options}}passed to {helpb reghdfe}, as in {helpb lapbias}{p_end}
 {synoptline}
 {p 4 6 2}{cmd:fweight}s, {cmd:aweight}s and {cmd:pweight}s are allowed; see {help weight}.{p_end}
 
 {title:Description}
 
 {pstd}{cmd:lapvalid} regresses {it:depvar} on the recalled direction {it:ud} (U - D) with {cmd:reghdfe}, pooled and on
-the high-LAP and low-LAP halves. Ties at the median go to the low half; the median is held in a scalar, so a tie
-cannot move between halves. A model that cannot be estimated (an empty half, only singletons, {it:ud} omitted) is
-reported as not estimable, its results are missing, and the other models are kept, as in the Python engine.
+the high-LAP and low-LAP halves. The pooled model uses every row with {it:depvar} and {it:ud} (the regression has no
+LAP in it). The median split is taken over the rows that have {it:lap} (within if/in), as {cmd:lapbias panel} computes
+{cmd:high_lap}; ties at the median go to the low half, and the median is held in a scalar, so a tie cannot move
+between halves.
+
+{pstd}Each model ends in one of three states, as in the Python engine: {it:estimated}; {it:omitted}, when {it:ud}
+is collinear with the fixed effects of that part (e.g. every recall answer censored to "unknown"): theta is then zero,
+protocol Step 3's null, r(theta_{it:part}) is 0 with missing s.e. and p, and the model is stored with its omitted row;
+{it:failed}, when the model cannot be estimated (an empty half, only singletons): its results are missing,
+r(rc_{it:part}) holds the error code, and the other models are kept. An r(198) (invalid syntax, or an option
+reghdfe refuses) is an error of the call, not of a part: {cmd:lapvalid} stops with it.
 
 {marker options}{...}
 {title:Options}
 
-{phang}{opt absorb()}, {opt vce()}, {opt cluster()} and {opt level()} are passed to {cmd:reghdfe}; rows with a missing
-absorb or cluster variable are left out before the median is computed. {opt split()} and {opt entity()} choose the
-split rule. {opt store(name)} stores each model that ran, with e(cmd2), e(entity_fe), e(period_fe), e(clustvar) and
-e(standardized) added for {cmd:esttab}. {opt noheader} suppresses the regression tables.
+{phang}{opt absorb()}, {opt vce()}, {opt cluster()}, {opt level()} and any {it:reghdfe_options} are passed to
+{cmd:reghdfe}, exactly as by {helpb lapbias} (reghdfe's default variance estimator, its parsers, the same refused
+options); rows with a missing absorb or cluster variable are left out of the models. {opt noabsorb}, {opt time()},
+{opt lag()} and {opt entity()} choose one time series as in {helpb lapbias}: with {opt entity()} and {opt time()}, each
+part whose rows hold one entity is a time series. {opt split()} and {opt high()} choose the halves. {opt store(name)}
+stores each estimated or omitted model, with e(cmd2), e(cmdline), the {cmd:e(fe_}{it:absvar}{cmd:)} rows and
+e(standardized) added for {cmd:esttab}; names of an earlier call are dropped first. {opt noheader} suppresses the
+regression tables.
 
 {marker results}{...}
 {title:Stored results}
 
-{pstd}{cmd:lapvalid} stores the following in {cmd:r()}, for each {it:part} in {cmd:pooled}, {cmd:high}, {cmd:low}
-(missing when that model is not estimable):
+{pstd}{cmd:lapvalid} stores the following in {cmd:r()}, for each {it:part} in {cmd:pooled}, {cmd:high}, {cmd:low}:
 
 {synoptset 22 tabbed}{...}
-{synopt:{cmd:r(theta_pooled)}, {cmd:r(theta_high)}, {cmd:r(theta_low)}}coefficient on {it:ud}{p_end}
+{synopt:{cmd:r(theta_pooled)}, {cmd:r(theta_high)}, {cmd:r(theta_low)}}coefficient on {it:ud} (0 when omitted, missing when failed){p_end}
 {synopt:{cmd:r(se_pooled)}, {cmd:r(se_high)}, {cmd:r(se_low)}}its standard error{p_end}
 {synopt:{cmd:r(t_pooled)}, {cmd:r(t_high)}, {cmd:r(t_low)}}its t statistic{p_end}
 {synopt:{cmd:r(p_pooled)}, {cmd:r(p_high)}, {cmd:r(p_low)}}its two-sided p-value{p_end}
 {synopt:{cmd:r(N_pooled)}, {cmd:r(N_high)}, {cmd:r(N_low)}}observations{p_end}
 {synopt:{cmd:r(N_clust_pooled)}, {cmd:r(N_clust_high)}, {cmd:r(N_clust_low)}}clusters{p_end}
-{synopt:{cmd:r(median)}}the median LAP (or median of entity means) that splits the sample{p_end}
-{synopt:{cmd:r(split)}}{cmd:pooled} or {cmd:entity}{p_end}
-{synopt:{cmd:r(models)}}the parts that were estimated{p_end}
-{synopt:{cmd:r(stored)}}the names of the stored models (with {opt store()}){p_end}
+{synopt:{cmd:r(rc_pooled)}, {cmd:r(rc_high)}, {cmd:r(rc_low)}}0, or the error code of a model that failed{p_end}
+{synopt:{cmd:r(status_pooled)}, {cmd:r(status_high)}, {cmd:r(status_low)}}{cmd:estimated}, {cmd:omitted} or {cmd:failed}{p_end}
+{synopt:{cmd:r(median)}}the median LAP (or median of entity means) that splits the sample; missing with {opt high()}{p_end}
+{synopt:{cmd:r(split)}}{cmd:pooled}, {cmd:entity} or {cmd:high}{p_end}
+{synopt:{cmd:r(models)}}the parts estimated or omitted{p_end}
+{synopt:{cmd:r(stored)}}the names of the models stored by this call (with {opt store()}){p_end}
 
 {marker examples}{...}
 {title:Examples}
 
 {phang2}{cmd:. use data/derived/panel_pre, clear}{p_end}
 {phang2}{cmd:. lapvalid outcome ud lap, absorb(entity_num period_num) cluster(entity_num) store(v) noheader}{p_end}
-{phang2}{cmd:. esttab `r(stored)', se stats(N N_clust entity_fe period_fe clustvar) star(* 0.10 ** 0.05 *** 0.01)}{p_end}
+{phang2}{cmd:. esttab `r(stored)', se stats(N N_clust fe_entity_num fe_period_num) star(* 0.10 ** 0.05 *** 0.01)}{p_end}
+{pstd}The halves of the panel and the protocol's estimator rule, as {cmd:do/01_validation.do} runs it:{p_end}
+{phang2}{cmd:. lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) time(period_num)}{p_end}
 
 {marker alsosee}{...}
 {title:Also see}

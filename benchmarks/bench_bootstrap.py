@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe, write_report  # noqa: E402
 
 from lapbias.estimate import bootstrap_lanes as lanes  # noqa: E402
-from lapbias.estimate.bootstrap import draw_weights, pairs_bootstrap  # noqa: E402
+from lapbias.estimate.bootstrap import draw_weights, pairs_bootstrap, threads  # noqa: E402
 
 B, SEED = 10_000, 1
 DESIGNS = {  # name: (rows, entities, periods, small entities, draws of lapbias, of the previous kernel, naive draws)
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Machine: {describe()}, SIMD {simd()}; load average {load_before[0]:.1f} / {load_before[1]:.1f} "
         f"(1 / 5 min) when the run started, {load[0]:.1f} / {load[1]:.1f} when it ended (other jobs share these "
         f"cores: times are upper bounds). {B:,} draws of beta_3, seed {SEED}, entity and period FE, random unbalanced "
-        f"panels; lapbias runs its draws in {len(os.sched_getaffinity(0))} threads. Baselines in the same run: the "
+        f"panels; lapbias runs its draws in {threads()} threads. Baselines in the same run: the "
         "previous kernel (numba, one draw at a time: what lapbias runs where the C kernel is not compiled) and the "
         "naive loop (materialise each draw, pyfixest feols).", "",
         "| design | resampling | rows | entities x periods | lapbias, 10,000 draws | previous kernel, 10,000 draws "

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe, write_report  # noqa: E402
 
 from lapbias.config import ForecastConfig  # noqa: E402
+from lapbias.estimate.bootstrap import threads  # noqa: E402
 from lapbias.llm.transformers_backend import TransformersBackend  # noqa: E402
 from lapbias.signals.forecast import chat, fill_prompt  # noqa: E402
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     n_chats, batch_size = (4, 4) if args.smoke else (32, 32)
     out = args.out or ROOT / "benchmarks" / "results" / ("generation.md" if args.device == "cpu" else
                                                         f"generation_{args.device}.md")
-    torch.set_num_threads(len(os.sched_getaffinity(0)))
+    torch.set_num_threads(threads())
     max_new_tokens = ForecastConfig().max_new_tokens
     backend = TransformersBackend(MODEL, batch_size=batch_size, device=args.device)
     batch = chats(n_chats)

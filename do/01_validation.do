@@ -1,36 +1,48 @@
-* Protocol Step 3: outcome on the recalled direction U-D, pooled and by LAP half (high_lap as lapbias panel set it).
-* Arguments: 1 = folder of the panels, 2 = results folder, 3 = 1 for a single time series (Newey-West on
-* period_num, as the Python engine), 4 = sample (pre | post), 5 = table name (validation | placebo_validation),
-* 6 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9)), the rows of the model that have one).
+* Protocol Step 3: outcome on the recalled direction U-D, pooled and by LAP half (high_lap as lapbias panel set it),
+* with lapvalid: the estimator chosen per model (one entity in the model's rows: one time series, Newey-West).
+* Arguments: 1 = folder of the panels, 2 = results folder, 3 = sample (pre | post), 4 = table name (validation |
+* placebo_validation), 5 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9))).
 * A model that cannot be estimated (e.g. an empty or all-singleton half) becomes a note in <results>/stata_notes.csv
-* and is left out of the tables; the other models are kept.
-args data results single sample name lag
+* and is left out of the tables; the other models are kept. A model whose ud is omitted is exported with the omitted
+* row (theta zero: Step 3's null). Each estimated model's singletons, rows dropped for missing values and single-series
+* warning are noted as the Python engine notes them.
+args data results sample name lag
 if `"`data'"' == "" local data "data/derived"
 if `"`results'"' == "" local results "results"
-if "`single'" == "" local single 0
 if "`sample'" == "" local sample pre
 if "`name'" == "" local name validation
 if "`lag'" == "" local lag -1
 use `"`data'/panel_`sample'"', clear
-eststo clear
-local absorb = cond(`single', "", "entity_num period_num")
-local vce = cond(`single', "", "cluster entity_num")
-if (`single') quietly tsset period_num
-local ran
-foreach m in pooled high_lap low_lap {
-	local cond = cond("`m'" == "pooled", "if 1", cond("`m'" == "high_lap", "if high_lap == 1", "if high_lap == 0"))
-	if (`single') {
-		quietly count `cond' & !missing(outcome, ud, period_num)
-		local cmd newey outcome ud `cond', lag(`=cond(`lag' >= 0, `lag', floor(4 * (r(N) / 100)^(2 / 9)))') force
+local notes `"`results'/stata_notes.csv"'
+capture noisily lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) time(period_num) lag(`lag') store(__lapbias)
+if _rc {
+	if (_rc == 1) exit 1
+	local rc = _rc
+	foreach m in pooled high_lap low_lap {
+		_lapbias_note using `"`notes'"', model(`name':`m') kind(failed) detail("not estimable in Stata, r(`rc')")
 	}
-	else local cmd reghdfe outcome ud `cond', absorb(`absorb') vce(`vce')
-	capture noisily `cmd'
-	if _rc {
-		_lapbias_note using `"`results'/stata_notes.csv"', model(`name':`m') kind(failed) detail("not estimable in Stata, r(`=_rc')")
+	exit
+}
+foreach part in pooled high low {
+	local status_`part' `r(status_`part')'
+	local rc_`part' = r(rc_`part')
+}
+local stored
+local labels
+foreach part in pooled high low {
+	local m = cond("`part'" == "pooled", "pooled", "`part'_lap")
+	if ("`status_`part''" != "estimated" & "`status_`part''" != "omitted") {
+		_lapbias_note using `"`notes'"', model(`name':`m') kind(failed) detail("not estimable in Stata, r(`rc_`part'')")
 		continue
 	}
-	_lapbias_rows, absorb(`absorb') vce(`vce')
-	eststo `m'
-	local ran `ran' `m'
+	quietly count if `=cond("`part'" == "pooled", "1", cond("`part'" == "high", "high_lap == 1", "high_lap == 0"))'
+	local rows = r(N)
+	quietly estimates restore __lapbias_`part'
+	_lapbias_fitnotes using `"`notes'"', model(`name':`m') rows(`rows')
+	local stored `stored' __lapbias_`part'
+	local labels `labels' `m'
 }
-if ("`ran'" != "") _lapbias_export `name' using `"`results'"', models(`ran')
+if ("`stored'" != "") _lapbias_export `name' using `"`results'"', models(`stored') labels(`labels')
+foreach model of local stored {
+	estimates drop `model'
+}

@@ -1,21 +1,25 @@
 * Protocol Step 4: outcome on mu_hat, LAP and mu_hat x LAP; one-sided test of beta_3 > 0 (lapbias). On the post-cutoff
-* panel the same regression is the placebo (Step 5, called from 03_placebo.do).
-* Arguments: 1 = folder of the panels, 2 = results folder, 3 = 1 for a single time series (noabsorb, Newey-West),
-* 4 = sample (pre | post), 5 = table name (detection | placebo), 6 = Newey-West lag of a single time series (-1 =
-* floor(4 (T/100)^(2/9))). A regression that cannot be estimated becomes a note in <results>/stata_notes.csv.
-args data results single sample name lag
+* panel the same regression is the placebo (Step 5, called from 03_placebo.do). The estimator is chosen on this
+* sample (one entity: one time series, Newey-West). An omitted beta_3 (e.g. a post-cutoff LAP that collapsed) is no
+* error: the model is exported with its omitted rows, which the Python verdict reads (the collapse rule).
+* Arguments: 1 = folder of the panels, 2 = results folder, 3 = sample (pre | post), 4 = table name (detection |
+* placebo), 5 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9))). A regression that cannot be
+* estimated becomes a note in <results>/stata_notes.csv.
+args data results sample name lag
 if `"`data'"' == "" local data "data/derived"
 if `"`results'"' == "" local results "results"
-if "`single'" == "" local single 0
 if "`sample'" == "" local sample pre
 if "`name'" == "" local name detection
 if "`lag'" == "" local lag -1
 use `"`data'/panel_`sample'"', clear
-eststo clear
-local spec = cond(`single', "noabsorb time(period_num) lag(`lag')", "absorb(entity_num period_num) cluster(entity_num)")
-capture noisily lapbias outcome mu_hat lap, `spec' store(`sample')
+local notes `"`results'/stata_notes.csv"'
+local rows = _N
+capture noisily lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) entity(entity_num) time(period_num) lag(`lag') store(__lapbias_`sample')
 if _rc {
-	_lapbias_note using `"`results'/stata_notes.csv"', model(`name':`sample') kind(failed) detail("not estimable in Stata, r(`=_rc')")
+	if (_rc == 1) exit 1
+	_lapbias_note using `"`notes'"', model(`name':`sample') kind(failed) detail("not estimable in Stata, r(`=_rc')")
 	exit
 }
-_lapbias_export `name' using `"`results'"', models(`sample')
+_lapbias_fitnotes using `"`notes'"', model(`name':`sample') rows(`rows')
+_lapbias_export `name' using `"`results'"', models(__lapbias_`sample') labels(`sample')
+estimates drop __lapbias_`sample'

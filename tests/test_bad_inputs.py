@@ -99,12 +99,12 @@ def test_failed_estimate_leaves_the_previous_run_whole(estimated, monkeypatch):
         assert set(pd.read_csv(layout.results / name)["run_id"]) == {run_id}
 
     from lapbias.errors import EstimationError
-    from lapbias import cli
+    from lapbias.stages import protocol as protocol_stages
 
     def fail(*_args, **_kwargs):  # fault injection: the last step of the stage fails after the tables were written
         raise EstimationError("injected failure in the last step")
 
-    monkeypatch.setattr(cli, "_label_approximated", fail)
+    monkeypatch.setattr(protocol_stages, "_label_approximated", fail)
     expect(2, "injected failure in the last step", "estimate", config)
     assert results_state(layout) == before  # no new detection table beside the old bootstrap and magnitudes
     assert not list(layout.results.glob(".estimate-staging-*"))
@@ -178,7 +178,8 @@ def test_report_ignores_settings_that_change_neither_numbers_nor_text(estimated)
 def test_calibrate_rewrites_the_report_under_the_settings_of_its_estimate(estimated, capsys):
     """`lapbias calibrate` re-renders the root's REPORT.md (to add its section) with the settings the root's tables
     were estimated under, not with calibrate.toml's; without a readable record it leaves the report as it was."""
-    from lapbias import cli as cli_module
+    from lapbias.stages.project import Log
+    from lapbias.stages.protocol import report_as_estimated
 
     layout, _ = estimated
     report = layout.results / "REPORT.md"
@@ -187,12 +188,12 @@ def test_calibrate_rewrites_the_report_under_the_settings_of_its_estimate(estima
     (layout.results / "run_config.json").write_text(json.dumps(record))
     as_if_estimated(layout, "run_config.json")
     report.write_text("an older report\n")
-    cli_module._report_as_estimated(layout)
+    report_as_estimated(layout, Log(layout))
     text = report.read_text()
     assert "horizon 1 month" in text and "**Verdict:" in text
     (layout.results / "run_config.json").unlink()
     report.write_text("an older report\n")
-    cli_module._report_as_estimated(layout)
+    report_as_estimated(layout, Log(layout))
     assert report.read_text() == "an older report\n"
     assert "REPORT.md left as it was (results/run_config.json does not exist)" in capsys.readouterr().out
 
@@ -385,21 +386,21 @@ CONFIG_CASES = [  # (id, config text after [data] and [study] cutoff, exit code,
     ("detection_alpha_2", "[estimate]\ndetection_alpha = 2\n", 2, "[estimate] detection_alpha = 2; it must be < 1"),
     ("max_mde_share_negative", "[estimate]\nmax_mde_share = -1\n", 2, "[estimate] max_mde_share = -1; it must be > 0"),
     ("bootstrap_reps_negative", "[estimate]\nbootstrap_reps = -5\n", 2, "bootstrap_reps = -5; it must be >= 0"),
-    ("number_as_string", "[model]\nbatch_size = \"4\"\n", 2, "[model] batch_size = '4'; it must be a whole number"),
+    ("number_as_string", "[model]\nbatch_size = \"4\"\n", 2, "[model] batch_size = \"4\"; it must be a whole number"),
     ("float_for_int", "[estimate]\nbootstrap_reps = 10.5\n", 2, "bootstrap_reps = 10.5; it must be a whole number"),
     ("section_as_scalar", "model = 7\n", 2, "[model] must be a table"),
     ("bool_as_string", "[model]\nallow_external = \"false\"\n", 2, "it must be true or false"),
-    ("enum_typo", "[estimate]\nengine = \"stat\"\n", 2, "choose one of ['python', 'auto', 'stata']"),
+    ("enum_typo", "[estimate]\nengine = \"stat\"\n", 2, 'choose one of "python", "auto", "stata"'),
     ("unknown_key", "[estimate]\nbootstrap_rep = 5\n", 2, "[estimate] has unknown key(s) ['bootstrap_rep']"),
     ("label_keys_by_case", "[forecast]\nlabels = {Up = 1, up = -1}\n", 2, "differ only by case"),
-    ("recall_labels_string", "[recall]\nlabels = \"abc\"\n", 2, "[recall] labels = 'abc' must list three labels"),
+    ("recall_labels_string", "[recall]\nlabels = \"abc\"\n", 2, '[recall] labels = "abc" must list three labels'),
     ("recall_labels_same", "[recall]\nlabels = [\"up\", \"Up\", \"unknown\"]\n", 2, "three different labels"),
     ("release_before_cutoff", "[study]\nrelease_date = 2024-01-01\n", 2, "release_date = 2024-01-01 is not after"),
     ("bad_regex", "[forecast]\nparse_regex = \"(\"\n", 2, "is not a valid regular expression"),
     ("date_with_time", "[study]\nrelease_date = 2024-09-01T10:00:00\n", 2, "is a date with a time of day"),
     # round 2
     ("prompt_unknown_placeholder", '[forecast]\nprompt = "News: {text} on {company}"\n', 2,
-     "[forecast] prompt = 'News: {text} on {company}' has the placeholder {company}, which cannot be filled"),
+     '[forecast] prompt = "News: {text} on {company}" has the placeholder {company}, which cannot be filled'),
     ("prompt_without_text", '[forecast]\nprompt = "Will {entity_name} go up?"\n', 2,
      "has no {text}; without it every row gets the same text"),
     ("prompt_attribute", '[forecast]\nprompt = "News: {text.upper}"\n', 2, "has the placeholder {text.upper}"),
@@ -410,7 +411,7 @@ CONFIG_CASES = [  # (id, config text after [data] and [study] cutoff, exit code,
     ("max_mde_share_inf", "[estimate]\nmax_mde_share = inf\n", 2, "[estimate] max_mde_share = inf; input should be a finite"),
     ("seconds_per_query_nan", "[model]\nseconds_per_query = nan\n", 2, "[model] seconds_per_query = nan"),
     ("label_keys_by_spaces", '[forecast]\nlabels = {" up " = 1, up = -1}\n', 2, "differ only by case or surrounding"),
-    ("unknown_backend", '[model]\nbackend = "llamacpp"\n', 2, "choose one of ['transformers', 'vllm', 'openai']"),
+    ("unknown_backend", '[model]\nbackend = "llamacpp"\n', 2, 'choose one of "transformers", "vllm", "openai"'),
     ("negative_batch_size", "[model]\nbatch_size = -4\n", 2, "[model] batch_size = -4; it must be >= 1"),
     ("empty_recall_labels", "[recall]\nlabels = []\n", 2, "[recall] labels = [] must list three labels"),
     ("empty_forecast_labels", "[forecast]\nlabels = {}\n", 2, "[forecast] labels = {} is empty"),

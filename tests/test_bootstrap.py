@@ -181,6 +181,20 @@ def test_run_records_a_constant_lap_instead_of_aborting(tmp_path):
     assert not (layout.results / "bootstrap_draws.csv").exists()
 
 
+def test_an_in_sample_beta3_that_is_not_identified_reports_no_draws(tmp_path):
+    """With no in-sample beta_3 the draws have nothing to be compared with: p_boot and p95 are missing and every
+    draw counts as unidentified, as the Stata engine writes it (they had been 0.0, a real percentile and a count)."""
+    pre, post = panel(seed=1).assign(lap=0.5), panel(seed=2)
+    layout = Layout(tmp_path)
+    write_parquet(pd.concat([pre.assign(post=0), post.assign(post=1)], ignore_index=True),
+                  layout.derived_file("panel.parquet"))
+    result = bootstrap.run(RunConfig().replace(estimate={"bootstrap_reps": 10}), layout, progress=False)
+    summary = pd.read_csv(layout.results / "bootstrap.csv").iloc[0]
+    assert summary["identified"] == 0 and "in-sample beta_3 not identified" in summary["note"]
+    assert np.isnan(summary["p_boot"]) and np.isnan(summary["p95"]) and summary["n_unidentified"] == 10
+    assert not result.identified and not (layout.results / "bootstrap_draws.csv").exists()
+
+
 def ragged_panel(seed: int = 8) -> pd.DataFrame:
     """Unbalanced: 30 entities with 1 to 9 rows on random dates of 12, plus two entities on dates 13-14 of their own
     (a second mobility group) and one row alone on date 15 (a singleton date)."""

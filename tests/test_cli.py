@@ -23,7 +23,7 @@ def test_config_error_is_one_line_without_traceback(tmp_path):
     path.write_text('[study]\nfrequency = "hourly"\n')
     result = CliRunner().invoke(main, ["validate", str(path)])
     assert result.exit_code == 2
-    assert "error: [study] frequency = 'hourly'" in result.output
+    assert 'error: [study] frequency = "hourly"' in result.output
     assert "Traceback" not in result.output
 
 

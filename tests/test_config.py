@@ -19,9 +19,9 @@ def test_defaults_follow_the_protocol():
 @pytest.mark.parametrize("values, message", [
     ({"modle": {}}, r"unknown section\(s\) \['modle'\]"),
     ({"model": {"batchsize": 4}}, r"\[model\] has unknown key\(s\) \['batchsize'\]"),
-    ({"study": {"frequency": "hourly"}}, r"frequency = 'hourly'"),
-    ({"study": {"cutoff": "June 2024"}}, r"cutoff = 'June 2024' is not a date in YYYY-MM-DD"),
-    ({"estimate": {"lap_measure": "loss"}}, r"lap_measure = 'loss'"),
+    ({"study": {"frequency": "hourly"}}, r'frequency = "hourly"'),
+    ({"study": {"cutoff": "June 2024"}}, r'cutoff = "June 2024" is not a date in YYYY-MM-DD'),
+    ({"estimate": {"lap_measure": "loss"}}, r'lap_measure = "loss"'),
     ({"minkprob": {"k": 20}}, r"k = 20; it must be <= 1"),
     ({"recall": {"labels": ["up", "down"]}}, r"three labels"),
     ({"data": {"columns": {"returns": "ret"}}}, r"unknown protocol column\(s\) \['returns'\]"),
@@ -53,11 +53,11 @@ def test_toml_syntax_error_and_missing_file(tmp_path):
     ({"model": {"backend": "openai", "base_url": "http://127.0.0.1:8000/v1",
                 "base_urls": ["http://127.0.0.1:8001/v1"]}}, "both base_url and base_urls"),
     ({"model": {"backend": "openai", "base_urls": "http://127.0.0.1:8000/v1"}}, "must be a list of URLs"),
-    ({"recall": {"fallback": "guess"}}, "choose one of \\['none', 'sampling'\\]"),
+    ({"recall": {"fallback": "guess"}}, 'choose one of "none", "sampling"'),
     ({"recall": {"fallback": "sampling", "n_samples": 10}}, "at least 25"),
     ({"recall": {"fallback": "sampling", "sampling_temperature": 0}}, "positive temperature"),
     ({"model": {"api_key": "sk-secret"}}, "unknown key"),
-    ({"model": {"allow_external": "false"}}, r"allow_external = 'false'; it must be true or false"),
+    ({"model": {"allow_external": "false"}}, r'allow_external = "false"; it must be true or false'),
     ({"forecast": {"allow_low_parse_rate": 1}}, r"allow_low_parse_rate = 1; it must be true or false"),
 ])
 def test_backend_and_fallback_mistakes(values, message):
@@ -90,7 +90,7 @@ def test_a_long_key_description_is_shortened_at_a_word_not_cut_mid_word():
     with pytest.raises(ConfigError) as caught:
         from_dict({"estimate": {"max_mde_share": "abc"}})
     said = str(caught.value)
-    assert "max_mde_share = 'abc'; it must be a number" in said
+    assert 'max_mde_share = "abc"; it must be a number' in said
     hint = said.split("(no quotes) (", 1)[1][:-1]
     words = EstimateConfig.model_fields["max_mde_share"].description.split()
     assert hint.endswith(" ...") and hint[:-4].split() == words[:len(hint[:-4].split())]

@@ -31,7 +31,7 @@ def base(tmp_path_factory):
 
 def _consistent(panel: pd.DataFrame) -> pd.DataFrame:
     """An edited panel as the panel stage would have built it: lap_recall = lap and high_lap recomputed within
-    each sample (`lapbias estimate` refuses a panel whose columns the config would not give, panel.check_built_with)."""
+    each sample (`lapbias estimate` refuses a panel whose columns the config would not give, freshness.panel_current)."""
     panel = panel.assign(lap_recall=panel["lap"])
     panel["high_lap"] = pd.Series(pd.NA, index=panel.index, dtype="Int8")
     for _, sample in panel.groupby("post"):

@@ -1,5 +1,6 @@
 """ESS estimators against hand computations on tiny arrays: block-out CV (eq. 3.2), the variance components
-(eq. 4.5), fixed-K (B.2), the hybrid rule, Algorithm 3.1, Remark 3.1, the delta method and the losses."""
+(eq. 4.5), fixed-K (B.2), the finite-K variance (by hand and by Monte Carlo with a real learner), the bands' rule,
+Algorithm 3.1, Remark 3.1, the delta method and the losses."""
 
 from __future__ import annotations
 
@@ -17,7 +18,13 @@ Y = np.arange(6.0)
 def _mean_rule_stats() -> BlockStats:
     """y = 0..5, n = 2, identity order: blocks {0,1}, {2,3}, {4,5}; each block predicts its own mean."""
     return block_out_cv(np.arange(6), 2, lambda train, rows: np.full(len(rows), Y[train].mean()),
-                        lambda rows, pred: ((Y[rows] - pred) ** 2)[None, :])[0]
+                        lambda rows, pred: ((Y[rows] - pred) ** 2)[None, :]).linear([1.0])
+
+
+def _stats(block_risk, obs_loss, within=None) -> BlockStats:
+    block_risk = np.asarray(block_risk, float)
+    return BlockStats(len(obs_loss) // len(block_risk), block_risk, np.asarray(obs_loss, float),
+                      np.zeros(len(block_risk)) if within is None else np.asarray(within, float))
 
 
 def test_block_out_cv_by_hand():
@@ -27,20 +34,23 @@ def test_block_out_cv_by_hand():
     assert stats.obs_loss == pytest.approx([13.25, 7.25, 4.25, 4.25, 7.25, 13.25])
     assert stats.risk == pytest.approx(8.25) and stats.obs_loss.mean() == pytest.approx(8.25)
     assert (stats.K, stats.N) == (3, 6)
+    # W_k = Σ over the test set of (ℓ − R̂_k)²: block 0 predicts 0.5 → losses 2.25, 6.25, 12.25, 20.25 (mean 41/4)
+    losses = np.array([2.25, 6.25, 12.25, 20.25])
+    assert stats.within[0] == pytest.approx(np.sum((losses - 41 / 4) ** 2))
 
 
 def test_block_out_cv_discards_the_remainder_and_keeps_the_permutation():
     order = np.array([5, 3, 1, 0, 2, 4, 6])                    # N = 7, n = 3 → K = 2, row 6 discarded
     seen = []
     stats = block_out_cv(order, 3, lambda train, rows: seen.append((list(train), list(rows))) or np.zeros(len(rows)),
-                         lambda rows, pred: (np.asarray(rows, float))[None, :])[0]
+                         lambda rows, pred: (np.asarray(rows, float))[None, :]).linear([1.0])
     assert seen[0] == ([5, 3, 1], [5, 3, 1, 0, 2, 4]) and seen[1][0] == [0, 2, 4]
     assert stats.block_risk == pytest.approx([2.0, 3.0])       # loss = row index on the complement
     assert stats.obs_loss == pytest.approx([5, 3, 1, 0, 2, 4])
 
 
 def test_variance_components_by_hand():
-    stats = BlockStats(2, np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0, 2.0, 3.0, 4.0]))
+    stats = _stats([1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 2.0, 3.0, 4.0])
     comp = variance.fixed_n(stats)
     # σ̂₁² = (1 + 0 + 1)/2; σ̂₂² = (4+1+0+0+1+4)/5; L̂_k = 0.5, 2, 3.5 → σ̂₁₂ = ((−1)(−1.5) + 0 + (1)(1.5))/2
     assert (comp.between_block, comp.test, comp.cross) == pytest.approx((1.0, 2.0, 1.5))
@@ -49,25 +59,87 @@ def test_variance_components_by_hand():
     assert variance.fixed_k(stats) == pytest.approx(2 / 6)
 
 
-def test_hybrid_rule_threshold_and_fallback():
-    stats = BlockStats(2, np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0, 2.0, 3.0, 4.0]))
-    assert variance.hybrid(stats).rule == "fixed_K"                       # K = 3 < 20
-    chosen = variance.hybrid(stats, min_blocks=3)
-    assert (chosen.rule, chosen.variance) == ("fixed_n", pytest.approx(5 / 3))
-    negative = BlockStats(2, np.array([1.0, 2.0, 3.0]), np.array([4.0, 3.0, 2.0, 2.0, 1.0, 0.0]))
-    assert variance.fixed_n(negative).sigma2 == pytest.approx(1 + 1 - 3)  # σ̂₁₂ = −1.5
-    assert variance.hybrid(negative, min_blocks=3).rule == "fixed_K_fallback"
+def test_finite_k_variance_by_hand():
+    # K = 3, n = 2, N = 6, m = 4: κ = 2·5/(1·3), λ = 4/5, μ = 1/(2·2·1·3); σ̂₁² = 1, σ̂₂² = 2, σ̂₁₂ = 1.5 (above),
+    # W̄ = (3 + 6 + 9)/(3·3) = 2.
+    stats = _stats([1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 2.0, 3.0, 4.0], [3.0, 6.0, 9.0])
+    expected = (10 / 3) / 3 * (1 + 2 / 2 + 2 * 0.8 * 1.5) - 2 / 12
+    assert variance.finite_k(stats) == pytest.approx(expected)
+    assert np.isnan(variance.finite_k(_stats([1.0, 2.0], [0.0, 1.0, 2.0, 3.0])))          # K = 2: undefined
 
 
-def test_difference_and_sum_of_variances():
+def test_bands_rule_and_test_rule():
+    stats = _stats([1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 2.0, 3.0, 4.0], [3.0, 6.0, 9.0])
+    assert variance.finite_k(stats) > variance.fixed_k(stats)
+    assert (variance.band(stats, min_blocks=20).rule, variance.band(stats, min_blocks=3).rule) == ("finite_K",) * 2
+    small = _stats([1.2, 1.0, 0.8], [0.2, 1.0, 0.0, 2.0, 1.8, 1.0], [9.0, 9.0, 9.0])   # V̂ = 0.017 < B.2 = 0.109
+    assert variance.fixed_k(small) > variance.finite_k(small) > 0
+    assert variance.band(small, min_blocks=20).rule == "fixed_K"                 # K < 20: the larger of the two
+    assert variance.band(small, min_blocks=3).rule == "finite_K"
+    assert variance.for_test(small).rule == "finite_K"                           # the test never takes B.2 ...
+    negative = _stats([1.0, 2.0, 3.0], [4.0, 3.0, 2.0, 2.0, 1.0, 0.0], [0.0, 0.0, 0.0])
+    assert variance.finite_k(negative) < 0
+    assert variance.for_test(negative).rule == "fixed_K_fallback"                # ... unless V̂ ≤ 0
+    two_blocks = variance.for_test(_stats([1.0, 2.0], [0.0, 1.0, 2.0, 3.0]))
+    assert two_blocks.rule == "untested" and np.isnan(two_blocks.variance)
+    assert np.isnan(inference.t_statistic(0.5, two_blocks.se))                  # Algorithm 3.1 stops there
+
+
+@pytest.mark.parametrize("K, most", [(3, 1.6), (5, 1.3)])
+def test_finite_k_variance_is_conservative_where_eq_4_5_is_not(K, most):
+    # A real learner (least squares, p = 1) and the loss difference against a fixed predictor, as in the ESS test:
+    # the mean of V̂ over replications is at least the Monte Carlo variance of Δ̂(n) at K = 3 and 5, and above it by
+    # no more than its documented conservative term n(ρ + w)/((K − 1)(m − 1)) (least squares is the case where that
+    # term is largest, ρ ≈ w), while eq. (4.5)/K and the fixed-K B.2 fall well short of it.
+    from lapbias.ess.simulation import LeastSquares
+
+    n, reps = 10, 1500
+    rng = np.random.default_rng(K)
+    deltas, finite, fixed_n, fixed_k = [], [], [], []
+    for _ in range(reps):
+        x = rng.normal(size=(K * n, 1))
+        y = x[:, 0] + rng.normal(size=K * n)
+        llm = (x[:, 0] + 0.5 - y) ** 2
+        parts = block_out_cv(np.arange(K * n), n,
+                             lambda train, rows: LeastSquares().fit(x[train], y[train]).predict(x[rows]),
+                             lambda rows, pred: np.vstack([(pred - y[rows]) ** 2, llm[rows]]))
+        difference = parts.linear([1.0, -1.0])
+        deltas.append(difference.risk)
+        finite.append(variance.finite_k(difference))
+        fixed_n.append(variance.fixed_n(difference).variance)
+        fixed_k.append(variance.fixed_k(difference))
+    truth = np.var(deltas, ddof=1)
+    assert 0.93 <= np.mean(finite) / truth <= most
+    assert np.mean(fixed_n) / truth < 0.85 and np.mean(fixed_k) / truth < 0.8
+
+
+def test_difference_summaries_are_exact():
+    # The difference ℓ_ML − ℓ_LLM built from the joint components equals block-out CV run on the difference loss
+    # itself, W_k included (eq. 4.6: the test's statistics are those of one loss).
+    rng = np.random.default_rng(0)
+    y, g = rng.normal(size=12), rng.normal(size=12)
+    order = rng.permutation(12)
+
+    def fit(train, rows):
+        return np.full(len(rows), y[train].mean())
+
+    joint = block_out_cv(order, 3, fit, lambda rows, pred: np.vstack([(pred - y[rows]) ** 2, (g[rows] - y[rows]) ** 2]))
+    direct = block_out_cv(order, 3, fit, lambda rows, pred: ((pred - y[rows]) ** 2 - (g[rows] - y[rows]) ** 2)[None])
+    joint_diff, direct_diff = joint.linear([1.0, -1.0]), direct.linear([1.0])
+    for field in ("block_risk", "obs_loss", "within"):
+        assert getattr(joint_diff, field) == pytest.approx(getattr(direct_diff, field))
+    fixed = fixed_predictor_cv(order, 3, ((g - y) ** 2)[None])
+    by_cv = block_out_cv(order, 3, fit, lambda rows, pred: ((g[rows] - y[rows]) ** 2)[None])
+    for field in ("block_risk", "obs_loss", "cross"):
+        assert getattr(fixed, field) == pytest.approx(getattr(by_cv, field))
+
+
+def test_sum_of_variances():
     ml = _mean_rule_stats()
     llm_losses = np.array([1.0, 0.0, 4.0, 1.0, 0.0, 9.0])
-    llm = fixed_predictor_cv(np.arange(6), 2, llm_losses)[0]
+    llm = fixed_predictor_cv(np.arange(6), 2, llm_losses).linear([1.0])
     assert llm.block_risk == pytest.approx([14 / 4, 10 / 4, 6 / 4]) and llm.obs_loss == pytest.approx(llm_losses)
-    diff = ml - llm
-    assert diff.risk == pytest.approx(8.25 - llm_losses.mean())
-    assert diff.obs_loss == pytest.approx(ml.obs_loss - llm_losses)
-    expected = variance.hybrid(ml).variance + np.var(llm_losses, ddof=1) / 6
+    expected = variance.for_test(ml).variance + np.var(llm_losses, ddof=1) / 6
     assert variance.sum_of_variances(ml, llm_losses) == pytest.approx(expected)
 
 
@@ -83,6 +155,18 @@ def test_sequential_procedure_by_hand():
     assert inference.sequential(grid, [3.0, 1.7, 1.0, 1.0], 0.01).lower == 2    # 1.7 < 2.326
 
 
+def test_critical_value_is_student_t_with_k_minus_1_degrees_of_freedom():
+    # K blocks at each n: t_{K−1} (inference.critical); without blocks, Proposition 4.1's normal quantile.
+    from scipy.stats import t as t_dist
+
+    assert inference.critical(0.05, 10) == pytest.approx(t_dist.ppf(0.95, 9)) == pytest.approx(1.8331, abs=1e-4)
+    assert inference.critical(0.05) == pytest.approx(1.6449, abs=1e-4)
+    grid, t = [5, 10, 20], [4.0, 1.8, 0.0]                    # N = 100: K = 20, 10, 5
+    assert inference.sequential(grid, t, 0.05).lower == 11                    # 1.8 > 1.645
+    assert inference.sequential(grid, t, 0.05, blocks=[20, 10, 5]).lower == 6  # 1.8 < 1.833
+    assert inference.excess_risk_lower(0.18, 0.1, 0.05, 10) == pytest.approx(0.18 - 0.18331, abs=1e-5)
+
+
 def test_excess_risk_ci_gives_the_same_bound():
     grid, excess, se = [2, 4, 8, 16], [0.5, 0.2, 0.05, -0.1], [0.1, 0.1, 0.1, 0.1]
     t = [d / s for d, s in zip(excess, se)]
@@ -94,6 +178,8 @@ def test_excess_risk_ci_gives_the_same_bound():
 def test_plug_in_and_t_statistic_edges():
     assert inference.plug_in([5, 10, 20], [0.4, 0.3, 0.2], 0.3) == 10
     assert inference.plug_in([5, 10, 20], [0.4, 0.35, 0.31], 0.3) is None
+    # As the grid allows it to be stated: censored below n₁ and above n_J.
+    assert [inference.stated_plug_in([5, 10, 20], p) for p in (5, 10, None)] == ["≤ 5", "10", "> 20"]
     assert inference.t_statistic(0.1, 0.0) == np.inf and inference.t_statistic(0.0, 0.0) == 0.0
 
 
@@ -106,10 +192,10 @@ def test_balanced_error_and_f1_losses_match_sklearn():
     y, pred = np.array([0, 0, 0, 1, 1, 0, 1]), np.array([0, 1, 0, 1, 0, 0, 1])
     order = np.arange(7)
     balanced = make_loss("balanced_error", y)
-    stats = balanced.combine(fixed_predictor_cv(order, 1, balanced.components(y, pred)))
+    stats = balanced.stats(fixed_predictor_cv(order, 1, balanced.components(y, pred)))
     assert stats.risk == pytest.approx(1 - balanced_accuracy_score(y, pred))
     f1 = make_loss("f1_error", y)
-    stats = f1.combine(fixed_predictor_cv(order, 1, f1.components(y, pred)))
+    stats = f1.stats(fixed_predictor_cv(order, 1, f1.components(y, pred)))
     assert stats.risk == pytest.approx(1 - f1_score(y, pred))
     assert stats.obs_loss.mean() == pytest.approx(stats.risk)        # the linearised ψ averages to 1 − F1
 

@@ -66,7 +66,7 @@ def test_config_key_paths():
     with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] has unknown key\(s\) \['los'\]"):
         ess_config.from_dict({"data": "d.csv", "covariates": ["x"], "grid": [5],
                               "outcomes": [{"name": "y", "column": "y", "los": "squared", "llm_column": "g"}]})
-    with pytest.raises(ConfigError, match=r"loss = 'squared' does not fit type = 'discrete'"):
+    with pytest.raises(ConfigError, match=r'loss = "squared" does not fit type = "discrete"'):
         ess_config.from_dict({"data": "d.csv", "covariates": ["x"], "grid": [5],
                               "outcomes": [{"name": "y", "column": "y", "loss": "squared", "llm_column": "g"}]})
     with pytest.raises(ConfigError, match=r"grid = \[10, 5\]; it must be increasing"):
@@ -203,9 +203,9 @@ def test_cate_outcome_rejects_one_arm_and_the_treatment_as_covariate():
     # learns E[Y* | X, D] ≠ τ(X), and E(Y* − f)² = E(τ − f)² + const no longer holds).
     base = {"data": "d.csv", "grid": [5], "outcomes": [{"name": "t", "column": "y", "llm_column": "g",
                                                           "cate": {"treatment": "D", "propensity": "e"}}]}
-    with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] cate: covariate 'D' is the treatment"):
+    with pytest.raises(ConfigError, match=r'\[ess.outcomes.0\] cate: covariate "D" is the treatment'):
         ess_config.from_dict({**base, "covariates": ["x", "D"]})
-    with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] cate: covariate 'e' is the propensity"):
+    with pytest.raises(ConfigError, match=r'\[ess.outcomes.0\] cate: covariate "e" is the propensity'):
         ess_config.from_dict({**base, "covariates": ["x", "e"]})
     one_arm = [{**base["outcomes"][0], "arm": {"treatment": "D", "value": 1}}]
     with pytest.raises(ConfigError, match=r"\[ess.outcomes.0\] has both cate and arm"):
@@ -224,3 +224,113 @@ def test_report_table_gives_the_llm_error_as_rmse_for_squared_loss(tmp_path):
     cells = [c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]
     value = float(cells[1][cells[0].index(next(c for c in cells[0] if c.startswith("LLM error")))])
     assert value == pytest.approx(np.sqrt(mse), rel=1e-3) and "rmse" in header
+
+
+# ---- hostile input through the real CLI: one line naming the key or file, the rule and the value as written ------
+
+BASE_ESS = {"data": '"d.csv"', "covariates": '["x1", "x2"]', "grid": "[5, 10]"}
+OUTCOME = {"name": '"y"', "column": '"y"', "type": '"continuous"', "llm_column": '"g"', "comparators": '["lasso"]'}
+
+
+def _toml(root, ess=None, outcome=None) -> str:
+    ess = {**BASE_ESS, **(ess or {})}
+    outcome = {**OUTCOME, **(outcome or {})}
+    lines = [f'root = "{root}"', "[ess]"] + [f"{k} = {v}" for k, v in ess.items() if v is not None]
+    lines += ["[[ess.outcomes]]"] + [f"{k} = {v}" for k, v in outcome.items() if v is not None]
+    return "\n".join(lines) + "\n"
+
+
+def _cli(tmp_path, toml: str):
+    (tmp_path / "ess.toml").write_text(toml, encoding="utf-8")
+    return CliRunner().invoke(main, ["ess", str(tmp_path / "ess.toml"), "--yes"])
+
+
+CONFIG_CASES = [
+    ({"rows": "-5"}, None, "[ess] rows = -5; it must be >= 0"),
+    ({"seed": "-1"}, None, "[ess] seed = -1; it must be >= 0"),
+    ({"seed": "4294967296"}, None, "[ess] seed = 4294967296; it must be <= 4294967295"),
+    ({"trees": "0"}, None, "[ess] trees = 0; it must be >= 1"),
+    ({"n_jobs": "0"}, None, "[ess] n_jobs = 0; it must be >= 1"),
+    ({"alpha": '"0.05"'}, None, '[ess] alpha = "0.05"; it must be a number (no quotes)'),
+    ({"alpha": "0.7"}, None, "[ess] alpha = 0.7; it must be < 0.5"),
+    ({"grid": "[5, true]"}, None, "[ess] grid = [5, true]: element 2 (true) must be a whole number"),
+    ({"grid": "[5, 2.5]"}, None, "[ess] grid = [5, 2.5]: element 2 (2.5) must be a whole number"),
+    ({"grid": "[10, 5]"}, None, "[ess] grid = [10, 5]; it must be increasing positive integers"),
+    ({"min_blocks": "2"}, None, "[ess] min_blocks = 2; it must be >= 3"),
+    ({"band_level": "true"}, None, "[ess] band_level = true; it must be a number (no quotes)"),
+    ({"covariates": '["x1", "y"]'}, None, '[ess.outcomes.0] column = "y" is also among [ess] covariates'),
+    ({"test_variance": '"diff"'}, None, '[ess] test_variance = "diff"; choose one of "difference" or "sum"'),
+    (None, {"max_new_tokens": "0"}, "[ess.outcomes.0] max_new_tokens = 0; it must be >= 1"),
+    (None, {"loss": "2"}, '[ess.outcomes.0] loss = 2; choose one of "squared", "zero_one", "balanced_error" or'),
+    ({"rows": "5", "rowz": "5"}, None, "[ess] has unknown key(s) ['rowz']"),
+]
+
+
+@pytest.mark.parametrize("ess, outcome, message", CONFIG_CASES, ids=[m[:40] for *_, m in CONFIG_CASES])
+def test_config_schema_through_the_cli(tmp_path, ess, outcome, message):
+    _write(tmp_path)
+    result = _cli(tmp_path, _toml(tmp_path, ess, outcome))
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.output
+
+
+def _latin1(path):
+    path.write_bytes("x1,x2,y,g\n1,2,3,4\n1,2,3,caf\xe9\n".encode("latin-1"))
+
+
+def _inf_y(path):
+    _write(path.parent)
+    frame = pd.read_csv(path)
+    frame.loc[4, "y"] = np.inf
+    frame.to_csv(path, index=False)
+
+
+def _inf_x(path):
+    _write(path.parent)
+    frame = pd.read_csv(path)
+    frame.loc[9, "x2"] = -np.inf
+    frame.to_csv(path, index=False)
+
+
+DATA_CASES = [
+    ("d.csv", _latin1, "is not UTF-8 text (line 3: byte b'\\xe9', e.g. Latin-1 or Windows-1252); save it as CSV UTF-8"),
+    ("d.csv", lambda p: p.write_bytes(b""), "d.csv is empty (no header, no rows)"),
+    ("d.csv", lambda p: p.write_text("x1,x2,y,g\n"), "d.csv has a header but no rows"),
+    ("d.csv", lambda p: p.mkdir(), "is a folder; give the data file itself"),
+    ("d.xlsx", lambda p: p.write_bytes(b"PK\x03\x04 a workbook"), "d.xlsx is not a file the audit reads (an Excel workbook"),
+    ("d.csv", _inf_y, "column 'y' ([ess.outcomes] 'y' column) has 1 infinite value(s), first at row 4 (inf)"),
+    ("d.csv", _inf_x, "column 'x2' ([ess] covariates) has 1 infinite value(s), first at row 9 (-inf)"),
+    ("d.csv", lambda p: p.write_text("x1,x1,y,g\n1,2,3,4\n"), "has duplicate column names ('x1' twice)"),
+]
+
+
+@pytest.mark.parametrize("name, make, message", DATA_CASES, ids=[m[:30] for *_, m in DATA_CASES])
+def test_unreadable_data_through_the_cli(tmp_path, name, make, message):
+    make(tmp_path / name)
+    result = _cli(tmp_path, _toml(tmp_path, {"data": f'"{name}"'}))
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.output
+
+
+def test_persona_with_an_empty_field_is_refused_before_the_model_is_asked(tmp_path):
+    # Documented rule (data.check_persona_fields): a row whose persona field is missing or blank is refused, not
+    # sent as "earns nan a year" and not silently dropped; the model is never loaded (NoModel would fail).
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x1": rng.normal(size=40), "x2": rng.normal(size=40), "y": [0, 1] * 20,
+                          "income": ["$20,000"] * 40, "state": ["Ohio"] * 40})
+    frame.loc[12, "income"] = np.nan
+    frame.loc[17, "state"] = "  "
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    outcome = {"type": '"discrete"', "llm_column": None, "comparators": '["rf"]', "labels": "{yes = 1, no = 0}",
+               "prompt": '"You live in {state} and earn {income} a year. Yes or no?"'}
+    result = _cli(tmp_path, _toml(tmp_path, {"trees": "5"}, outcome))
+    assert result.exit_code == 2 and "loading model" not in result.output, result.output
+    assert result.output.strip().splitlines() == [
+        "error: [ess.outcomes] 'y' prompt: column 'state' is empty in 1 row(s), first at row 17, so the persona would "
+        "read \"nan\" or nothing there; fill or drop those rows, or remove {state} from the prompt"]
+    frame.loc[17, "state"] = "Ohio"
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    result = _cli(tmp_path, _toml(tmp_path, {"trees": "5"}, outcome))
+    assert "column 'income' is empty in 1 row(s), first at row 12" in result.output

@@ -1,6 +1,7 @@
-"""A new user's first hour (issue 11, item 9): `lapbias init DATA` writes a commented starter config with the
-column map guessed from the header and the cutoff a TODO every command refuses; a data file given where a config
-is expected is named as such, with the command that writes a config."""
+"""A new user's first hour: `lapbias init DATA` writes a commented starter config with the column map guessed from
+the header (each guess shown with its column's type and first values), target dates derived from the horizon when
+the file has none, and the cutoff a TODO every command refuses; whatever the header holds, the TOML is valid; a data
+file given where a config is expected is named as such, with the command that writes a config."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from lapbias.cli import main
-from lapbias.data.starter import guess_columns
+from lapbias.data.header_map import guess_columns
 
 PANEL = pd.DataFrame({
     "PERMNO": ["10107", "10107", "14593", "14593"],
@@ -55,16 +56,22 @@ def test_data_file_where_a_config_is_expected_says_so(workdir):
 def test_init_writes_a_commented_config_that_validates_once_the_cutoff_is_set(workdir):
     result = CliRunner().invoke(main, ["init", "my_panel.csv"])
     assert result.exit_code == 0, result.output
-    assert "outcome      <- ret_next_day" in result.output and "row_id       <- NOT FOUND" in result.output
+    assert "  outcome      <- ret_next_day: number, 0.8, -1.1, 0.3\n" in result.output
+    assert "  entity_id    <- PERMNO: whole number, 10107, 10107, 14593\n" in result.output
+    assert '  text         <- headline: text, "Microsoft beats estimates", "Microsoft cuts jobs", "Apple unveils ' \
+           'phone"\n' in result.output
+    assert "  text_date    <- date: date, 2024-03-01, 2024-03-04, 2024-03-01\n" in result.output
+    assert "  row_id       <- (none: made from each row's content)" in result.output
     path = workdir / "my_panel.toml"
     text = path.read_text()
-    assert "# header: PERMNO, Company Name, tic, headline, date, target_date, ret_next_day" in text
+    assert '# header: "PERMNO", "Company Name", "tic", "headline", "date", "target_date", "ret_next_day"' in text
+    assert "target_date_from" not in tomllib.loads(text)["data"]  # the file has target dates
     values = tomllib.loads(text)
     assert values["data"] == {"path": "my_panel.csv", "columns": {
         "entity_id": "PERMNO", "entity_name": "Company Name", "ticker": "tic", "text": "headline",
         "text_date": "date", "outcome": "ret_next_day"}}
     refused = CliRunner().invoke(main, ["validate", "my_panel.toml"])
-    assert refused.exit_code == 2 and "[study] cutoff = 'TODO: YYYY-MM-DD" in refused.output
+    assert refused.exit_code == 2 and '[study] cutoff = "TODO: YYYY-MM-DD' in refused.output
     path.write_text(text.replace(f'cutoff = "{values["study"]["cutoff"]}"', "cutoff = 2024-06-30"))
     done = CliRunner().invoke(main, ["validate", "my_panel.toml"])
     assert done.exit_code == 0, done.output
@@ -80,3 +87,127 @@ def test_init_names_a_missing_or_unreadable_data_file(workdir):
     (workdir / "notes.txt").write_text("x")
     result = CliRunner().invoke(main, ["init", "notes.txt"])
     assert result.exit_code == 2 and "give a .csv or .parquet file" in result.output
+
+
+def test_the_issue_csv_maps_every_column_and_derives_target_dates(workdir):
+    """Firm, Date, Headline, Return next day: the outcome and the dates are found, entity_name is the entity_id
+    column (said so), target dates come from the horizon; with the cutoff set, the config validates as written."""
+    (workdir / "news.csv").write_text("Firm,Date,Headline,Return next day\n"
+                                      "Apple Inc.,2024-03-01,Apple beats estimates,0.8\n"
+                                      "Apple Inc.,2024-03-02,Apple unveils a headset,-0.4\n"
+                                      "Boeing Co.,2024-09-03,Boeing strike ends,-0.2\n")
+    result = CliRunner().invoke(main, ["init", "news.csv"])
+    assert result.exit_code == 0, result.output
+    assert "  outcome      <- Return next day: number, 0.8, -0.4, -0.2\n" in result.output
+    assert "  entity_name  <- Firm: text, " in result.output and "the entity_id column: no name column found" \
+        in result.output
+    assert "  target_date  <- (derived from text_date: [study] horizon on the [study] calendar" in result.output
+    assert "NOT FOUND" not in result.output
+    text = (workdir / "news.toml").read_text()
+    values = tomllib.loads(text)
+    assert values["data"]["target_date_from"] == "text_date" and values["study"]["calendar"] == "XNYS"
+    assert values["data"]["columns"] == {"entity_id": "Firm", "entity_name": "Firm", "text": "Headline",
+                                         "text_date": "Date", "outcome": "Return next day"}
+    assert "({ticker})" not in values["forecast"]["prompt"]  # no ticker column: the prompt does not name one
+    (workdir / "news.toml").write_text(text.replace(f'cutoff = "{values["study"]["cutoff"]}"', "cutoff = 2024-06-30"))
+    done = CliRunner().invoke(main, ["validate", "news.toml"])
+    assert done.exit_code == 0 and "validate: 3 rows kept" in done.output, done.output
+    assert "target_date Tue 2024-03-05" in done.output  # the Saturday headline: news on Monday, target Tuesday
+
+
+HOSTILE_HEADERS = [  # (id, CSV text, protocol column -> the header column it must map to)
+    ("line_break_in_a_name", 'Firm,Date,"News\nheadline",Return next day\nApple,2024-03-01,Apple beats,0.8\n',
+     {"text": "News\nheadline"}),
+    ("quotes_and_backslash", 'Firm,Date,"Head ""line"" \\ text",ret\nApple,2024-03-01,Apple beats,0.8\n',
+     {"text": 'Head "line" \\ text'}),
+    ("comment_and_brackets", 'Firm,Date,"# headline [x]",ret\nApple,2024-03-01,Apple beats,0.8\n',
+     {"text": "# headline [x]"}),
+    ("excel_trailing_cells", "Firm,Date,Headline,ret,,,\nApple,2024-03-01,Apple beats,0.8,,,\n",
+     {"text": "Headline", "outcome": "ret"}),
+    ("pandas_index", ",title,date,stock,ret\n0,Apple beats,2024-03-01,AAPL,0.8\n",
+     {"text": "title", "ticker": "stock"}),
+]
+
+
+@pytest.mark.parametrize("name, csv, mapped", HOSTILE_HEADERS, ids=[h[0] for h in HOSTILE_HEADERS])
+def test_any_header_gives_valid_toml_that_validates(workdir, name, csv, mapped):
+    (workdir / "hostile.csv").write_text(csv)
+    result = CliRunner().invoke(main, ["init", "hostile.csv"])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    text = (workdir / "hostile.toml").read_text()
+    values = tomllib.loads(text)  # valid TOML whatever the header holds
+    for protocol, column in mapped.items():
+        assert values["data"]["columns"][protocol] == column
+    (workdir / "hostile.toml").write_text(text.replace(f'cutoff = "{values["study"]["cutoff"]}"',
+                                                       "cutoff = 2024-06-30"))
+    done = CliRunner().invoke(main, ["validate", "hostile.toml"])
+    assert done.exit_code == 0 and "validate: 1 rows kept" in done.output, done.output
+    if name == "excel_trailing_cells":
+        assert "ignored 3 columns with an empty header cell" in result.output
+        assert '"", ""' not in text and values["data"]["columns"].keys() >= {"entity_id", "text"}
+    if name == "pandas_index":
+        assert "warning: ignored column 1: it has no name in the header but holds values (e.g. '0'" in result.output
+
+
+def test_a_wrong_looking_column_is_flagged_at_once(workdir):
+    """CRSP's YYYYMMDD dates and an outcome in text are shown with what validate will say of them; a RavenPack
+    TIMESTAMP_UTC column of times without an offset gets text_time_zone = "UTC"."""
+    (workdir / "crsp.csv").write_text("PERMNO,date,TICKER,headline,RET\n10107,20240301,MSFT,Microsoft beats,C\n")
+    result = CliRunner().invoke(main, ["init", "crsp.csv"])
+    assert "  text_date    <- date: YYYYMMDD number, 20240301  CHECK: validate reads dates as YYYY-MM-DD" \
+        in result.output
+    assert '  outcome      <- RET: text, "C"  CHECK: validate needs numbers here' in result.output
+    (workdir / "rp.csv").write_text("TIMESTAMP_UTC,RP_ENTITY_ID,ENTITY_NAME,HEADLINE,ret_next_day\n"
+                                    "2024-03-04 20:59:00.000,D8442A,Apple Inc.,Apple beats,0.8\n")
+    result = CliRunner().invoke(main, ["init", "rp.csv"])
+    assert result.exit_code == 0, result.output
+    values = tomllib.loads((workdir / "rp.toml").read_text())
+    assert values["data"]["text_time_zone"] == "UTC" and values["data"]["target_date_from"] == "text_date"
+
+
+TIMING_CHECKS = [  # (id, CSV text, protocol column, CHECK fragment on its line or None: no CHECK on that line)
+    ("crsp_same_period_ret", "PERMNO,date,COMNAM,TICKER,headline,RET\n10107,2024-03-01,MICROSOFT,MSFT,MS beats,0.012\n",
+     "outcome", "CHECK: a same-period return? target dates are derived 1 trading session after each text's news "
+                "session: the outcome must be the return on that target date (RET led by the horizon)"),
+    ("crsp_lead_return", "permno,date,comnam,ticker,headline,ret,ret_lead1\n10107,2024-03-01,MICROSOFT,MSFT,x,0.1,0.2\n",
+     "outcome", None),
+    ("ravenpack_time_column", "RPNA_DATE_UTC,RPNA_TIME_UTC,RP_ENTITY_ID,ENTITY_NAME,HEADLINE,ret_next_day\n"
+                              "2024-03-04,16:30:00.000,228D42,Apple Inc.,Apple after the bell,0.01\n",
+     "text_date", "CHECK: the times of day are in column RPNA_TIME_UTC: the close rule sees only this date (each text "
+                  "counts as before its close); join them into one column (2024-03-04 16:30:00.000) and set [data] "
+                  "text_time_zone = \"UTC\""),
+    ("naive_times", "ticker,company,timestamp,headline,ret_next_day\nAAPL,Apple,2024-03-04 16:30:00,Apple x,0.01\n",
+     "text_date", "CHECK: times without an offset are read as New York time (the XNYS calendar's); if they are UTC "
+                  "or in another zone, set [data] text_time_zone (e.g. \"UTC\")"),
+    ("times_with_offsets", "ticker,company,timestamp,headline,ret_next_day\nAAPL,Apple,2024-03-04T21:30:00Z,A x,0.01\n",
+     "text_date", None),
+    ("compustat_datadate_only", "gvkey,datadate,conm,tic,mdna,car_0_1\n012141,2023-12-31,MICROSOFT,MSFT,Cloud,0.02\n",
+     "text_date", "CHECK: Compustat's datadate is the fiscal period's end, not the day the text was public (the "
+                  "report date rdq is)"),
+]
+
+
+@pytest.mark.parametrize("name, csv, column, check", TIMING_CHECKS, ids=[c[0] for c in TIMING_CHECKS])
+def test_a_timing_the_derived_target_dates_would_get_wrong_is_flagged(workdir, name, csv, column, check):
+    """With target dates derived from the text date, a same-period return (CRSP's RET on `date`), a time of day
+    kept in its own column (RavenPack's RPNA_TIME_UTC) or Compustat's fiscal period end would pair each text with a
+    return of the wrong day; init says so on the column's line and in the config."""
+    (workdir / f"{name}.csv").write_text(csv)
+    result = CliRunner().invoke(main, ["init", f"{name}.csv"])
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith(f"  {column:<12} <- ")]
+    text = (workdir / f"{name}.toml").read_text()
+    if check is None:
+        assert "CHECK" not in line
+    else:
+        assert check in line
+        assert check.removeprefix("CHECK: ") in text
+
+
+def test_a_file_without_a_date_column_says_how_target_dates_can_be_derived(workdir):
+    """No text-date column found: the target_date line names target_date_from besides a column."""
+    (workdir / "notes.csv").write_text("Firm,When,Headline,Return next day\nApple,2024-03-01,Apple beats,0.8\n")
+    result = CliRunner().invoke(main, ["init", "notes.csv"])
+    assert result.exit_code == 0, result.output
+    assert "  target_date  <- NOT FOUND (required): name your column in [data.columns], or derive it from text_date " \
+           "with [data] target_date_from = \"text_date\"" in result.output

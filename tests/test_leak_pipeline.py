@@ -33,6 +33,7 @@ stepwise_tokens = 10
 n_control_dates = 1
 bootstrap_reps = 100
 shuffle_reps = 20
+permutation_reps = 20
 """
 N_DATES = {"pre": 2, "holdout": 1}
 
@@ -57,6 +58,9 @@ def test_outputs_written(audit):
         assert (layout.figures / figure).read_bytes()[:4] == b"\x89PNG"
     report = (layout.results / "REPORT.md").read_text()
     assert HEADING in report and "Leak attribution (App. N)" in report and "Fabricated controls" in report
+    section = report[report.index(HEADING):]
+    assert section.split("\n")[2].startswith("Reading: `bundled:SmolLM2-135M-Instruct`")   # the finding first
+    assert "Replies that ended at the answer-length limit:" in section
     dta, meta = pyreadstat.read_dta(str(layout.derived / "leak" / "probes.dta"))
     assert len(dta) == len(result.panel) and "truth" in meta.column_names
     assert json.loads((leak / "run_config.json").read_text())["leak"]["seed"] == 7
@@ -87,6 +91,10 @@ def test_panel_covers_every_variant_and_window(audit):
     assert set(values["window"]) == {"pre", "holdout"}
     assert values["window"].value_counts().to_dict() == N_DATES
     assert set(panel["status"]) <= {"parsed", "refusal", "unparsed"}
+    assert panel["truncated"].isin([0.0, 1.0]).all()              # every answer says whether it hit the limit
+    assert (panel.loc[panel["variant"] == "A", "truncated"] == 1).any()   # 8 tokens: cut
+    controls = panel[panel["variant"].str.startswith("fabricated")]
+    assert len(controls) == 5 and (controls["window"] == "pre").all()     # App. K's five names, pre window only
     sampled = panel[panel["variant"] == "E"]
     assert sampled.groupby("period")["draw"].nunique().eq(2).all() and sampled["seed"].nunique() == len(sampled)
     assert panel.loc[panel["variant"] != "E", "entropy_bits"].between(0, 20).all()
@@ -135,6 +143,19 @@ def test_rerun_is_cached_and_resumes(audit, bundled_backend):
                                   check_exact=False)
 
 
+def test_an_empty_pre_window_is_said(audit, bundled_backend):
+    # cutoff before every probed date: all holdout; the controls (pre window only) are not asked, and the report
+    # says why; every other answer comes from the cache (the window is not in a query's key)
+    run, layout, _ = audit
+    late = leak_config.LeakRun(leak=__import__("dataclasses").replace(run.leak, cutoff="1900-01-01"), model=run.model)
+    result = pipeline.run(late, layout, bundled_backend, always)
+    assert result.n_asked == 0 and (result.panel["window"] == "holdout").all()
+    assert not result.panel["variant"].str.startswith("fabricated").any()
+    report = (layout.results / "REPORT.md").read_text()
+    assert "no pre-window dates: every probed period ends after the cutoff 1900-01-01" in report
+    pipeline.run(run, layout, bundled_backend, always)          # the module's results again for the other tests
+
+
 def test_same_seed_same_dates_and_keys(audit):
     run, _, _ = audit
     table = series.load(run.leak)
@@ -171,7 +192,8 @@ def test_cli_bad_config_one_line(tmp_path):
     path = tmp_path / "leak.toml"
     path.write_text("[leak]\nn_dates = 0\n")
     out = CliRunner().invoke(main, ["leak", str(path), "--yes"])
-    assert out.exit_code == 2 and out.output.strip() == "error: [leak] n_dates = 0; it must be at least 1"
+    assert out.exit_code == 2 and out.output.strip() == ("error: [leak] n_dates = 0; it must be at least 1 (e.g. "
+                                                        "n_dates = 8)")
 
 
 def test_window_split():

@@ -43,7 +43,7 @@ def synthetic_stage_files(layout: Layout, n_entities: int = 6, dates=("2024-03-0
 def write_hand_built_panel(layout: Layout, panel: pd.DataFrame, inputs: pd.DataFrame) -> None:
     """Write a panel.parquet edited by hand (a degenerate sample) as the Python API writes one, without the record of
     the files `lapbias panel` built it from, and input.parquet's rows for it (its row ids, in order, with its
-    outcomes): what `lapbias estimate` then checks the panel against (panel.check_built_from)."""
+    outcomes): what `lapbias estimate` then checks the panel against (freshness.panel_current)."""
     panel = panel.reset_index(drop=True)
     panel.attrs = {}
     write_parquet(panel, layout.derived_file("panel.parquet"))

@@ -34,7 +34,11 @@ def test_positive_beta3_is_detected_and_null_placebo_passes():
     pre = beta3_row(results.tables["detection"])
     assert pre["coef"] == pytest.approx(1.0, abs=0.25) and pre["p_one_sided"] < 0.01
     assert list(results.tables["detection"]["term"]) == ["mu_hat", "lap", BETA3, "_cons"]
-    assert set(results.tables["validation"]["model"]) == {"pooled", "high_lap", "low_lap"}
+    validation = results.tables["validation"].set_index(["model", "term"])
+    assert set(results.tables["validation"]["model"]) == {"pooled", "high_lap", "low_lap", "high_minus_low"}
+    # theta_high - theta_low in one regression with each half's own effects: the halves' thetas exactly
+    assert validation.loc[("high_minus_low", "c.ud#c.high_lap"), "coef"] == pytest.approx(
+        validation.loc[("high_lap", "ud"), "coef"] - validation.loc[("low_lap", "ud"), "coef"], rel=1e-8)
     assert beta3_row(results.tables["placebo"])["N_clust"] == 60
 
 

@@ -29,7 +29,7 @@ def test_release_date_accepts_a_toml_date_or_a_string_and_must_follow_the_cutoff
     assert from_dict({"study": {"cutoff": "2024-06-30", "release_date": "2024-09-01"}}).study == study
     with pytest.raises(ConfigError, match=r"release_date = 2024-06-30 is not after cutoff = 2024-06-30"):
         from_dict({"study": {"cutoff": "2024-06-30", "release_date": "2024-06-30"}})
-    with pytest.raises(ConfigError, match=r"release_date = '2024-9-1' is not a date in YYYY-MM-DD form"):
+    with pytest.raises(ConfigError, match=r'release_date = "2024-9-1" is not a date in YYYY-MM-DD form'):
         from_dict({"study": {"cutoff": "2024-06-30", "release_date": "2024-9-1"}})
     with pytest.raises(ConfigError, match="release_date is set but cutoff is not"):
         from_dict({"study": {"release_date": "2024-09-01"}})

@@ -2,16 +2,22 @@
 command and the do-files against the Python engine on the same panel. Without Stata these tests are skipped, with
 the reason printed; they are the first thing to run on a machine that has Stata.
 
-Covered: lapbias (plain, string clusters, two-way clusters, aweights, standardize, replay with level()), lapvalid,
-lapplacebo, lapboot, and `lapbias estimate --engine stata` (do/master.do + do/04_bootstrap.do): the coefficient
-tables agree with the Python engine to 1e-6 relative; the bootstrap's in-sample beta_3 and sample size agree to
-1e-6 (one standardization rule), p_boot only within Monte Carlo error (Stata's random stream is not numpy's)."""
+Covered: lapbias (plain, string clusters, two-way clusters, aweights, pweights with reghdfe's default vce,
+absorb(date) and its FE rows, standardize, replay with level(), reghdfe options passed through, a collapsed LAP
+reported as not identified, options refused before anything is lost), lapvalid (an omitted ud read as theta = 0, stale
+stored names, a single-entity half under the estimator rule, also one with gaps in its periods, an option reghdfe
+refuses stopping the command), lapplacebo (the collapse passes, the release gap), lapboot (the kernel's draws through
+Stata's Python, the reghdfe loop, not identified), and `lapbias estimate --engine stata` (do/master.do + do/04_bootstrap.do),
+also on a panel whose post-cutoff LAP collapsed: the coefficient tables agree with the Python engine to 1e-6 relative,
+the estimation notes are the Python engine's, the verdict's placebo check is the same; the bootstrap's in-sample
+beta_3 and sample size agree to 1e-6 (one standardization rule), its draws exactly when they come from the kernel."""
 
 from __future__ import annotations
 
 import math
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -48,9 +54,9 @@ def project(tmp_path_factory):
     return config, layout, stata.find_stata(config)
 
 
-def _stata_values(project, body: str) -> dict[str, float]:
-    """Run a do-file of `body` on panel_pre.dta (plus a string `ticker` and a weight `w`); `put NAME EXP` writes
-    one `name,value` line; return the values."""
+def _stata_values(project, body: str, data: str = "panel_pre.dta") -> dict[str, float]:
+    """Run a do-file of `body` on panel_pre.dta (or `data`; plus a string `ticker` and a weight `w`); `put NAME EXP`
+    writes one `name,value` line; return the values."""
     config, layout, install = project
     ado, _ = stata.stata_files()
     out = layout.root / "values.csv"
@@ -60,11 +66,18 @@ def _stata_values(project, body: str) -> dict[str, float]:
         "capture program drop put", "program define put",
         "    gettoken name 0 : 0", f'    file open fh using "{out}", write append text',
         '    file write fh "`name\'," %21.0g (`0\') _n', "    file close fh", "end",
-        f'capture erase "{out}"', f'use "{layout.derived_file("panel_pre.dta")}", clear',
+        f'capture erase "{out}"', f'use "{layout.derived_file(data)}", clear',
         'generate str8 ticker = "T" + string(entity_num)', "generate double w = 1 + mod(entity_num, 3)",
         body]) + "\n")
     stata._run(install, layout.logs.resolve(), do_file, [])
-    return dict(pd.read_csv(out, header=None, names=["name", "value"]).itertuples(index=False, name=None))
+    return read_put(out)
+
+
+def read_put(path: Path) -> dict[str, float]:
+    """The `name,value` lines `put` writes: file write's %21.0g pads a value to 21 columns and writes a missing value
+    as "." (read as NaN: one "." would otherwise make every value of the column a string)."""
+    table = pd.read_csv(path, header=None, names=["name", "value"], na_values=["."], skipinitialspace=True)
+    return dict(zip(table["name"], table["value"].astype(float)))
 
 
 def _pre(project) -> pd.DataFrame:
@@ -104,7 +117,7 @@ def test_lapbias_string_and_two_way_clusters_weights_standardize_and_replay(proj
         "put b3_std r(b3)", 'local flag = "`e(standardized)\'" == "Yes"', "put std_flag `flag'",
         "capture predict double xb", "local refused = _rc == 459", "put predict_refused `refused'",
         "lapbias, level(90)", "put ci_low90 r(ci_low)", "put level r(level)",
-        'put cmd2 "`e(cmd2)\'" == "lapbias"', 'put entity_fe "`e(entity_fe)\'" == "Yes"']))
+        'put cmd2 "`e(cmd2)\'" == "lapbias"', 'put entity_fe "`e(fe_entity_num)\'" == "Yes"']))
     pre = _pre(project)
     clustered = reghdfe(pre, "outcome", DETECTION, absorb=ABSORB, vce="cluster", cluster=["entity_num"])
     assert values["b3_string"] == pytest.approx(clustered.coef[BETA3], rel=1e-6)
@@ -157,3 +170,149 @@ def test_lapvalid_lapplacebo_and_lapboot(project):
     assert values["p_one_post"] == pytest.approx(p_one, rel=1e-6)
     assert values["pass"] == float(p_one > 0.10)
     assert values["reps"] == 30 and 0 <= values["p_boot"] <= 1
+
+
+def test_pweights_absorb_date_options_and_a_collapsed_lap(project):
+    """Review F1, C1, C5, W1 on a real Stata: pweights without vce() run with reghdfe's robust default (a forced
+    vce(unadjusted) stopped them); absorb(date) shows the date FE row, not an "Entity FE"; reghdfe options pass
+    through (newey, one time series, gets only the display options); an option reghdfe refuses stops lapvalid, and
+    standardize refuses residuals(); a LAP without variation is reported (r(identified) = 0, lap and beta_3
+    omitted), not r(498)."""
+    import pyfixest as pf
+
+    one = int(_pre(project)["entity_num"].min())
+    values = _stata_values(project, "\n".join([
+        "lapbias outcome mu_hat lap [pweight=w], absorb(entity_num period_num)",
+        "put b3_pw r(b3)", 'put robust "`e(vce)\'" == "robust"',
+        "lapvalid outcome ud lap [pweight=w], absorb(entity_num period_num) noheader",
+        'put valid_pw "`r(models)\'" == "pooled high low"',
+        "lapbias outcome mu_hat lap, absorb(period_num) cluster(entity_num) keepsingletons cformat(%9.3f) noheader",
+        "put b3_date r(b3)", 'put fe_date "`e(fe_period_num)\'" == "Yes"', 'put no_entity_row "`e(fe_entity_num)\'" == ""',
+        'put rows "`e(fe_rows)\'" == "fe_period_num"',
+        'put cmdline word("`e(cmdline)\'", 1) == "lapbias" & strpos("`e(cmdline)\'", "absorb(period_num) cluster(") > 0',
+        "capture lapbias outcome mu_hat lap, absorb(entity_num) noregress", "put refused _rc == 198",
+        "capture lapvalid outcome ud lap, absorb(entity_num period_num) nosuchoption noheader",
+        "put valid_stops _rc == 198",  # reghdfe refuses the option: an error of the call, not three failed parts
+        "capture lapbias outcome mu_hat lap, absorb(entity_num period_num) standardize residuals(res)",
+        "put std_resid _rc == 198",  # restore would discard the residuals
+        f"lapbias outcome mu_hat lap if entity_num == {one}, absorb(entity_num period_num) entity(entity_num) "
+        "time(period_num) keepsingletons noheader",  # one entity: newey, which does not take keepsingletons
+        'put single_newey "`e(cmd)\'" == "newey"',
+        "capture lapbias outcome mu_hat lap, noabsorb time(period_num) keepsingletons", "put noabsorb_opt _rc == 198",
+        "replace lap = 0.25",
+        "lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) store(flat)",
+        "put identified r(identified)", 'put omitted "`r(omitted)\'" == "lap c.mu_hat#c.lap"', "put b3_flat r(b3)",
+        "capture estimates describe flat", "put stored _rc == 0"]))
+    pre = _pre(project)
+    data = pre.dropna(subset=["outcome", "mu_hat", "lap", *ABSORB]).assign(w=lambda d: 1 + d["entity_num"] % 3)
+    weighted = pf.feols("outcome ~ mu_hat * lap | entity_num + period_num", data=data, weights="w", vcov="hetero")
+    assert values["b3_pw"] == pytest.approx(weighted.coef()["mu_hat:lap"], rel=1e-6)
+    assert values["robust"] == 1 and values["valid_pw"] == 1
+    by_date = reghdfe(pre, "outcome", DETECTION, absorb=["period_num"], vce="cluster", cluster=["entity_num"])
+    assert values["b3_date"] == pytest.approx(by_date.coef[BETA3], rel=1e-6)
+    assert values["fe_date"] == 1 and values["no_entity_row"] == 1 and values["rows"] == 1 and values["cmdline"] == 1
+    assert values["refused"] == 1 and values["valid_stops"] == 1 and values["std_resid"] == 1
+    assert values["single_newey"] == 1 and values["noabsorb_opt"] == 1
+    assert values["identified"] == 0 and values["omitted"] == 1 and math.isnan(values["b3_flat"])
+    assert values["stored"] == 1
+
+
+def test_omitted_ud_stale_names_single_entity_half_and_the_collapsed_placebo(project):
+    """Review W5, W3, W2, W1, W6 on a real Stata: lapvalid reads an omitted ud as theta = 0 and stores the model; a
+    name stored by an earlier call is gone when this call could not estimate that model; a half of one entity is one
+    time series under entity() time(), as the Python engine, also when its periods have gaps (consecutive
+    observations, not calendar lags); lapplacebo passes a collapsed post-cutoff LAP and leaves the release gap out."""
+    config, layout, _ = project
+    pre = _pre(project)
+    one = int(pre["entity_num"].min())
+    values = _stata_values(project, "\n".join([
+        "lapvalid outcome ud lap, absorb(entity_num period_num) cluster(entity_num) store(v) noheader",
+        "generate double ud0 = cond(high_lap == 1, 0, ud)",
+        "lapvalid outcome ud0 lap, absorb(entity_num period_num) cluster(entity_num) store(v) noheader",
+        'put high_omitted "`r(status_high)\'" == "omitted"', "put theta_high r(theta_high)",
+        "capture estimates describe v_high", "put high_stored _rc == 0",
+        "lapvalid outcome ud if high_lap == 0 | missing(high_lap), high(high_lap) absorb(entity_num period_num) "
+        "cluster(entity_num) store(v) noheader",  # the panel's halves: no high-LAP row left, the high part fails
+        'put high_failed "`r(status_high)\'" == "failed"', "capture estimates describe v_high", "put stale_gone _rc != 0",
+        'put stored "`r(stored)\'" == "v_pooled v_low"',
+        f"generate byte half = cond(entity_num == {one}, 1, 0)",
+        "lapvalid outcome ud, high(half) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) "
+        "time(period_num) store(s) noheader",
+        "put theta_single r(theta_high)", "estimates restore s_high", 'put newey "`e(cmd)\'" == "newey"',
+        "put r2_single e(r2)",
+        f"generate byte gapped = cond(entity_num == {one} & mod(period_num, 2) == 0, 1, 0)",
+        "lapvalid outcome ud, high(gapped) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) "
+        "time(period_num) noheader",  # one entity every other period: newey on period_num itself stops, r(198)
+        "put theta_gapped r(theta_high)", "put se_gapped r(se_high)",
+        f'use "{layout.derived_file("panel_pre.dta")}", clear', f'append using "{layout.derived_file("panel_post.dta")}"',
+        "replace lap = 0.25 if target_date > td(30jun2024)",
+        "lapplacebo outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) date(target_date) "
+        "cutoff(2024-06-30) release(2024-10-12) store(pl)",
+        "put collapsed r(collapsed)", "put pass r(pass)", "put gap r(N_gap)", 'put pl_stored "`r(stored)\'" == "pl_pre pl_post"']))
+    assert values["high_omitted"] == 1 and values["theta_high"] == 0 and values["high_stored"] == 1
+    assert values["high_failed"] == 1 and values["stale_gone"] == 1 and values["stored"] == 1
+    half = pre[pre["entity_num"] == one]
+    single = reghdfe(half, "outcome", ["ud"], absorb=[], vce="newey", time="period_num")
+    assert values["newey"] == 1 and values["theta_single"] == pytest.approx(single.coef["ud"], rel=1e-6)
+    assert values["r2_single"] == pytest.approx(single.r2, rel=1e-6)
+    gapped = reghdfe(half[half["period_num"] % 2 == 0], "outcome", ["ud"], absorb=[], vce="newey", time="period_num")
+    assert values["theta_gapped"] == pytest.approx(gapped.coef["ud"], rel=1e-6)
+    assert values["se_gapped"] == pytest.approx(gapped.se["ud"], rel=1e-6)  # consecutive observations, as Python
+    post = pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
+    dates = pd.to_datetime(post["target_date"])
+    in_gap = (dates > pd.Timestamp("2024-06-30")) & (dates <= pd.Timestamp("2024-10-12"))
+    assert values["collapsed"] == 1 and values["pass"] == 1 and values["gap"] == int(in_gap.sum())
+    assert values["pl_stored"] == 1
+
+
+def test_lapboot_kernel_and_loop(project):
+    """Review C3, W4 on a real Stata 16+: with Stata's Python set to this one, lapboot's draws are the Python
+    engine's (the kernel); nopython runs reghdfe per draw; a post-cutoff LAP without variation is not identified,
+    with no draw made."""
+    config, layout, _ = project
+    draws = layout.root / "kernel_draws.dta"
+    values = _stata_values(project, "\n".join([
+        f'capture python set exec "{sys.executable}"',
+        f'lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(0) reps(50) seed(5) saving("{draws}", replace)',
+        'put kernel "`r(method)\'" == "python"', "put kernel_reps r(reps)",
+        "lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(0) reps(20) seed(5) nopython nodots",
+        'put loop "`r(method)\'" == "reghdfe"', "put loop_p r(p_boot)",
+        "replace lap = 0.25",
+        "lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(0) reps(20) seed(5)",
+        "put identified r(identified)", "put unidentified r(n_unidentified)"]), data="panel_post.dta")
+    post = pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
+    if values["kernel"] == 1:  # Stata 16+ whose Python imports lapbias
+        expected = bootstrap.pairs_bootstrap(post, 0.0, B=50, seed=5, progress=False).draws
+        np.testing.assert_array_equal(pyreadstat.read_dta(str(draws))[0]["beta3"].to_numpy(), expected)
+    assert values["kernel_reps"] == 50 and values["loop"] == 1 and 0 <= values["loop_p"] <= 1
+    assert values["identified"] == 0 and values["unidentified"] == 20
+
+
+def test_the_stata_engine_on_a_collapsed_post_cutoff_lap_and_its_notes(project, tmp_path):
+    """Review W1, N6 through the do-files: with the post-cutoff LAP constant, 02_detection.do exports the placebo with
+    lap and beta_3 omitted and the verdict's placebo check passes it as the Python engine's does; the estimation
+    notes (singletons, rows dropped for missing values) are the Python engine's."""
+    from lapbias.report.verdict import placebo_check
+
+    config, layout, install = project
+    root = tmp_path / "collapsed"
+    shutil.copytree(layout.root / "data", root / "data")
+    collapsed = Layout(root)
+    collapsed.make_dirs()
+    path = collapsed.derived_file("panel_post.dta")
+    post, meta = pyreadstat.read_dta(str(path))
+    pyreadstat.write_dta(post.assign(lap=0.25), str(path), column_labels=meta.column_labels,
+                         variable_format={"target_date": "%td", "text_date": "%td"})
+    run = stata.run_stata(config.replace(estimate={"bootstrap_reps": 0}), collapsed, install)
+    pre = _pre(project)
+    python = estimate_panel(pre, post.assign(lap=0.25))
+    got = pd.read_csv(collapsed.results / "placebo.csv")
+    notes = pd.read_csv(collapsed.results / "estimation_notes.csv")
+    python_notes = pd.DataFrame(python.notes, columns=["model", "kind", "detail"])
+    assert placebo_check(got, notes, 0.10) == placebo_check(python.tables["placebo"], python_notes, 0.10)
+    assert placebo_check(got, notes, 0.10)[1], "the collapse passes"
+    for kind in ("singletons", "dropped_missing"):
+        ours = set(map(tuple, notes[notes["kind"] == kind][["model", "detail"]].to_numpy()))
+        theirs = set(map(tuple, python_notes[python_notes["kind"] == kind][["model", "detail"]].to_numpy()))
+        assert ours == theirs, kind
+    assert "placebo" in run.tables

@@ -143,3 +143,38 @@ def test_unset_data_path_is_named_by_every_caller():
     the panel through it), not Path('') = '.' read as a file without extension."""
     with pytest.raises(InputDataError, match=r"no data file: set \[data\] path"):
         validate_file(CONFIG.data.path, CONFIG)
+
+
+def test_a_missing_date_without_a_row_id_column_is_dropped_and_counted(tmp_path):
+    """The deterministic row_id of a row whose date is missing (pandas' text of NaT is missing, not "NaT"): the row
+    is dropped by its rule, with the dates named as missing, not a crash."""
+    header = "entity_id,entity_name,text,text_date,target_date,outcome\n"
+    lines = ["AAPL,Apple Inc.,Apple beats,2024-03-01,2024-03-04,1.2", "BA,Boeing Co.,Boeing falls,2024-03-01,,-0.7",
+             "BA,Boeing Co.,Boeing rises,,2024-03-05,0.4"]
+    result = validate_file(write(tmp_path, lines, header=header), CONFIG)
+    assert len(result.frame) == 1 and result.dropped["n_rows"].tolist() == [2]
+    assert "(example row_id r" in result.messages()[0]
+    assert result.messages()[0].endswith(": text_date 2024-03-01, target_date missing)")
+
+
+def test_excel_trailing_empty_header_cells(tmp_path):
+    """Excel saves the empty cells right of a table as columns without a name: left out when empty throughout (and
+    said so); one that holds a value (a saved pandas index) is left out with a warning naming it and a value."""
+    excel = [line + ",,, " for line in GOOD]
+    config = tmp_path / "study.toml"
+    config.write_text(f'root = "{tmp_path}"\n[data]\npath = "{tmp_path / "panel.csv"}"\n[study]\ncutoff = 2024-06-30\n')
+    write(tmp_path, excel, header=HEADER.rstrip("\n") + ",, ,\n")
+    result = CliRunner().invoke(main, ["validate", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "ignored 3 columns with an empty header cell and no values (columns 9, 10, 11" in result.output
+    frame = pd.read_parquet(tmp_path / "data/derived/input.parquet")
+    assert list(frame.columns) == ["row_id", "entity_id", "entity_name", "ticker", "text", "text_date",
+                                   "target_date", "outcome"]
+    excel[2] = GOOD[2] + ",,see note,"
+    write(tmp_path, excel, header=HEADER.rstrip("\n") + ",, ,\n")
+    result = CliRunner().invoke(main, ["validate", str(config)])
+    assert result.exit_code == 0 and "ignored 2 columns with an empty header cell and no values (columns 9, 11" \
+        in result.output
+    assert "warning: ignored column 10: it has no name in the header but holds values (e.g. 'see note'; a saved " \
+           "pandas index?); give it a name in the header row to use it" in result.output
+    assert len(pd.read_parquet(tmp_path / "data/derived/input.parquet").columns) == 8

@@ -6,55 +6,66 @@ import pandas as pd
 import pytest
 
 from lapbias.config import EstimateConfig
-from lapbias.report.verdict import CONTAMINATION, MIXED, NO_EVIDENCE, UNDERPOWERED, decide
+from lapbias.report.verdict import (CONTAMINATION, MIXED, NO_EVIDENCE, NO_EVIDENCE_UNTESTED, UNDERPOWERED, decide,
+                                    placebo_check)
 
 BETA3 = "c.mu_hat#c.lap"
-POWERED = {"mde_beta3": 0.2, "mde_share": 0.20, "b1_standalone": 0.5, "sd_lap_within": 0.3, "within_share_lap": 0.9}
-WEAK = {"mde_beta3": 3.0, "mde_share": 2.5, "b1_standalone": 0.5, "sd_lap_within": 0.01, "within_share_lap": 0.05}
+LAP = {"sd_lap": 0.29, "lap_gap": 0.5, "lap_relative_gap": 1.0, "placebo_mde_beta3": 0.15, "placebo_mde_share": 0.2}
+POWERED = {"mde_beta3": 0.2, "mde_share": 0.18, "ucb_beta3": 0.15, "ucb_share": 0.12, "b1_standalone": 0.5,
+           "sd_lap_within": 0.3, "within_share_lap": 0.9, **LAP}
+WEAK = {"mde_beta3": 3.0, "mde_share": 2.5, "ucb_beta3": 2.8, "ucb_share": 2.3, "b1_standalone": 0.5,
+        "sd_lap_within": 0.01, "within_share_lap": 0.05, **LAP}
 VARIED_LAP, FLAT_LAP = POWERED, WEAK
 
 
-def row(model, term, coef, t, p):
+def row(model, term, coef, t, p, clusters=60, **extra):
     return {"model": model, "term": term, "coef": coef, "t": t, "p": p,
-            "p_one_sided": p / 2 if t > 0 else 1 - p / 2}
+            "p_one_sided": p / 2 if t > 0 else 1 - p / 2, "N_clust": clusters, **extra}
 
 
-def detection(coef, t, p):
-    return pd.DataFrame([row("pre", "mu_hat", 0.1, 1.0, 0.3), row("pre", BETA3, coef, t, p)])
+def detection(coef, t, p, clusters=60, **extra):
+    return pd.DataFrame([row("pre", "mu_hat", 0.1, 1.0, 0.3, clusters),
+                         row("pre", BETA3, coef, t, p, clusters, **extra)])
 
 
-def validation(high_p, low_p, high_coef=0.5):
+def validation(high_p, low_p, high_coef=0.5, diff_p=None, low_coef=0.01):
+    """Pooled, high- and low-LAP thetas and their difference (model high_minus_low); the difference's two-sided p
+    defaults to the high-LAP theta's."""
+    diff_p = high_p if diff_p is None else diff_p
+    diff = high_coef - low_coef
     return pd.DataFrame([row("pooled", "ud", 0.3, 2.0, 0.05), row("high_lap", "ud", high_coef, 3.0, high_p),
-                         row("low_lap", "ud", 0.01, 0.2, low_p)])
+                         row("low_lap", "ud", low_coef, 0.2 if low_coef > 0 else -0.2, low_p),
+                         row("high_minus_low", "c.ud#c.high_lap", diff, 2.0 if diff > 0 else -2.0, diff_p)])
 
 
-def placebo(t, p):
-    return pd.DataFrame([row("post", BETA3, 0.01 * t, t, p)])
+def placebo(t, p, clusters=60, **extra):
+    return pd.DataFrame([row("post", BETA3, 0.01 * t, t, p, clusters, **extra)])
 
 
 @pytest.mark.parametrize("det, val, plc, lap, label, failed", [
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, CONTAMINATION, []),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(2.5, 0.02), VARIED_LAP, MIXED, ["placebo"]),
     (detection(0.8, 3.0, 0.004), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
-    (detection(0.8, 3.0, 0.004), validation(0.01, 0.01), placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
+    (detection(0.8, 3.0, 0.004), validation(0.01, 0.01, diff_p=0.4), placebo(0.3, 0.8), VARIED_LAP, MIXED,
+     ["validation"]),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6, high_coef=-0.5), placebo(0.3, 0.8), VARIED_LAP, MIXED,
      ["validation"]),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), None, VARIED_LAP, MIXED, ["placebo infeasible"]),
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
-    # protocol Step 3: a null high-LAP theta means "there is no evidence of memorization and the detection test in
-    # Step 4 has little power" -- a quiet beta_3 then is Underpowered, never "No evidence" (issue 11: a model that
-    # almost always answers "unknown")
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, UNDERPOWERED, ["validation"]),
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED,
-     ["validation", "power"]),
+    # a null high-LAP theta with a powered test: no memorization detected, so LAP's validity is untested -- its own
+    # label, not "Underpowered" (the power rule says the test had power)
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE_UNTESTED,
+     ["validation"]),
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["power"]),
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), FLAT_LAP, UNDERPOWERED, ["power"]),
     # the final rule's "Mixed/invalid: validation fails": the pattern is contradicted (a significant low-LAP theta,
     # or a significantly negative high-LAP theta), or the validation regressions could not be run
-    (detection(0.1, 0.5, 0.62), validation(0.01, 0.01), placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.01, diff_p=0.4), placebo(0.3, 0.8), VARIED_LAP, MIXED,
+     ["validation"]),
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6, high_coef=-0.5), placebo(0.3, 0.8), VARIED_LAP, MIXED,
      ["validation"]),
     (detection(0.1, 0.5, 0.62), None, placebo(0.3, 0.8), VARIED_LAP, MIXED, ["validation"]),
-    (detection(-0.9, -3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, NO_EVIDENCE, []),
+    (detection(-0.9, -3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), VARIED_LAP, MIXED, ["beta_3 negative"]),
 ])
 def test_decision_rule(det, val, plc, lap, label, failed):
     verdict = decide(det, val, plc, lap, EstimateConfig())
@@ -79,8 +90,8 @@ def test_underpowered_states_the_minimum_detectable_share():
     assert verdict.label == UNDERPOWERED and "250% of the standalone LLM effect" in verdict.paragraph
 
 
-def test_threshold_is_the_configured_max_mde_share():
-    lenient = EstimateConfig(max_mde_share=3.0)
+def test_thresholds_are_the_configured_ones():
+    lenient = EstimateConfig(max_mde_share=3.0, detectable_share=3.0)
     assert decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), WEAK, lenient).label == NO_EVIDENCE
 
 
@@ -142,12 +153,12 @@ def test_a_validation_theta_omitted_as_collinear_is_zero_recall(half):
     """ud omitted in one half (constant within the fixed effects there, e.g. a low-LAP half whose recall is all
     censored 'unknown': LAP = ud = 0) carries no recall signal at all: its theta is zero, the 'near zero' of
     protocol Step 3 -- neither a failed validation nor a contradiction. With the other half null too and a quiet
-    beta_3 the verdict is Underpowered (validation), as for a null theta."""
+    beta_3 the verdict is "No evidence (LAP untested)", as for a null theta: no memorization detected."""
     notes = pd.DataFrame([{"model": f"validation:{half}", "kind": "omitted",
                            "detail": "ud omitted: collinear with the fixed effects"}])
     verdict = decide(detection(0.1, 0.5, 0.62), _with_unestimated(half), placebo(0.3, 0.8), POWERED,
                      EstimateConfig(), notes)
-    assert verdict.label == UNDERPOWERED and verdict.failed == ["validation"], verdict.paragraph
+    assert verdict.label == NO_EVIDENCE_UNTESTED and verdict.failed == ["validation"], verdict.paragraph
     assert "contradicted" not in verdict.paragraph, verdict.paragraph
     assert f"{half.replace('_lap', '')}-LAP half" in verdict.paragraph and "no variation" in verdict.paragraph
 
@@ -196,8 +207,8 @@ def _collapsed_placebo():
 @pytest.mark.parametrize("det, val, lap, label", [
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), POWERED, NO_EVIDENCE),
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), WEAK, UNDERPOWERED),
-    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), POWERED, UNDERPOWERED),
-    (detection(0.1, 0.5, 0.62), validation(0.01, 0.01), POWERED, MIXED),
+    (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), POWERED, NO_EVIDENCE_UNTESTED),
+    (detection(0.1, 0.5, 0.62), validation(0.01, 0.01, diff_p=0.4), POWERED, MIXED),
     (detection(0.8, 3.0, 0.004), validation(0.30, 0.6), POWERED, MIXED),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), POWERED, CONTAMINATION),
 ])
@@ -209,3 +220,147 @@ def test_a_collapsed_placebo_is_said_to_pass_in_every_branch(det, val, lap, labe
     assert verdict.label == label, verdict.paragraph
     assert "the placebo passes" in verdict.paragraph and "the placebo." not in verdict.paragraph, verdict.paragraph
     assert "passes passes" not in verdict.paragraph
+
+
+def test_a_significantly_negative_beta3_is_mixed_naming_the_two_sided_p():
+    """Paper, Proposition 1: beta_3 >= 0 whenever LAP measures memorization. A beta_3 with t = -5 says LAP proxies
+    for something else: never "No evidence of contamination" (it was, read one-sidedly)."""
+    verdict = decide(detection(-0.9, -5.0, 2e-5), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, EstimateConfig())
+    assert verdict.label == MIXED and verdict.failed == ["beta_3 negative"], verdict.paragraph
+    assert "significantly negative" in verdict.paragraph and "two-sided p = 0.0000" in verdict.paragraph
+    assert "Proposition 1" in verdict.paragraph
+    # the two one-sided tests at detection_alpha: one-sided p for beta_3 < 0 of 0.04 (two-sided 0.08) is negative
+    assert decide(detection(-0.3, -1.8, 0.08), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED,
+                  EstimateConfig()).label == MIXED
+    quiet = decide(detection(-0.1, -1.2, 0.24), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, EstimateConfig())
+    assert quiet.label == NO_EVIDENCE, quiet.paragraph
+
+
+def test_no_evidence_needs_the_upper_confidence_bound_not_only_the_mde():
+    """The review's panel (seed 600004, paper-sized contamination): t = 1.66, one-sided p = 0.0516, point share
+    0.23, MDE share 0.35, one-sided 95% upper bound of the share 0.46. Under max_mde_share = 0.37 the MDE alone
+    cleared it; the interval includes 46%, so it is Underpowered, the MDE stated beside it."""
+    power = {**POWERED, "beta3_share": 0.23, "mde_beta3": 0.35, "mde_share": 0.35, "ucb_beta3": 0.46,
+             "ucb_share": 0.46}
+    verdict = decide(detection(0.23, 1.66, 0.1032), validation(0.01, 0.6), placebo(0.3, 0.8), power,
+                     EstimateConfig(max_mde_share=0.37))
+    assert verdict.label == UNDERPOWERED and verdict.failed == ["power"], verdict.paragraph
+    assert "the interval includes an interaction of 46%" in verdict.paragraph
+    assert "an interaction of ≥ 35% of the standalone LLM effect per SD of LAP would have been detected with 80% " \
+           "probability" in verdict.paragraph
+    cleared = decide(detection(0.02, 0.16, 0.87), validation(0.01, 0.6), placebo(0.3, 0.8),
+                     {**power, "ucb_share": 0.30}, EstimateConfig(max_mde_share=0.37))
+    assert cleared.label == NO_EVIDENCE, cleared.paragraph
+
+
+def test_default_threshold_is_a_fifth_and_the_sentence_is_exact():
+    """max_mde_share was the paper's point estimate (0.37): 34% power against half the paper's effect. The default
+    is 0.20, and the paragraph states the MDE as "an interaction of ≥ X% of the standalone LLM effect per SD of LAP
+    would have been detected with 80% probability"."""
+    assert EstimateConfig().max_mde_share == 0.20
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, EstimateConfig())
+    assert verdict.label == NO_EVIDENCE
+    assert ("an interaction of ≥ 18% of the standalone LLM effect per SD of LAP would have been detected with 80% "
+            "probability") in verdict.paragraph, verdict.paragraph
+    assert "would have been found" not in verdict.paragraph
+    between = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), {**POWERED, "ucb_share": 0.3},
+                     EstimateConfig())
+    assert between.label == UNDERPOWERED  # 30% > 20%: it was cleared under 0.37
+
+
+def test_a_clean_model_has_its_own_label():
+    """A model that recalls nothing (high- and low-LAP theta null) and whose powered beta_3 is null: the power rule
+    says the test had power, so not "Underpowered" (the label of 74% of such panels), but "No evidence of
+    contamination (LAP untested)", saying that no memorization was detected and LAP's validity is untested."""
+    verdict = decide(detection(0.02, 0.3, 0.76), validation(0.40, 0.7, high_coef=0.02), placebo(0.3, 0.8), POWERED,
+                     EstimateConfig())
+    assert verdict.label == NO_EVIDENCE_UNTESTED == "No evidence of contamination (LAP untested)", verdict.paragraph
+    assert "no memorization is detected by the recall query" in verdict.paragraph
+    assert "LAP's validity as a measure of memorization is untested" in verdict.paragraph
+    weak = decide(detection(0.02, 0.3, 0.76), validation(0.40, 0.7, high_coef=0.02), placebo(0.3, 0.8), WEAK,
+                  EstimateConfig())
+    assert weak.label == UNDERPOWERED
+
+
+@pytest.mark.parametrize("measure, gap, relative, label", [
+    ("recall", 2e-6, 7e-6, UNDERPOWERED),      # a recall mass constant to six digits (0.3 +- 2e-6)
+    ("recall", 0.02, 1.0, UNDERPOWERED),       # 2 percentage points: absolute, whatever the relative gap
+    ("recall", 0.06, 0.1, NO_EVIDENCE),
+    ("minkprob", 1e-9, 0.6, NO_EVIDENCE),      # Min-K% (~1e-8): relative, whatever the units
+    ("minkprob", 3e-14, 3e-6, UNDERPOWERED),   # constant to six digits
+])
+def test_lap_must_show_meaningful_variation(measure, gap, relative, label):
+    """The shares are invariant to affine maps of LAP, so a recall LAP of 0.3 +- 2e-6 was "No evidence". The final
+    rule's "LAP showing meaningful variation": for the recall LAP the high/low-half gap in probability (min_lap_gap,
+    5 points); for Min-K% the gap relative to its mean (min_lap_relative_gap)."""
+    power = {**POWERED, "lap_gap": gap, "lap_relative_gap": relative}
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), power,
+                     EstimateConfig(lap_measure=measure))
+    assert verdict.label == label, verdict.paragraph
+    if label == UNDERPOWERED:
+        assert verdict.failed == ["LAP variation"] and "no meaningful variation" in verdict.paragraph
+        assert ("percentage points" if measure == "recall" else "relative") in verdict.paragraph
+
+
+def test_the_validation_pattern_needs_a_significant_difference_of_the_halves():
+    """Step 3's "near zero on the low-LAP half" is a test of theta_high - theta_low > 0 (validation.csv model
+    high_minus_low), not the low half's non-significance: an imprecise low half (0.45, p = 0.06) no longer makes the
+    pattern, and a significant low half below a significantly larger high half no longer breaks it."""
+    imprecise = validation(0.01, 0.06, low_coef=0.45, diff_p=0.8)
+    verdict = decide(detection(0.8, 3.0, 0.004), imprecise, placebo(0.3, 0.8), POWERED, EstimateConfig())
+    assert verdict.label == MIXED and verdict.failed == ["validation"], verdict.paragraph
+    graded = validation(0.001, 0.03, high_coef=0.9, low_coef=0.2, diff_p=0.004)
+    verdict = decide(detection(0.8, 3.0, 0.004), graded, placebo(0.3, 0.8), POWERED, EstimateConfig())
+    assert verdict.label == CONTAMINATION and "larger than the low-LAP theta by 0.7" in verdict.paragraph
+    # a significant high half not significantly above the low one: LAP's separation is untested
+    flat = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6, diff_p=0.3), placebo(0.3, 0.8), POWERED,
+                  EstimateConfig())
+    assert flat.label == NO_EVIDENCE_UNTESTED and "not significantly larger" in flat.paragraph
+
+
+def test_few_clusters_read_the_wild_cluster_bootstrap():
+    """With 8 entity clusters the CRV1 t test over-rejects; below wild_below_clusters (42) the verdict reads the
+    wild cluster restricted bootstrap's p (detection.csv p_wild_one_sided) and says so; at 60 clusters the CRV1 p."""
+    few = detection(0.8, 2.6, 0.02, clusters=8, p_wild=0.16, p_wild_one_sided=0.08)
+    verdict = decide(few, validation(0.01, 0.6), placebo(0.3, 0.8, clusters=8, p_wild=0.7, p_wild_one_sided=0.6),
+                     POWERED, EstimateConfig())
+    assert verdict.label != CONTAMINATION, verdict.paragraph
+    assert "8 entity clusters (< 42" in verdict.paragraph and "one-sided p = 0.0800" in verdict.paragraph
+    many = detection(0.8, 2.6, 0.02, clusters=60, p_wild=0.16, p_wild_one_sided=0.08)
+    assert decide(many, validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, EstimateConfig()).label == CONTAMINATION
+    assert decide(few, validation(0.01, 0.6), placebo(0.3, 0.8, clusters=8), POWERED,
+                  EstimateConfig(wild_below_clusters=0)).label == CONTAMINATION
+
+
+def test_a_few_cluster_placebo_is_judged_by_the_wild_bootstrap():
+    """CRV1 placebo p of 0.04 with 8 clusters (a spurious failure in 14.8% of such panels at a nominal 10%); the wild
+    bootstrap's p of 0.35 passes. The calibration's placebo_passes reads the same judgement."""
+    post = placebo(2.1, 0.08, clusters=8, p_wild=0.7, p_wild_one_sided=0.35)
+    verdict = decide(detection(0.8, 3.0, 0.004, clusters=8, p_wild=0.002, p_wild_one_sided=0.001),
+                     validation(0.01, 0.6), post, POWERED, EstimateConfig())
+    assert verdict.label == CONTAMINATION, verdict.paragraph
+    assert placebo_check(post, None, 0.10)[1] is True
+    assert placebo_check(post, None, 0.10, wild_below_clusters=0)[1] is False
+
+
+def test_an_uninformative_placebo_does_not_support_contamination():
+    """A post-cutoff sample that could not have rejected a paper-sized interaction (placebo MDE share 0.9 > 0.37,
+    e.g. df_r = 2) "passes" almost surely: Mixed/invalid (placebo uninformative), with its MDE stated."""
+    power = {**POWERED, "placebo_mde_beta3": 2.0, "placebo_mde_share": 0.9}
+    verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), power, EstimateConfig())
+    assert verdict.label == MIXED and verdict.failed == ["placebo uninformative"], verdict.paragraph
+    assert "could not have rejected a post-cutoff interaction of 37%" in verdict.paragraph
+    informative = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED,
+                         EstimateConfig())
+    assert informative.label == CONTAMINATION and "could have rejected" in informative.paragraph
+
+
+def test_an_imprecise_test_is_not_cleared_by_an_estimate_below_zero():
+    """With 5 times the paper's noise the minimum detectable share is ~95%; an estimate that falls well below zero
+    (but not significantly) puts the upper bound under 20%. The bound alone cleared 8% of such null panels; the test
+    must also have had 80% power against a paper-sized interaction (detectable_share, 37%)."""
+    power = {**POWERED, "beta3_share": -0.5, "ucb_share": 0.15, "mde_share": 0.95}
+    verdict = decide(detection(-0.5, -1.2, 0.24), validation(0.01, 0.6), placebo(0.3, 0.8), power, EstimateConfig())
+    assert verdict.label == UNDERPOWERED and verdict.failed == ["power"], verdict.paragraph
+    assert "less than 80% power against an interaction of 37%" in verdict.paragraph
+    assert "(minimum detectable share 95%)" in verdict.paragraph

@@ -10,7 +10,8 @@ The sections follow the protocol's "Before running: ask the user for" list:
 
 The schema is declared once, as pydantic v2 models (strict types, ranges, enums, unknown keys forbidden), so every
 field is checked the same way; a TOML date is accepted where a date belongs. Every problem becomes one line of a
-ConfigError naming its key path, e.g. `[estimate] placebo_alpha = 5; it must be < 1 (...)` (issue 12, item 11).
+ConfigError naming its key path and the value in TOML, as the user wrote it (toml_value: `horizon = 2024-06-30`, never
+a Python repr such as `datetime.date(2024, 6, 30)`), e.g. `[estimate] placebo_alpha = 5; it must be < 1 (...)`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
+import tomli_w
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
@@ -46,6 +48,9 @@ MIN_SAMPLES = 25
 """Protocol Step 2: the sampling fallback asks at least 25 samples per query."""
 BUNDLED_MODEL = "bundled:SmolLM2-135M-Instruct"
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+HORIZON = re.compile(r"(\d+)\s+trading\s+(?:days?|sessions?)", re.IGNORECASE)
+"""A horizon [data] target_date_from can count on an exchange calendar: "N trading day(s)" or "N trading
+session(s)"."""
 
 DEFAULT_RECALL_TEMPLATE = (
     "On {target_date}, did {outcome_description} of {entity_name} ({ticker})\n"
@@ -55,6 +60,34 @@ DEFAULT_RECALL_TEMPLATE = (
     "Respond with exactly one word and nothing else: up, down, or unknown."
 )
 """Protocol Step 2 template, word for word; only the braces are filled."""
+
+
+SHOWN_TEXT = 150
+"""Characters of a text value a config message quotes; a longer one is cut, with "..." inside its quotes."""
+
+
+def toml_value(value: Any) -> str:
+    """A value of a parsed TOML file written back in TOML, as the user wrote it up to spacing: "text" (escapes kept),
+    5, 0.1, inf, true, 2024-06-30, 2024-06-30T10:00:00, ["a", "b"], { up = 1 }. Every config message names a value
+    this way: a Python repr ('text', True, datetime.date(2024, 6, 30), ('a',)) is not what the user wrote. Scalars
+    are written by tomli_w (TOML's escaping rules); arrays and tables inline, which tomli_w does not write."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, str) and len(value) > SHOWN_TEXT:
+        return toml_value(value[:SHOWN_TEXT])[:-1] + '..."'
+    if isinstance(value, (str, bool, int, float, dt.date, dt.time)):
+        return tomli_w.dumps({"v": value})[len("v = "):-1]
+    return str(value)
+
+
+def toml_key(key: Any) -> str:
+    """A table key as TOML writes it: bare when it is letters, digits, _ and -, else a quoted string."""
+    key = str(key)
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_value(key)
 
 
 def _list_to_tuple(value: Any) -> Any:
@@ -113,6 +146,25 @@ class DataConfig(Section):
     path: str = ""
     columns: dict[str, str] = Field(default_factory=dict)
     """protocol column name -> the user's column name; unmapped names are taken as they are."""
+    target_date_from: Literal["", "text_date"] = ""
+    """"text_date": the data have no target-date column; target_date is [study] horizon (N trading days) after
+    each text's date on the [study] calendar (data/target_dates.py states the rule). "" = a target_date column."""
+    text_time_zone: str = ""
+    """With target_date_from: the time zone of text_date times written without an offset, an IANA name such as
+    "UTC" (RavenPack's TIMESTAMP_UTC) or "Europe/London"; "" = the [study] calendar's own zone."""
+
+    @field_validator("text_time_zone")
+    @classmethod
+    def _time_zone(cls, name: str) -> str:
+        import zoneinfo
+
+        if name:
+            try:
+                zoneinfo.ZoneInfo(name)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                raise ValueError("is not a time zone name (IANA names such as \"UTC\", \"America/New_York\", "
+                                 "\"Europe/London\")") from None
+        return name
 
     @field_validator("columns")
     @classmethod
@@ -125,6 +177,14 @@ class DataConfig(Section):
         if empty:
             raise ValueError(f"maps {empty} to an empty column name")
         return columns
+
+    @model_validator(mode="after")
+    def _one_source_of_target_dates(self) -> "DataConfig":
+        if self.target_date_from and "target_date" in self.columns:
+            raise ConfigError(f"[data] target_date_from = {toml_value(self.target_date_from)} derives target_date, "
+                              f"and [data.columns] also maps target_date = {toml_value(self.columns['target_date'])}; "
+                              "keep one (the column, or the dates derived from [study] horizon)")
+        return self
 
     def column(self, name: str) -> str:
         return self.columns.get(name, name)
@@ -216,10 +276,37 @@ class StudyConfig(Section):
     release_date belong to neither sample (paper Table A.1: chat tuning between cutoff and release can add later
     knowledge); post = target_date > release_date. "" = no gap."""
     horizon: str = "1 trading day"
+    """The forecast horizon h (protocol "Before running" item 4), named in the report; with [data] target_date_from
+    it gives the target dates and must be "N trading day(s)" (HORIZON)."""
+    calendar: str = "XNYS"
+    """The exchange calendar (an exchange-calendars code: XNYS New York, XLON London, XTKS Tokyo, ...) whose
+    sessions and closing times [data] target_date_from counts the horizon on."""
     frequency: Literal["day", "week", "month", "quarter", "year"] = "day"
     """Realization-period frequency for the time fixed effect: day (trading day), week, month, quarter, year."""
     outcome_description: str = "the closing stock price"
     reference_period: str = "the previous trading day"
+
+    @field_validator("calendar")
+    @classmethod
+    def _known_calendar(cls, calendar: str) -> str:
+        import difflib
+
+        import exchange_calendars
+
+        names = exchange_calendars.get_calendar_names(include_aliases=True)
+        if calendar not in names:
+            close = difflib.get_close_matches(calendar.upper(), names, n=3, cutoff=0.5)
+            raise ValueError(f"is not an exchange calendar of exchange-calendars{'; did you mean ' if close else ''}"
+                             f"{' or '.join(toml_value(name) for name in close)} (codes such as \"XNYS\" New York, "
+                             "\"XLON\" London, \"XTKS\" Tokyo)")
+        return calendar
+
+    @property
+    def horizon_sessions(self) -> int | None:
+        """The horizon as a number of trading sessions ("1 trading day" -> 1, "5 trading days" -> 5); None when it
+        is not written as N trading days (or sessions), N >= 1."""
+        match = HORIZON.fullmatch(self.horizon.strip())
+        return int(match.group(1)) if match and int(match.group(1)) >= 1 else None
 
     @model_validator(mode="after")
     def _release_after_cutoff(self) -> "StudyConfig":
@@ -268,7 +355,7 @@ class ForecastConfig(Section):
     @field_validator("labels", mode="before")
     @classmethod
     def _label_map(cls, labels: Any) -> Any:
-        """Keys are matched lower-cased, so keys differing only by case would collapse (issue 12, item 7)."""
+        """Keys are matched lower-cased, so keys differing only by case would collapse."""
         if not isinstance(labels, dict):
             return labels
         if not labels:
@@ -277,13 +364,14 @@ class ForecastConfig(Section):
         for key, value in labels.items():
             lower = str(key).strip().lower()
             if lower in seen:
-                raise ValueError(f"has keys {seen[lower]!r} and {key!r} that differ only by case or "
+                raise ValueError(f"has keys {toml_key(seen[lower])} and {toml_key(key)} that differ only by case or "
                                  "surrounding spaces; labels are matched stripped and lower-cased, so keep one")
             seen[lower] = key
             if not lower:
                 raise ValueError("has an empty label key")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"maps {key!r} to {value!r}; mu_hat must be a finite number, e.g. up = 1")
+                raise ValueError(f"maps {toml_key(key)} to {toml_value(value)}; mu_hat must be a finite number, e.g. "
+                                 "up = 1")
         return {str(k).strip().lower(): float(v) for k, v in labels.items()}
 
     @field_validator("prompt")
@@ -367,19 +455,34 @@ class EstimateConfig(Section):
     stata_path: str = ""
     """Stata installation directory for pystata (else $STATA_PATH, else stata-mp/stata-se/stata on PATH)."""
     stata_edition: Literal["mp", "se", "be"] = "mp"
-    # Verdict thresholds (protocol, final report rule; docs/contracts.md "Verdict rule"). A further verdict
-    # option (e.g. a power / minimum-detectable-effect threshold) is declared here, with its range.
+    # Verdict thresholds (protocol, final report rule; docs/contracts.md "Verdict rule"), each with its range.
     placebo_alpha: float = Field(0.10, gt=0, lt=1)
     """Placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds this (protocol Step 5)."""
     detection_alpha: float = Field(0.05, gt=0, lt=1)
     """beta_3 > 0 is significant when its one-sided p is below this (protocol, final report rule)."""
     validation_alpha: float = Field(0.05, gt=0, lt=1)
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
-    max_mde_share: float = Field(0.37, gt=0, allow_inf_nan=False)
-    """"No evidence of contamination" needs the minimum detectable beta_3 (5% one-sided, 80% power) times SD(lap),
-    as a share of the standalone LLM effect, to be at most this (else "Underpowered"); > 0. Default: the paper's
-    in-sample estimate (37%), so "No evidence" means a contamination as large as the paper's would have been found
-    (estimate/power.py)."""
+    max_mde_share: float = Field(0.20, gt=0, allow_inf_nan=False)
+    """"No evidence of contamination" needs the one-sided (1 - detection_alpha) upper confidence bound of beta_3, as a
+    share of the standalone LLM effect per SD of LAP, (beta_3 + t(1 - detection_alpha, df_r) se) x SD(lap) / b1, to
+    be at most this (else "Underpowered"); > 0. Default 0.20, about half the paper's in-sample estimate (37%): the
+    data must exclude an interaction half the paper's size (estimate/power.py)."""
+    detectable_share: float = Field(0.37, gt=0, allow_inf_nan=False)
+    """The interaction (share of the standalone LLM effect per SD of LAP) that the detection test and the placebo must
+    each detect with 80% probability: a larger minimum detectable share makes a quiet beta_3 "Underpowered" and a
+    passing placebo "uninformative"; > 0. Default: the paper's in-sample estimate (37%)."""
+    min_lap_gap: float = Field(0.05, gt=0, lt=1)
+    """Recall LAP: "No evidence" needs the mean LAP of the high-LAP half to exceed the low half's by at least this, in
+    probability (0.05 = 5 percentage points of recall mass): the final rule's "LAP showing meaningful variation"."""
+    min_lap_relative_gap: float = Field(0.05, gt=0, allow_inf_nan=False)
+    """Min-K% LAP: the same requirement relative to mean LAP (high-half mean minus low-half mean, over the mean):
+    Min-K% has no natural unit, so its gate is relative."""
+    wild_bootstrap_reps: int = Field(9999, ge=0)
+    """Draws of the wild cluster restricted bootstrap of beta_3 and of the placebo's beta_3 (Webb weights, seed
+    bootstrap_seed; estimate/wild.py); 0 skips it."""
+    wild_below_clusters: int = Field(42, ge=0)
+    """With fewer entity clusters than this, the verdict reads beta_3's and the placebo's p-values from the wild
+    cluster restricted bootstrap instead of the CRV1 t test (which over-rejects with few clusters); 0 = never."""
     extended_cluster: Literal["period_num", "entity_num"] = "period_num"
     """Cluster variable of the paper's extended tables (II-V): "period_num" (by date, as the paper) or
     "entity_num". The protocol's Steps 3-5 always cluster by entity."""
@@ -387,7 +490,10 @@ class EstimateConfig(Section):
     """Panel column for the triple interaction of paper Table III (e.g. a 0/1 small-firm indicator)."""
     bootstrap_reps: int = Field(10_000, ge=0)
     """Pairs bootstrap draws of the post-cutoff beta_3 (paper Figure III: 10,000); 0 skips the bootstrap."""
-    bootstrap_seed: int = Field(20251222, ge=0)
+    bootstrap_seed: int = Field(20251222, ge=0, le=2**31 - 1)
+    """Seed of the pairs bootstrap and of the wild cluster bootstrap's weights; at most 2^31 - 1 = 2147483647, the
+    largest seed Stata's `set seed` takes, so the Stata engine (do/04_bootstrap.do, lapboot) accepts every seed the
+    config accepts."""
     bootstrap_resample: Literal["obs", "entity"] = "obs"
     """"obs": resample observations (the paper's pairs bootstrap); "entity": resample whole entities."""
     newey_lag: int = Field(-1, ge=-1)
@@ -405,6 +511,19 @@ class RunConfig(Section):
     estimate: EstimateConfig = Field(default_factory=EstimateConfig)
     root: str = Field(".", min_length=1)
     """Project root: data/derived, data/raw, results, logs live under it (relative to the working dir)."""
+
+    @model_validator(mode="after")
+    def _horizon_on_the_calendar(self) -> "RunConfig":
+        """[data] target_date_from counts the horizon in the calendar's sessions: a horizon in other units (a month,
+        "next earnings") has no unique session and is refused rather than guessed."""
+        if self.data.target_date_from and self.study.horizon_sessions is None:
+            raise ConfigError(f"[study] horizon = {toml_value(self.study.horizon)} cannot be counted on the "
+                              f"{self.study.calendar} calendar, which [data] target_date_from = "
+                              f"{toml_value(self.data.target_date_from)} derives target dates on: write it as "
+                              "\"N trading days\" with N of at least 1, a target date after the text (e.g. \"1 "
+                              "trading day\", \"5 trading days\"), or give the target dates as a column and drop "
+                              "target_date_from")
+        return self
 
     def replace(self, **sections: Any) -> "RunConfig":
         """A validated copy with whole sections or section fields replaced: replace(model={"batch_size": 4})."""
@@ -477,14 +596,15 @@ def _explain(error: dict) -> str:
     if field is not None and field.description:
         hint = f" ({textwrap.shorten(field.description, 160, placeholder=' ...')})"
     value = error.get("input")
-    shown = f" = {value!r}" if not isinstance(value, dict) or kind != "missing" else ""
+    shown = f" = {toml_value(value)}" if not isinstance(value, dict) or kind != "missing" else ""
     if len(loc) == 1 and loc[0] in RunConfig.model_fields and loc[0] != "root":
-        return f"[{loc[0]}] must be a table (a [{loc[0]}] section of key = value lines), not {value!r}"
+        return f"[{loc[0]}] must be a table (a [{loc[0]}] section of key = value lines), not {toml_value(value)}"
     if kind == "value_error":
         rule = str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
         return f"{section} {key}{shown} {rule}".strip()
     if kind == "literal_error" and field is not None:
-        return f"{section} {key}{shown}; choose one of {list(get_args(field.annotation))}".strip()
+        choices = ", ".join(toml_value(choice) for choice in get_args(field.annotation))
+        return f"{section} {key}{shown}; choose one of {choices}".strip()
     if kind in RANGE_WORDS:
         (bound,) = error["ctx"].values()
         return f"{section} {key}{shown}; it must be {RANGE_WORDS[kind]} {bound}{hint}".strip()
@@ -572,8 +692,8 @@ def load(path: str | Path) -> RunConfig:
     config = from_dict(_expand_home(read_toml(path)))
     root = Path(config.root)
     if root.exists() and not root.is_dir():
-        raise ConfigError(f"root = {config.root!r} is a file; it must be the project folder (data/, results/ and "
-                          "logs/ are made under it)")
+        raise ConfigError(f"root = {toml_value(config.root)} is a file; it must be the project folder (data/, "
+                          "results/ and logs/ are made under it)")
     return config
 
 

@@ -1,4 +1,4 @@
-"""Whole-study time and memory estimate for `lapbias run --dry-run CONFIG` (issue 17, item 3).
+"""Whole-study time and memory estimate for `lapbias run --dry-run CONFIG`.
 
 Nothing is asked of the study's rows and nothing is written under the run's folders. The estimate is
     seconds(stage) = tokens(stage) / rate(stage),
@@ -10,7 +10,7 @@ untimed warm-up), cached per machine, backend, model, precision, device and batc
 = the process's peak resident set (and GPU peak allocation) during the probe. The estimate stage is probed the
 same way: a few bootstrap draws and one detection regression on a synthetic panel of the study's size.
 
-The GPU line uses the H100 throughput recorded in benchmarks/RESULTS.md (issue 5), not this machine: prompt
+The GPU line uses the H100 throughput recorded in benchmarks/RESULTS.md, not this machine: prompt
 tokens/s of the transformers backend, bundled model (44,834 tokens/s) or an 8B-shaped bf16 model (25,233 tokens/s,
 scaled by parameters for other sizes). Generation on the GPU was not measured; forecast tokens are costed at the
 prompt-scoring rate, a lower bound of its time.
@@ -39,8 +39,6 @@ H100_TOKENS_PER_S = {"small": 44_834, "8B": 25_233}
 architecture bf16 batch 256 (7.18e9 parameters without the input embedding)."""
 H100_8B_PARAMETERS = 7.18e9
 HOUR = 3600.0
-N_REGRESSIONS = 20
-"""About as many reghdfe fits as the protocol and the extended specifications (Tables I-V) run."""
 
 
 @dataclass
@@ -51,6 +49,8 @@ class StageCost:
     tokens_per_s: float
     peak_gb: float
     basis: str
+    work: str = ""
+    """What the stage computes, when it is not model queries (the estimate: regressions and bootstrap draws)."""
 
     @property
     def seconds(self) -> float:
@@ -138,13 +138,36 @@ def probe_rates(backend, config: RunConfig, queries: dict[str, list], probe: int
     return rates, False
 
 
+def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int]:
+    """(regressions, bootstrap draws) the Python engine's `estimate` runs on the validated rows `frame`: on each
+    sample with rows (pre-cutoff; post-cutoff, target dates split as `panel` splits them), the three validation
+    regressions and the detection regression (protocol Steps 3-5) and paper Table V's two columns; on a pre-cutoff
+    sample with rows the power's standalone regression (estimate/power.py), paper Table II's two columns, Table III's
+    two when the [estimate] moderator column exists, Table IV's two with p(w_N+1) and two more with a stated confidence
+    ([forecast] confidence_regex); when both samples have rows and [estimate] bootstrap_reps > 0, the bootstrap's
+    in-sample beta_3 and its draws (paper Figure III). Without a cutoff, both samples are counted."""
+    from .panel import split
+
+    if config.study.cutoff:
+        post = split(frame["target_date"], config)[1]
+        pre_rows, post_rows = bool((post == 0).any()), bool((post == 1).any())
+    else:
+        pre_rows = post_rows = True
+    reps = config.estimate.bootstrap_reps if pre_rows and post_rows else 0
+    pre_only = 1 + 2 + 2 * (config.estimate.moderator in frame.columns) + 2 + 2 * bool(config.forecast.confidence_regex)
+    regressions = (pre_rows + post_rows) * (4 + 2) + pre_rows * pre_only + (reps > 0)
+    return regressions, reps
+
+
 def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
-    """Time and memory of `estimate` (bootstrap + detection regressions) measured on a synthetic panel of the
-    study's size: bootstrap draws as the run computes them (blocks of four, one per SIMD vector of the C kernel, in
-    one thread per core), two blocks per thread, scaled to bootstrap_reps; one reghdfe fit times N_REGRESSIONS."""
-    from .estimate.bootstrap import pairs_bootstrap
+    """Time and memory of `estimate` (planned_estimation's regressions and bootstrap draws) measured on a synthetic
+    panel of the study's size: bootstrap draws as the run computes them (blocks of four, one per SIMD vector of the C
+    kernel, in one thread per core), two blocks per thread, scaled to the draws; one reghdfe fit times the
+    regressions."""
+    from .estimate.bootstrap import pairs_bootstrap, threads as bootstrap_threads
     from .estimate.reghdfe import reghdfe
 
+    regressions, reps = planned_estimation(frame, config)
     rng = np.random.default_rng(0)
     n = len(frame)
     entities, periods = frame["entity_id"].nunique(), max(frame["text_date"].nunique(), 2)
@@ -158,18 +181,20 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
         fit_ok = False
     fit = time.perf_counter() - start
     per_draw = 0.0
-    threads = len(os.sched_getaffinity(0))
+    threads = bootstrap_threads()
     draws = 8 * threads
-    if n >= 10:  # the bootstrap needs 10 rows
+    if n >= 10 and reps:  # the bootstrap needs 10 rows
         pairs_bootstrap(panel, 0.0, B=1, progress=False)  # compiles or loads the kernel, untimed
         start = time.perf_counter()
         pairs_bootstrap(panel, 0.0, B=draws, block=4, progress=False)
         per_draw = (time.perf_counter() - start) / draws
-    reps = config.estimate.bootstrap_reps
-    seconds = N_REGRESSIONS * fit + per_draw * reps
-    basis = f"{N_REGRESSIONS} regressions at {fit:.2f} s{'' if fit_ok else ' (synthetic fit failed)'} + {reps:,} " \
-            f"bootstrap draws at {per_draw * 1e3:.2f} ms (measured on {draws} in {threads} threads)"
-    return StageCost("estimate", N_REGRESSIONS + reps, seconds, 1.0, _peak_gb(), basis)
+    seconds = regressions * fit + per_draw * reps
+    why_none = "[estimate] bootstrap_reps = 0" if config.estimate.bootstrap_reps <= 0 else "one sample has no rows"
+    measured = f" (measured on {draws} in {threads} threads)" if reps else f" (no bootstrap: {why_none})"
+    basis = f"{regressions} regressions at {fit:.2f} s{'' if fit_ok else ' (synthetic fit failed)'} + {reps:,} " \
+            f"bootstrap draws at {per_draw * 1e3:.2f} ms{measured}"
+    return StageCost("estimate", 0, seconds, 1.0, _peak_gb(), basis,
+                     work=f"{regressions} regressions + {reps:,} bootstrap draws")
 
 
 def h100_tokens_per_s(backend) -> tuple[float, str]:
@@ -208,8 +233,8 @@ def dry_run(config: RunConfig, probe: int = 4) -> str:
              f"{config.model.dtype}, {config.model.device}) on {machine()}; rates "
              f"{'from the cache of an earlier probe' if from_cache else 'measured now'} ({_cache_file()})"]
     for s in stages:
-        lines.append(f"  {s.stage:9s} {s.queries:>9,} queries  {_duration(s.seconds):>10s}  peak {s.peak_gb:.1f} GB"
-                     f"  ({s.basis})")
+        work = s.work or f"{s.queries:>9,} queries"
+        lines.append(f"  {s.stage:9s} {work}  {_duration(s.seconds):>10s}  peak {s.peak_gb:.1f} GB  ({s.basis})")
     lines.append(f"  total     {_duration(total)} on this machine")
     rate, label = h100_tokens_per_s(backend)
     tokens = sum(s.tokens for s in stages if s.stage != "estimate")

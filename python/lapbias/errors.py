@@ -29,6 +29,10 @@ class CacheError(LapbiasError):
     """The raw-response cache is missing entries a derived file needs, or is corrupt."""
 
 
+class CacheWriteError(CacheError):
+    """New answers could not be appended to the cache (a full disk, no permission): how many, and where they went."""
+
+
 class MergeError(LapbiasError):
     """A panel merge changed the row count (protocol Step 3: fail if the merge changes N)."""
 

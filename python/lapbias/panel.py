@@ -23,48 +23,21 @@ import pandas as pd
 import pyreadstat
 
 from .config import RunConfig
+from .data import schema
 from .data.derived import read_checked
 from .errors import ConfigError, MergeError
 from .io import Layout, atomic_write, write_parquet
 from .signals import provenance
-from .stage import StaleResultsError, fingerprint, new_run_id, staged_outputs
+from .stage import fingerprint, new_run_id, staged_outputs
 
-LABELS = {
-    "row_id": "Row identifier (preserved from the input)",
-    "entity_id": "Entity identifier",
-    "entity_name": "Entity name",
-    "ticker": "Ticker",
-    "text_date": "Date of the text",
-    "target_date": "Realization date of the outcome",
-    "outcome": "Realized outcome Y (larger = up)",
-    "mu_hat": "LLM forecast from the label map (Step 1)",
-    "parsed": "Forecast response parsed to a label",
-    "p_first": "Probability of the first generated token",
-    "confidence": "Self-reported confidence of the forecast",
-    "p_up": "Recall P(up) (Step 2)",
-    "p_down": "Recall P(down) (Step 2)",
-    "p_unknown": "Recall P(unknown) (Step 2)",
-    "ud": "Recalled direction P(up) - P(down)",
-    "residual_mass": "1 - P(up) - P(down) - P(unknown)",
-    "lap_recall": "LAP, recall: P(up) + P(down)",
-    "lap_approximated": "Recall LAP approximated by sampling (Step 2 fallback)",
-    "lap_mink": "LAP, Min-K% prob (paper eq. 1)",
-    "lap": "LAP used in estimation",
-    "entity_num": "Entity id (integer)",
-    "period_num": "Realization period id (integer)",
-    "period": "Realization period",
-    "post": "Target date after the cutoff (after the release date when set)",
-    "release_gap": "Target date between cutoff and release date (neither sample)",
-    "lap_exact": "Recall label probabilities exact (full distribution)",
-    "censoring_bound": "Largest probability of a token outside the recall top-k",
-    "high_lap": "LAP above the sample median",
-}
+LABELS = schema.PANEL_LABELS
 DTA_EXCLUDED = ("text", "response", "label", "cache_key")
 SIGNALS_KEY = "lapbias_signal_settings"
-"""panel.parquet's metadata: the settings each signal file was derived under ({task: settings}, check_signals)."""
+"""panel.parquet's metadata: the settings each signal file was derived under ({task: settings}; compared by
+freshness.panel_current)."""
 BUILT_FROM_KEY = "lapbias_built_from"
 """panel.parquet's metadata: the sha256 of input.parquet and of each signal file it merged ({file: sha256},
-check_built_from_files)."""
+freshness.panel_current)."""
 SIGNAL_FILES = ("forecast.parquet", "recall.parquet", "minkprob.parquet")
 STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 
@@ -201,128 +174,43 @@ def split(target_date: pd.Series, config: RunConfig) -> tuple[pd.Series, pd.Seri
     return gap.astype("int8"), post
 
 
-def _differs(built: pd.Series, expected: pd.Series) -> pd.Series:
-    """Rows where two columns differ, a missing value equal only to a missing value."""
-    built, expected = built.astype("float64"), expected.astype("float64")
-    return ~(np.isclose(built, expected, rtol=0, atol=1e-12) | (built.isna() & expected.isna()))
+STATA_RESERVED = frozenset({"_all", "_b", "byte", "_coef", "_cons", "double", "float", "if", "in", "int", "long",
+                            "_n", "_N", "_pi", "_pred", "_rc", "_se", "_skip", "str", "strL", "using", "with"})
+"""Names Stata reserves ([U] 11.3 Naming conventions); str1..str2045 too (`stata_names`)."""
 
 
-def check_built_with(panel: pd.DataFrame, config: RunConfig, path) -> None:
-    """The panel was built with the config's cutoff, frequency, LAP measure and high_lap rule (a config edited
-    after `lapbias panel` would otherwise be estimated on the old split and recorded as the new one in
-    results/run_config.json). Each column is recomputed from the panel's own columns, as `assemble` does."""
-    needed = ["target_date", "post", "period", "lap", "lap_recall", "lap_mink", "high_lap", "entity_id"]
-    if any(c not in panel.columns for c in needed):
-        raise StaleResultsError(f"{path} lacks column(s) {[c for c in needed if c not in panel.columns]}; rerun "
-                                "`lapbias panel`")
-    checks = {
-        f"[study] cutoff = {config.study.cutoff}"
-        + (f", release_date = {config.study.release_date}" if config.study.release_date else ""): (
-            "post", panel["post"], split(panel["target_date"], config)[1]),
-        f'[estimate] lap_measure = "{config.estimate.lap_measure}"': (
-            "lap", panel["lap"], panel["lap_recall" if config.estimate.lap_measure == "recall" else "lap_mink"]),
-    }
-    for setting, (column, built, expected) in checks.items():
-        bad = _differs(built, expected)
-        if bad.any():
-            row = panel.loc[bad.idxmax()]
-            raise StaleResultsError(
-                f"{path} was not built with {setting} (e.g. row_id {row.get('row_id', '?')}, target_date "
-                f"{row['target_date']:%Y-%m-%d}: {column} = {built[bad.idxmax()]} in the panel, {expected[bad.idxmax()]} "
-                "by the config); rerun `lapbias panel`, then `lapbias estimate`")
-    period = period_labels(panel["target_date"], config.study.frequency)[0]
-    if not period.equals(panel["period"].astype(str)):
-        first = (period != panel["period"].astype(str)).idxmax()
-        raise StaleResultsError(f"{path} was not built with [study] frequency = \"{config.study.frequency}\" (e.g. "
-                                f"target_date {panel['target_date'][first]:%Y-%m-%d}: period {panel['period'][first]!r} "
-                                f"in the panel, {period[first]!r} by the config); rerun `lapbias panel`, then "
-                                "`lapbias estimate`")
-    expected = pd.Series(np.nan, index=panel.index)
-    for _, sample in panel.groupby("post"):
-        expected[sample.index] = high_lap_flags(sample, config.panel.high_lap).astype("float64")
-    bad = _differs(panel["high_lap"], expected)
-    if bad.any():
-        raise StaleResultsError(f"{path} was not built with [panel] high_lap = \"{config.panel.high_lap}\" ({int(bad.sum())} "
-                                f"row(s) differ, e.g. row_id {panel.get('row_id', panel.index)[bad.idxmax()]}); rerun "
-                                "`lapbias panel`, then `lapbias estimate`")
+def stata_names(columns) -> dict[str, str]:
+    """{column: its .dta name} for the columns whose name Stata cannot hold ([U] 11.3: 1-32 characters of letters,
+    digits and _, not starting with a digit, not reserved): characters outside [A-Za-z0-9_] become _, a leading digit
+    gets a _ prefix, the name is cut to 32 characters and numbered when taken (as Stata's `import delimited` renames
+    such headers). The original name becomes the variable's label."""
+    taken = {c for c in columns if STATA_NAME.match(c) and not _reserved(c)}
+    renamed = {}
+    for column in columns:
+        if column in taken:
+            continue
+        base = re.sub(r"[^A-Za-z0-9_]", "_", str(column).encode("ascii", "replace").decode()) or "_"
+        base = ("_" + base if base[0].isdigit() or _reserved(base) else base)[:32]
+        name, number = base, 1
+        while name in taken:
+            number += 1
+            name = f"{base[:32 - len(str(number)) - 1]}_{number}"
+        taken.add(name)
+        renamed[column] = name
+    return renamed
 
 
-def check_signals(panel: pd.DataFrame, config: RunConfig, path) -> None:
-    """The signals in the panel were derived under the config's settings (the records `build` copied from the
-    signal files): a label map, prompt, model or K edited after `lapbias panel` would otherwise be estimated on the
-    old signals and recorded as the new settings in results/run_config.json. Panels without records (an older
-    version, the Python API) are not checked."""
-    for task, recorded in panel.attrs.get(SIGNALS_KEY, {}).items():
-        rerun = f"rerun `lapbias {task}` and `lapbias panel`, then `lapbias estimate`, {provenance.RUN_ALL}"
-        if task == "minkprob" and config.estimate.lap_measure == "recall":
-            rerun += "; or remove data/derived/minkprob.parquet and rerun `lapbias panel` (the recall LAP is used)"
-        provenance.check_settings(recorded, config, task, path, rerun)
-
-
-def check_built_from_files(panel: pd.DataFrame, layout: Layout, path) -> None:
-    """The panel was built from data/derived/input.parquet and the signal files as they are now (the sha256 `build`
-    recorded): a corrected text or date validated again, or a signal file rewritten since (cache lines answered
-    again, Min-K% run for the first time), would otherwise be estimated on the old panel. Panels without the record
-    (an older version, the Python API) are checked by check_built_from alone."""
-    built_from = panel.attrs.get(BUILT_FROM_KEY)
-    if not built_from:
-        return
-    rerun = f"rerun `lapbias panel`, then `lapbias estimate`, {provenance.RUN_ALL}"
-    if built_from.get("input.parquet") != _fingerprint_or_none(layout.derived_file("input.parquet")):
-        raise StaleResultsError(f"{path} was built from another data/derived/input.parquet (`lapbias validate` ran "
-                                "again since `lapbias panel`): its signals answer the rows validated then; rerun the "
-                                f"signal steps and `lapbias panel`, {provenance.RUN_ALL}")
-    for name in SIGNAL_FILES:
-        now = _fingerprint_or_none(layout.derived_file(name))
-        if name in built_from and built_from[name] != now:
-            raise StaleResultsError(f"data/derived/{name} {'is missing' if now is None else 'changed'} since "
-                                    f"`lapbias panel` merged it into {path}; {rerun}")
-        if name not in built_from and now is not None:
-            raise StaleResultsError(f"data/derived/{name} was written after `lapbias panel` built {path} without it; "
-                                    f"{rerun}")
-
-
-def _fingerprint_or_none(path) -> str | None:
-    return fingerprint(path) if path.is_file() else None
-
-
-def check_built_from(panel: pd.DataFrame, inputs: pd.DataFrame, path) -> None:
-    """The panel holds the rows of data/derived/input.parquet as it is now (row ids in order, and every input column
-    the panel carries: texts, dates, names, outcomes, moderators): a `validate` rerun after a corrected data file, a
-    column mapping or --sample would otherwise leave the panel of the previous validation to be estimated and recorded
-    as the new one. The only check of a panel without the record of the files it was built from (check_built_from_files:
-    an older version, the Python API)."""
-    rerun = "rerun `lapbias panel`, then `lapbias estimate`"
-    ids, built_ids = inputs["row_id"].astype(str).tolist(), panel["row_id"].astype(str).tolist()
-    if ids != built_ids:
-        first = next((i for i, (a, b) in enumerate(zip(ids, built_ids)) if a != b), min(len(ids), len(built_ids)))
-        missing = ids[first] if first < len(ids) else built_ids[first]  # the first row where the two part
-        raise StaleResultsError(f"{path} was not built from data/derived/input.parquet as it is now ({len(built_ids)} "
-                                f"rows in the panel, {len(ids)} validated; e.g. row_id {missing}); {rerun}")
-    for column in [c for c in inputs.columns if c in panel.columns and c != "row_id"]:
-        built, validated = panel[column].reset_index(drop=True), inputs[column].reset_index(drop=True)
-        if pd.api.types.is_numeric_dtype(validated) and pd.api.types.is_numeric_dtype(built):
-            bad = _differs(built, validated)
-        else:
-            bad = ~((built.astype(str) == validated.astype(str)) | (built.isna() & validated.isna()))
-        if bad.any():
-            i = int(bad.idxmax())
-            raise StaleResultsError(f"{path} was not built from data/derived/input.parquet as it is now (row_id "
-                                    f"{ids[i]}: {column} {_shown_cell(built[i])} in the panel, "
-                                    f"{_shown_cell(validated[i])} validated); {rerun}")
-
-
-def _shown_cell(value) -> str:
-    if isinstance(value, pd.Timestamp):
-        return f"{value:%Y-%m-%d}"
-    text = str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+def _reserved(name: str) -> bool:
+    return name in STATA_RESERVED or re.fullmatch(r"str(?:[1-9]\d{0,3})", name) is not None
 
 
 def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The .dta version: no long text columns, numeric flags, dates as Stata dates (%td), valid names."""
+    """The .dta version: no long text columns, numeric flags, dates as Stata dates (%td), valid names (a column whose
+    name Stata cannot hold is renamed, its name kept as its label: `stata_names`)."""
     frame = panel.drop(columns=[c for c in DTA_EXCLUDED if c in panel.columns])
-    frame = frame[[c for c in frame.columns if STATA_NAME.match(c)]]
+    renamed = stata_names(list(frame.columns))
+    original = {new: old for old, new in renamed.items()}
+    frame = frame.rename(columns=renamed)
     for column in frame.columns:
         values = frame[column]
         if pd.api.types.is_datetime64_any_dtype(values):
@@ -333,7 +221,7 @@ def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
             frame[column] = values.astype("float64")
         elif values.dtype == object or pd.api.types.is_string_dtype(values):
             frame[column] = values.astype(object).where(values.notna(), "").astype(str)
-    labels = {c: LABELS.get(c, c) for c in frame.columns}
+    labels = {c: LABELS.get(c, original.get(c, c)) for c in frame.columns}
     return frame, labels
 
 
@@ -361,6 +249,11 @@ def build(config: RunConfig, layout: Layout) -> PanelResult:
                                     for name in ("input.parquet", *SIGNAL_FILES)
                                     if name == "input.parquet" or signals[name.split(".")[0]] is not None}}
     result = PanelResult(panel, notes=notes)
+    renamed = stata_names([c for c in panel.columns if c not in DTA_EXCLUDED])
+    if renamed:
+        result.warnings.append("column(s) renamed in panel_pre.dta / panel_post.dta, whose names Stata cannot hold "
+                               "(the original name is the variable label): "
+                               + ", ".join(f"{old!r} -> {new}" for old, new in renamed.items()))
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
     with staged_outputs(layout.derived, "panel", new_run_id(), known=PANEL_FILES) as folder:
         write_parquet(panel, folder / "panel.parquet")

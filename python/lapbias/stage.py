@@ -17,6 +17,7 @@ folder it is given (`Layout.staged`).
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import json
 import os
@@ -29,7 +30,7 @@ from typing import Iterable, Iterator
 import pandas as pd
 
 from .errors import LapbiasError
-from .io import atomic_write, write_text
+from .io import atomic_write, write_error, write_text
 
 RUN_ID = "run_id"
 RUN_RECORD = "run_config.json"
@@ -93,11 +94,14 @@ def staged_outputs(target: Path, stage: str, run_id: str, known: Iterable[str] =
     `retire`: other stages whose outputs describe this stage's old outputs (e.g. the report of an earlier
     estimate) and are removed with them."""
     target = Path(target)
-    target.mkdir(parents=True, exist_ok=True)
-    for leftover in target.glob(f".{stage}-staging-*"):  # a run killed before it could clean up
-        shutil.rmtree(leftover, ignore_errors=True)
-    folder = target / f".{stage}-staging-{run_id}"
-    folder.mkdir()
+    for leftover in target.glob(f".{stage}-staging-*"):  # a run killed before it could clean up, never a live one
+        if not _alive(leftover.name.rpartition(".")[2]):
+            shutil.rmtree(leftover, ignore_errors=True)
+    folder = target / f".{stage}-staging-{run_id}.{os.getpid()}"
+    try:
+        folder.mkdir(parents=True)
+    except OSError as err:
+        raise write_error(err, folder, "make the staging folder") from None
     try:
         yield folder
         _commit(target, stage, run_id, folder, set(known), tuple(retire))
@@ -105,8 +109,73 @@ def staged_outputs(target: Path, stage: str, run_id: str, known: Iterable[str] =
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _alive(pid: str) -> bool:
+    """Whether the process that named a staging folder `<...>.<pid>` still runs (folders of older versions carry no
+    pid: not alive)."""
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by another user
+        return True
+    return True
+
+
+LOCK_FILE = ".lapbias.lock"
+"""logs/.lapbias.lock: held (flock) by the lapbias command working on the project, with its pid, command and start."""
+
+
+class ProjectBusy(LapbiasError):
+    """Another lapbias command is working on the same project folder."""
+
+
+@contextmanager
+def project_lock(logs: Path, command: str) -> Iterator[None]:
+    """Hold the project's lock for the whole command: two commands on one project would delete each other's staging
+    folders and interleave their outputs. The lock is an flock on logs/.lapbias.lock, released by the kernel when
+    the process ends, however it ends; a second command stops at once with a ProjectBusy naming the first."""
+    import fcntl
+
+    path = Path(logs) / LOCK_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+", encoding="utf-8")
+    except OSError as err:
+        raise write_error(err, path, "take the project lock") from None
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise ProjectBusy(f"another lapbias run is using this folder ({Path(logs).parent}): {holder}; wait for it "
+                              "to finish (or stop it), or give this run its own root in the config") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"`lapbias {command}` (pid {os.getpid()}, started {dt.datetime.now():%Y-%m-%d %H:%M:%S})\n")
+        handle.flush()
+        yield
+    finally:
+        handle.close()  # releases the lock
+
+
+def _check_destination(target: Path, name: str) -> None:
+    """WriteError when `target/name` cannot be written because a folder stands where the file goes, or a file where
+    one of its folders goes."""
+    destination = target / name
+    if destination.is_dir():
+        raise write_error(OSError(errno.EISDIR, os.strerror(errno.EISDIR), str(destination)), destination)
+    for folder in destination.relative_to(target).parents:
+        if (target / folder).exists() and not (target / folder).is_dir():
+            raise write_error(OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(target / folder)), target / folder)
+
+
 def _commit(target: Path, stage: str, run_id: str, folder: Path, known: set[str], retire: tuple[str, ...]) -> None:
     produced = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    for name in produced:  # something in the way is found before anything moves, not after half the files did
+        _check_destination(target, name)
     for name in produced:
         if _stamped(name):
             stamp_csv(folder / name, run_id)

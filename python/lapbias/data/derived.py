@@ -1,6 +1,6 @@
 """Checks on the derived files a stage reads (docs/contracts.md, stage files): a truncated or hand-edited file,
 a missing column, text where numbers belong or an infinite value is one line naming the file, the column, the
-rule and an example row, and the stage that rewrites it (issue 12, item 15)."""
+rule and an example row, and the stage that rewrites it."""
 
 from __future__ import annotations
 

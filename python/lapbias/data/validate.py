@@ -22,7 +22,7 @@ from ..config import RunConfig
 from ..errors import InputDataError
 from ..io import Layout, write_csv, write_parquet, write_text
 from ..stage import StaleResultsError, fingerprint
-from . import schema
+from . import schema, target_dates
 from .derived import shown
 
 SAMPLE_SEED = 20240101
@@ -30,7 +30,7 @@ SAMPLE_SEED = 20240101
 MAX_SEED = 2**32 - 1
 """The largest seed numpy's generator behind pandas' sample accepts (0 .. 2^32 - 1)."""
 SOURCE_RECORD = "data_source.json"
-"""Beside input.parquet: the data file `validate` read and its sha256 (check_source)."""
+"""Beside input.parquet: the data file `validate` read and its sha256 (compared by freshness.source_unchanged)."""
 MISSING_TOKENS = {"", "na", "n/a", "nan", "null", "none", "."}
 """Cell values read as missing in dates and outcomes (CSV conventions, and Stata's "." for missing)."""
 
@@ -53,17 +53,44 @@ class ValidationResult:
         return lines
 
 
+@dataclass
+class UserTable:
+    frame: pd.DataFrame
+    ignored: list[int] = field(default_factory=list)
+    """1-based numbers of the columns left out for an empty header cell over an empty column (_check_header)."""
+    unnamed: list[tuple[int, str]] = field(default_factory=list)
+    """(1-based number, an example value) of the columns left out for an empty header cell over values."""
+
+    def notes(self) -> list[str]:
+        lines = []
+        if self.ignored:
+            many = "s" if len(self.ignored) > 1 else ""
+            lines.append(f"ignored {len(self.ignored)} column{many} with an empty header cell and no values "
+                         f"(column{many} {', '.join(map(str, self.ignored))}: e.g. the empty cells Excel leaves after "
+                         "the last column)")
+        lines += [f"warning: ignored column {number}: it has no name in the header but holds values (e.g. {example}; "
+                  "a saved pandas index?); give it a name in the header row to use it" for number, example in
+                  self.unnamed]
+        return lines
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """The user's file as strings (CSV) or as stored (parquet); unreadable or empty files are errors."""
+    return read_user_table(path).frame
+
+
+def read_user_table(path: str | Path, nrows: int | None = None) -> UserTable:
+    """read_table, also saying which empty columns without a name were left out; `nrows` reads only the first rows
+    (a preview: a file with a header and no rows is then no error)."""
     path = Path(path)
     if not str(path) or not path.exists():
         raise InputDataError(f"data file {str(path)!r} does not exist ([data] path in the config)")
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=nrows)
         elif suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(path)
+            frame = pd.read_parquet(path) if nrows is None else _parquet_head(path, nrows)
         else:
             raise InputDataError(f"data file {path} has extension {suffix!r}; give a .csv or .parquet file")
     except pd.errors.EmptyDataError:
@@ -72,10 +99,20 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise InputDataError(_not_utf8(path)) from None
     except (pd.errors.ParserError, OSError, ValueError) as err:
         raise InputDataError(f"data file {path} cannot be read as {suffix[1:]}: {str(err).splitlines()[0]}") from None
-    if frame.empty:
+    if frame.empty and nrows is None:
         raise InputDataError(f"data file {path} has a header but no rows")
-    _check_header(path, frame)
-    return frame
+    return _check_header(path, frame)
+
+
+def _parquet_head(path: Path, nrows: int) -> pd.DataFrame:
+    """The first `nrows` rows of a parquet file, without reading the rest."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    handle = pq.ParquetFile(path)
+    batch = next(handle.iter_batches(batch_size=max(nrows, 1)), None)
+    table = pa.Table.from_batches([batch]) if batch is not None else handle.schema_arrow.empty_table()
+    return table.to_pandas()
 
 
 def _not_utf8(path: Path) -> str:
@@ -91,9 +128,12 @@ def _not_utf8(path: Path) -> str:
             "lapbias reads")
 
 
-def _check_header(path: Path, frame: pd.DataFrame) -> None:
-    """Duplicate column names are refused (pandas would rename the second `outcome` to `outcome.1` and use the
-    first silently); the CSV header is read as written to see them."""
+def _check_header(path: Path, frame: pd.DataFrame) -> UserTable:
+    """Columns without a name (an empty or blank header cell) are left out: those empty throughout (the cells Excel
+    writes after the last column) with a note, those holding values (e.g. a saved pandas index) with a warning naming
+    the column and an example -- without a name, no setting can refer to them. Two columns of one name are refused
+    (pandas would rename the second `outcome` to `outcome.1` and use the first silently). The CSV header is read as
+    written to see both."""
     if path.suffix.lower() == ".csv":
         import csv
 
@@ -108,10 +148,25 @@ def _check_header(path: Path, frame: pd.DataFrame) -> None:
         if separator:
             raise InputDataError(f"data file {path} has one column {names[0][:80]!r}: it looks separated by "
                                  f"{separator}; lapbias reads comma-separated CSV (save it with commas)")
+    unnamed = [i for i, name in enumerate(names) if not name]
+    if unnamed and len(names) != frame.shape[1]:
+        raise InputDataError(f"data file {path} has {len(unnamed)} column(s) with an empty header cell (column(s) "
+                             f"{', '.join(str(i + 1) for i in unnamed)}); give every column a name in the header row")
+    empty, holding = [], []
+    for i in unnamed:
+        values = frame.iloc[:, i]
+        filled = values.notna() & (values.astype(str).str.strip() != "")
+        if filled.any():
+            holding.append((i + 1, shown(values.iloc[int(filled.to_numpy().argmax())])))
+        else:
+            empty.append(i + 1)
+    names = [name for name in names if name]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputDataError(f"data file {path} has duplicate column name(s) {duplicated}; every column needs its "
                              "own name (which one is meant cannot be guessed)")
+    kept = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in set(unnamed)]]
+    return UserTable(kept, empty, holding)
 
 
 def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
@@ -119,11 +174,16 @@ def _apply_mapping(raw: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     columns (e.g. entity_id = "ticker": the ticker column is both). Other columns are kept as they are."""
     problems = []
     sources: dict[str, str] = {}
+    derived_target = bool(config.data.target_date_from)
+    if derived_target and "target_date" in raw.columns:
+        raise InputDataError(f"the data file has a target_date column and [data] target_date_from = "
+                             f"\"{config.data.target_date_from}\" derives target_date from [study] horizon; drop "
+                             "target_date_from to use the column, or rename the column")
     for name in schema.REQUIRED + schema.OPTIONAL:
         column = config.data.column(name)
         if column in raw.columns:
             sources[name] = column
-        elif name in schema.REQUIRED:
+        elif name in schema.REQUIRED and not (derived_target and name == "target_date"):
             mapped = f" (mapped to {column!r} by [data.columns])" if column != name else ""
             problems.append(f"required column {name!r}{mapped} is missing; the file has columns {list(raw.columns)}")
     if problems:
@@ -207,6 +267,23 @@ def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     return numbers
 
 
+def _parse_moderator(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Series:
+    """The [estimate] moderator of paper Table III (eq. 8, e.g. a 0/1 small-firm indicator) as numbers; a CSV is read
+    as text, so without this the triple interaction is never estimated. Missing cells stay missing (those rows leave
+    Table III only); any other text is an error."""
+    values = frame[column]
+    missing = _is_missing(values)
+    numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
+    bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
+    if bad.any():
+        first = bad.idxmax()
+        problems.append(f"{column}: {int(bad.sum())} value(s) are not finite numbers; [estimate] moderator = "
+                        f"\"{column}\" enters paper Table III's triple interaction as a number, e.g. 0/1 (example "
+                        f"{_label(frame, first)}: {shown(values[first])}); fix the values or set [estimate] moderator "
+                        "to another column")
+    return numbers
+
+
 def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     """The user's row_id as text, or sha256(entity_id|text_date|target_date|text)[:12] when the column is absent."""
     if "row_id" in frame.columns:
@@ -222,10 +299,13 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
                             f"{int(first) + 1}: {frame['row_id'][first]!r}; pandas and Stata read it back as "
                             "missing); give every row a real, unique identifier")
     else:
-        material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str) + "|"
-                    + frame["target_date"].astype(str) + "|" + frame["text"].astype(str))
+        # a missing date is "" (pandas' str of NaT is missing, not text): such a row is dropped, but needs an id
+        material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str).fillna("") + "|"
+                    + frame["target_date"].astype(str).fillna("") + "|" + frame["text"].astype(str))
         ids = material.map(lambda s: "r" + hashlib.sha256(s.encode("utf-8")).hexdigest()[:12])
-    duplicated = ids[ids.duplicated(keep=False) & (ids != "")]
+    repeat = _repeats(frame) if "row_id" not in frame.columns else pd.Series(False, index=frame.index)
+    duplicated = ids[ids.duplicated(keep=False) & (ids != "") & ~repeat]
+    duplicated = duplicated[duplicated.duplicated(keep=False)]
     if not duplicated.empty:
         groups = duplicated.groupby(duplicated).groups
         shown = "; ".join(f"{key!r} on rows {', '.join(str(int(i) + 1) for i in rows)}"
@@ -234,6 +314,11 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
         problems.append(f"duplicate {what}: {len(groups)} value(s) occur more than once, row_id must be unique "
                         f"({shown})")
     return ids
+
+
+def _repeats(frame: pd.DataFrame) -> pd.Series:
+    """Rows repeating an earlier row's schema.DUPLICATE_KEY (the first is kept)."""
+    return frame.duplicated(subset=list(schema.DUPLICATE_KEY), keep="first")
 
 
 def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
@@ -246,6 +331,7 @@ def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
         "target_not_after_text": ~date_missing & (frame["target_date"] <= frame["text_date"]),
         "missing_outcome": frame["outcome"].isna(),
         "empty_text": text_empty,
+        "duplicate_row": _repeats(frame),
     }
 
 
@@ -259,7 +345,12 @@ def _example(frame: pd.DataFrame, index, reason: str, written: pd.Series | None 
     if reason == "empty_text":
         return "text is empty"
     if reason == "missing_date":
-        return f"text_date {row['text_date']}, target_date {row['target_date']}"
+        return ", ".join(f"{column} {'missing' if pd.isna(row[column]) else f'{row[column]:%Y-%m-%d}'}"
+                         for column in schema.DATES)
+    if reason == "duplicate_row":
+        key = list(schema.DUPLICATE_KEY)
+        first = frame.index[(frame[key] == row[key]).all(axis=1)][0]
+        return f"repeats row_id {frame.at[first, 'row_id']}"
     return f"entity_id {row['entity_id']!r}, entity_name {row['entity_name']!r}"
 
 
@@ -322,22 +413,41 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
             problems.append(f"{column}: {int(raw_bytes.sum())} value(s) are bytes, not text (example "
                             f"{_label(frame, first)}: {frame[column][first]!r}); store the column as strings")
         frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
+    text_date_as_written = frame["text_date"].copy()
+    written = {column: frame[column].copy() for column in schema.DATES if column in frame.columns}
+    derivation = None
+    if config.data.target_date_from:
+        derivation = target_dates.derive(frame["text_date"], config.study, lambda index: _label(frame, index),
+                                         config.data.text_time_zone)
+        frame.insert(frame.columns.get_loc("text_date") + 1, "target_date", derivation.target)
     for column in schema.DATES:
         frame[column] = _parse_dates(frame, column, problems)
+    if derivation is not None:  # the text's day on the exchange's clock (target_dates: the day of its news)
+        frame["text_date"] = derivation.day.where(derivation.day.notna(), frame["text_date"])
     outcome_as_written = frame["outcome"].copy()
     frame["outcome"] = _parse_outcome(frame, problems)
     frame["row_id"] = _row_ids(frame, problems)
+    moderator = config.estimate.moderator
+    if moderator in frame.columns and moderator not in schema.ORDER:
+        frame[moderator] = _parse_moderator(frame, moderator, problems)
     remaining, dropped = _apply_drop_rules(frame, outcome_as_written)
     if problems:
+        # rows with a value an error already names (a date or outcome that cannot be read) are not counted again
+        # as rows whose value is missing
+        unread = frame["outcome"].isna() & ~_is_missing(outcome_as_written)
+        for column, values in written.items():
+            unread |= frame[column].isna() & ~_is_missing(values)
+        rest = _apply_drop_rules(frame[~unread], outcome_as_written)[1]
         also = [f"{r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "
-                f"(example row_id {r.example_row_id}: {r.example})" for r in dropped.itertuples()]
+                f"(example row_id {r.example_row_id}: {r.example})" for r in rest.itertuples()]
         raise InputDataError("\n".join(problems + also))
     kept = frame.loc[remaining].reset_index(drop=True)
     if kept.empty:
         raise InputDataError(f"no valid rows left after validation ({len(frame)} rows read, all dropped)")
     extra = [c for c in kept.columns if c not in schema.ORDER]
     kept = kept[list(schema.ORDER) + extra]
-    return ValidationResult(kept, dropped, _warnings(kept, config, has_ticker), n_input=len(frame))
+    notes = derivation.summary(frame, text_date_as_written) if derivation is not None else []
+    return ValidationResult(kept, dropped, _warnings(kept, config, has_ticker), n_input=len(frame), notes=notes)
 
 
 def validate_file(path: str | Path, config: RunConfig) -> ValidationResult:
@@ -345,7 +455,10 @@ def validate_file(path: str | Path, config: RunConfig) -> ValidationResult:
     run); an unset path is a one-line error."""
     if not path:
         raise InputDataError("no data file: set [data] path in the config")
-    return validate_frame(read_table(path), config)
+    table = read_user_table(path)
+    result = validate_frame(table.frame, config)
+    result.notes[:0] = table.notes()
+    return result
 
 
 def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int = SAMPLE_SEED) -> ValidationResult:
@@ -367,8 +480,18 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
     # written last: a run cut short before it keeps the previous record, whose digest a changed file then misses
     write_text(layout.derived_file(SOURCE_RECORD), json.dumps(
         {"data": str(config.data.path), "sha256": fingerprint(Path(config.data.path)),
-         "columns": config.data.columns, "valid_rows": valid_rows, "subsample": subsample}, indent=2) + "\n")
+         "columns": config.data.columns, "target_dates": target_date_settings(config), "valid_rows": valid_rows,
+         "subsample": subsample}, indent=2) + "\n")
     return result
+
+
+def target_date_settings(config: RunConfig) -> dict | None:
+    """The settings target dates were derived under ([data] target_date_from and text_time_zone, [study] horizon and
+    calendar); None when they are a column of the data file."""
+    if not config.data.target_date_from:
+        return None
+    return {"from": config.data.target_date_from, "horizon": config.study.horizon, "calendar": config.study.calendar,
+            "text_time_zone": config.data.text_time_zone}
 
 
 def validated_record(layout: Layout) -> dict | None:
@@ -402,32 +525,3 @@ def read_source_record(layout: Layout) -> dict | None:
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     return record if isinstance(record, dict) else None
-
-
-def check_source(config: RunConfig, layout: Layout) -> None:
-    """The data file is the one `validate` read into data/derived/input.parquet (same sha256): a data file edited
-    or replaced since (a corrected outcome, rows dropped) would otherwise be panelled, estimated and reported from
-    the old rows by every later step run on its own. Nothing to compare when input.parquet was not written by
-    `validate` (no data_source.json: an older version, or stage files written through the Python API)."""
-    record_path = layout.derived_file(SOURCE_RECORD)
-    if not record_path.exists() or not config.data.path:
-        return
-    rerun = ("rerun `lapbias validate`, then the later steps (`lapbias run` does all of them, answering every "
-             "query already asked from the cache)")
-    try:
-        recorded = json.loads(record_path.read_text(encoding="utf-8"))
-        digest = str(recorded["sha256"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise StaleResultsError(f"{record_path} is damaged; {rerun}") from None
-    path = Path(config.data.path)
-    if not path.is_file():
-        raise StaleResultsError(f"[data] path = {config.data.path!r} does not exist (data/derived/input.parquet was "
-                                f"validated from {recorded.get('data')!r}); {rerun}")
-    if fingerprint(path) != digest:
-        was = "" if str(recorded.get("data")) == str(config.data.path) else f" (it validated {recorded.get('data')!r})"
-        raise StaleResultsError(f"{config.data.path} changed since `lapbias validate` read it{was}: "
-                                f"data/derived/input.parquet holds the rows validated then; {rerun}")
-    if "columns" in recorded and recorded["columns"] != config.data.columns:  # records of older versions lack it
-        raise StaleResultsError(f"[data.columns] changed since `lapbias validate` read the data file (it mapped "
-                                f"{json.dumps(recorded['columns'])}, this config {json.dumps(config.data.columns)}): "
-                                f"data/derived/input.parquet holds the columns mapped then; {rerun}")

@@ -7,6 +7,8 @@ analysis sample; X only, no outcome information enters); categorical covariates 
 
 from __future__ import annotations
 
+import re
+import string
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +18,12 @@ from ..errors import InputDataError
 from .config import EssConfig, Outcome
 
 
+READERS = {".csv": "CSV", ".txt": "CSV", ".parquet": "parquet", ".pq": "parquet", ".dta": "Stata .dta"}
+
+
 def read(config: EssConfig) -> pd.DataFrame:
-    """The dataset: a CSV/parquet file, or statsmodels:<name> (statsmodels.datasets.<name>.load_pandas())."""
+    """The dataset: a CSV (UTF-8), parquet or Stata .dta file, or statsmodels:<name>
+    (statsmodels.datasets.<name>.load_pandas()); a file that cannot be read as its kind is a one-line error."""
     source = config.data
     if source.startswith("statsmodels:"):
         import importlib
@@ -30,13 +36,59 @@ def read(config: EssConfig) -> pd.DataFrame:
                                  "e.g. data = \"statsmodels:anes96\"") from None
         frame = frame.reset_index(drop=True)
     else:
-        path = Path(config.root) / source
-        if not path.exists():
-            raise InputDataError(f"[ess] data = {source!r}: {path} does not exist")
-        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        frame = _read_file(Path(config.root) / source, source)
     frame.insert(0, "ess_row", np.arange(len(frame)))
     if config.rows and config.rows < len(frame):
         frame = frame.sample(config.rows, random_state=config.seed).sort_values("ess_row").reset_index(drop=True)
+    return frame
+
+
+def _read_file(path: Path, source: str) -> pd.DataFrame:
+    where = f"[ess] data = {source!r}:"
+    if not path.exists():
+        raise InputDataError(f"{where} {path} does not exist")
+    if path.is_dir():
+        raise InputDataError(f"{where} {path} is a folder; give the data file itself (CSV, parquet or .dta)")
+    kind = READERS.get(path.suffix.lower())
+    if kind is None:
+        excel = " (an Excel workbook: save it as \"CSV UTF-8\" or parquet)" if path.suffix.lower() in (
+            ".xlsx", ".xls", ".xlsm") else ""
+        raise InputDataError(f"{where} {path.name} is not a file the audit reads{excel}; give a .csv (UTF-8), "
+                             ".parquet or .dta file")
+    try:
+        if kind == "CSV":
+            raw = path.read_bytes()
+            if b"\x00" in raw[:8192]:
+                raise InputDataError(f"{where} {path.name} is not a text CSV (it holds NUL bytes: a binary file or "
+                                     "UTF-16 text?); save it as CSV UTF-8")
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                line = raw.count(b"\n", 0, err.start) + 1
+                raise InputDataError(f"{where} {path.name} is not UTF-8 text (line {line}: byte "
+                                     f"{raw[err.start:err.start + 1]!r}, e.g. Latin-1 or Windows-1252); save it as "
+                                     "CSV UTF-8") from None
+            frame = pd.read_csv(path, encoding="utf-8-sig")
+        elif kind == "parquet":
+            frame = pd.read_parquet(path)
+        else:
+            import pyreadstat
+
+            frame = pyreadstat.read_dta(str(path))[0]
+    except pd.errors.EmptyDataError:
+        raise InputDataError(f"{where} {path.name} is empty (no header, no rows)") from None
+    except InputDataError:
+        raise
+    except Exception as err:     # pandas ParserError, pyarrow ArrowInvalid, pyreadstat ReadstatError, OSError, ...
+        raise InputDataError(f"{where} {path.name} cannot be read as {kind}: "
+                             f"{(str(err).splitlines() or [type(err).__name__])[0]}") from None
+    if frame.empty:
+        raise InputDataError(f"{where} {path.name} has a header but no rows (columns: {list(frame.columns)[:8]})")
+    mangled = sorted(str(c) for c in frame.columns if re.search(r"\.\d+$", str(c)) and str(c).rsplit(".", 1)[0]
+                     in frame.columns)
+    if mangled:
+        raise InputDataError(f"{where} {path.name} has duplicate column names ({mangled[0].rsplit('.', 1)[0]!r} "
+                             "twice); every column needs its own name")
     return frame
 
 
@@ -66,6 +118,11 @@ def check_columns(frame: pd.DataFrame, config: EssConfig, outcome: Outcome) -> N
         if frame[column].isna().any():
             raise InputDataError(f"column {column!r} ({by}) has {int(frame[column].isna().sum())} missing value(s), "
                                  f"first at {_example(frame, frame[column].isna())}; drop or fill them first")
+        if pd.api.types.is_float_dtype(frame[column]) and np.isinf(frame[column]).any():
+            infinite = np.isinf(frame[column])
+            raise InputDataError(f"column {column!r} ({by}) has {int(infinite.sum())} infinite value(s), first at "
+                                 f"{_example(frame, infinite)} ({frame.loc[infinite, column].iloc[0]}); losses and "
+                                 "standardized features need finite numbers: drop or fix those rows")
     for column in config.covariates:
         if column not in config.categorical and not pd.api.types.is_numeric_dtype(frame[column]):
             bad = pd.to_numeric(frame[column], errors="coerce").isna()
@@ -87,6 +144,24 @@ def check_columns(frame: pd.DataFrame, config: EssConfig, outcome: Outcome) -> N
                 shown = frame.loc[bad, column].iloc[0] if bad.any() else frame[column].iloc[0]
                 raise InputDataError(f"column {column!r} of the continuous outcome {outcome.name!r} is not numeric "
                                      f"(e.g. {shown!r}); squared error needs numbers, e.g. 12.5, or set type = \"discrete\"")
+
+
+def check_persona_fields(frame: pd.DataFrame, outcome: Outcome) -> None:
+    """Every {column} of the persona prompt exists and is filled in every row. RULE: a row whose persona field is
+    missing or blank is refused, not sent (it would read "earns nan a year") and not dropped (the LLM and the
+    comparators must be scored on the same rows): the error names the column, the count and the first row."""
+    where = f"[ess.outcomes] {outcome.name!r} prompt"
+    fields = [name for _, name, _, _ in string.Formatter().parse(outcome.prompt) if name]
+    for field in dict.fromkeys(fields):
+        if field not in frame.columns:
+            raise InputDataError(f"{where} has the placeholder {{{field}}}, which is not a column of the data; "
+                                 f"placeholders are column names, e.g. {{{list(frame.columns)[1]}}}")
+        values = frame[field]
+        empty = values.isna() | (values.astype(str).str.strip() == "")
+        if empty.any():
+            raise InputDataError(f"{where}: column {field!r} is empty in {int(empty.sum())} row(s), first at "
+                                 f"{_example(frame, empty)}, so the persona would read \"nan\" or nothing there; fill "
+                                 f"or drop those rows, or remove {{{field}}} from the prompt")
 
 
 def analysis_sample(frame: pd.DataFrame, outcome: Outcome) -> pd.DataFrame:

@@ -1,14 +1,20 @@
 """LLM prediction rule g(x) (ESS paper §2.2, §5.2): a persona prompt filled from the covariates, asked through
 lapbias's backends (llm/) with every answer in the raw-response cache data/raw/ess.jsonl (llm/cache.py).
 
-- Discrete outcome: the next-token log-probs at the answer position (top 20) are read, and the prediction is
-  the label whose first token carries the largest log-prob among the labels' first tokens present (a token
-  counts for a label when its stripped, lower-cased text is a non-empty prefix of exactly that label).
-  Deterministic and independent of how a small model phrases its answer. No label in the top 20 → the row is
-  unanswered; it is then scored as a wrong prediction (conservative against the LLM) and counted in the
-  report (`llm_unanswered`).
-- Continuous outcome: greedy generation of `max_new_tokens` tokens; the first number in the answer is the
-  prediction. An answer without a number is an error naming the row (no silent default).
+The model's answer is its greedy completion of the chat (its chat template, `max_new_tokens` tokens), and the
+prediction is read from what it wrote:
+
+- Discrete outcome: the label the answer BEGINS WITH (case ignored; leading spaces, quotes, asterisks and
+  similar marks skipped; the label must end at a word boundary, so "Doles" is not "Dole"; several words may share
+  a value, e.g. labels = {Clinton = 0, "Bill Clinton" = 0, Dole = 1}, and the longest match counts). An answer that
+  begins with no label ("I'm not sure ...") is UNANSWERED: counted and shown in the report, and scored as a wrong
+  prediction (conservative against the LLM). Why not the labels' next-token log-probs, or a forced choice among
+  the labels' whole continuations: both always produce a label, even when the model would write something else
+  (a 135M model gives its first token "I" to every persona, yet its letter "D" outranks "Cl", which read as "Dole"
+  for every row); checking that the model's own greedy path spells the label, which any choice needs to call a
+  prompt answered, is this rule. It needs only generation, which every backend has, hosted APIs included.
+- Continuous outcome: the first number in the answer is the prediction. An answer without a number is an error
+  naming the row (no silent default).
 The model is never tuned on the data and sees no examples from it (§5.2).
 """
 
@@ -26,7 +32,6 @@ from ..llm.cache import Query, ResponseCache, canonical_json
 from .config import EssConfig, Outcome
 
 TASK = "ess"
-TOP_LOGPROBS = 20
 NUMBER = re.compile(r"(?P<grouped>-?\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d+)?)|-?\d+(?:[.,]\d+)?")
 """A number: with thousands groups ("45,000", "1,250,000.5") or a plain decimal with point or comma ("12.5", "12,5")."""
 UNANSWERED = "__unanswered__"
@@ -50,27 +55,25 @@ def persona(template: str, row: pd.Series, value_labels: dict, where: str) -> st
 
 def queries(frame: pd.DataFrame, config: EssConfig, outcome: Outcome) -> list[Query]:
     where = f"[ess.outcomes] {outcome.name!r}"
-    if outcome.discrete:
-        params = {"read": "next_token_logprobs", "top_logprobs": TOP_LOGPROBS, "dtype": config.model.dtype}
-    else:
-        params = {"decoding": "greedy", "temperature": 0, "max_new_tokens": outcome.max_new_tokens,
-                  "dtype": config.model.dtype}
+    params = {"decoding": "greedy", "temperature": 0, "max_new_tokens": outcome.max_new_tokens,
+              "dtype": config.model.dtype}
     return [Query(TASK, config.model.model_id, f"{outcome.name}:{int(row['ess_row'])}",
                   canonical_json(chat(persona(outcome.prompt, row, config.value_labels, where), outcome.system_prompt)),
                   params) for _, row in frame.iterrows()]
 
 
-def choose_label(top: list, labels: dict) -> object:
-    """The outcome value of the label with the highest first-token log-prob in `top` ([id, token, logprob])."""
-    names = [str(label).lower() for label in labels]
-    best, best_logprob = UNANSWERED, -np.inf
-    for _, token, logprob in top:
-        text = str(token).strip().lower()
-        owners = [name for name in names if text and name.startswith(text)]
-        if len(owners) == 1 and logprob is not None and logprob > best_logprob:
-            best, best_logprob = owners[0], logprob
-    lookup = {str(label).lower(): value for label, value in labels.items()}
-    return lookup.get(best, UNANSWERED)
+LEADING_MARKS = " \t\n\r\"'`*_-:>([{“”‘’«»"
+
+
+def choose_label(answer: str, labels: dict) -> object:
+    """The outcome value of the label the answer begins with (module docstring), else UNANSWERED."""
+    text = str(answer).lstrip(LEADING_MARKS).lower()
+    best, length = UNANSWERED, 0
+    for label, value in labels.items():
+        word = str(label).strip().lower()
+        if len(word) > length and text.startswith(word) and not text[len(word):len(word) + 1].isalnum():
+            best, length = value, len(word)
+    return best
 
 
 def parse_number(text: str) -> float:
@@ -93,19 +96,17 @@ def predict(frame: pd.DataFrame, config: EssConfig, outcome: Outcome, backend: B
 
     def ask(batch: list[Query]) -> list:
         chats = [json.loads(q.prompt) for q in batch]
-        if outcome.discrete:
-            return [[t.to_json() for t in top] for top in backend.next_token_logprobs(chats, TOP_LOGPROBS)]
         return [{"text": g.text} for g in backend.generate(chats, outcome.max_new_tokens, 1)]
 
     ask_missing(f"{TASK} {outcome.name}", todo, cache, ask, config.model.queries_per_batch,
                 lambda: config.model.seconds_per_query or backend.seconds_per_query("forecast"), confirm, len(frame))
     rows = []
     for query, (_, row) in zip(todo, frame.iterrows()):
-        response = cache.response(query)
+        shown = cache.response(query)["text"]
         if outcome.discrete:
-            value, shown = choose_label(response, outcome.labels), canonical_json(response[:3])
+            value = choose_label(shown, outcome.labels)
         else:
-            value, shown = parse_number(response["text"]), response["text"]
+            value = parse_number(shown)
             if np.isnan(value):
                 raise InputDataError(f"[ess.outcomes] {outcome.name!r}: the model's answer for row {int(row['ess_row'])} "
                                      f"has no number ({shown!r}); change the prompt so it asks for a number, or give "

@@ -2,8 +2,8 @@
 
 Every estimator of the audit (block-out CV eq. 3.2, the variance components eq. 4.5 and B.2, the difference
 eq. 4.6) needs the loss as a mean of observation-level terms. A loss therefore returns one or two *components*
-per observation, and `combine` turns the block-out CV summaries of its components into those of a
-mean-type loss:
+per observation, and `Loss.linear` writes the loss as a linear combination of its components, which turns the
+block-out CV summaries of the components into those of a mean-type loss:
 
 - `squared`:  ℓ(ŷ, y) = (ŷ − y)² (continuous Y; the report also gives RMSE = √R, §5.1).
 - `zero_one`: ℓ(ŷ, y) = 1{ŷ ≠ y} (discrete Y; the risk is the misclassification rate, §5.1).
@@ -16,7 +16,8 @@ mean-type loss:
   not a mean of losses. Reconstruction (delta method): the pooled ratio r = ā / b̄ over all held-out pairs
   (the risk target is 1 − 2E[TP]/(2E[TP]+E[FP]+E[FN]), a ratio of expected counts) is linearised as
   ψ_i = r + (a_i − r b_i) / b̄, whose block-out CV mean equals r exactly and whose variance is the delta-method
-  variance of r. The variance estimators are applied to ψ.
+  variance of r. The variance estimators are applied to ψ; r and b̄ are those of the predictor being scored
+  (the comparator's at each n, the LLM's on the same rows).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputDataError
-from .blockcv import BlockStats
+from .blockcv import BlockStats, Components
 
 LOSSES = ("squared", "zero_one", "balanced_error", "f1_error")
 DISCRETE_LOSSES = ("zero_one", "balanced_error", "f1_error")
@@ -34,7 +35,7 @@ DISCRETE_LOSSES = ("zero_one", "balanced_error", "f1_error")
 
 @dataclass(frozen=True)
 class Loss:
-    """A loss as components; `combine` maps the components' BlockStats to the loss's BlockStats."""
+    """A loss as observation-level components and the linear map from them to the loss (`linear`)."""
 
     name: str
     classes: tuple = ()
@@ -54,18 +55,21 @@ class Loss:
         true_positive = ((np.asarray(y_hat) == self.positive) & (np.asarray(y) == self.positive)).astype(float)
         return np.vstack([wrong, 2 * true_positive + wrong])
 
-    def combine(self, parts: list[BlockStats]) -> BlockStats:
-        """Block-out CV summaries of the loss from those of its components (module docstring)."""
+    def linear(self, means: np.ndarray) -> tuple[np.ndarray, float]:
+        """(weights, constant) with loss = constant + Σ_c weights_c · component_c, given the block-out CV means of
+        the components (module docstring); NaN weights when 1 − F1 is 0/0 (no positive predicted or present)."""
         if self.name != "f1_error":
-            return parts[0]
-        a, b = parts
-        b_bar = float(b.block_risk.mean())
+            return np.ones(1), 0.0
+        a_bar, b_bar = (float(v) for v in means)
         if b_bar == 0:
-            # No positive class predicted or present in any held-out pair: F1 is 0/0, undefined.
-            return BlockStats(a.n, np.full_like(a.block_risk, np.nan), np.full_like(a.obs_loss, np.nan))
-        r = float(a.block_risk.mean()) / b_bar
-        return BlockStats(a.n, r + (a.block_risk - r * b.block_risk) / b_bar,
-                          r + (a.obs_loss - r * b.obs_loss) / b_bar)
+            return np.full(2, np.nan), np.nan
+        r = a_bar / b_bar
+        return np.array([1 / b_bar, -r / b_bar]), r
+
+    def stats(self, parts: Components) -> BlockStats:
+        """The loss's block-out CV summaries from those of its components."""
+        weights, constant = self.linear(parts.means())
+        return parts.linear(weights, constant)
 
     def metric(self, risk: float) -> tuple[str, float]:
         """The reported metric: RMSE for squared error, accuracy / balanced accuracy / F1 for the others."""

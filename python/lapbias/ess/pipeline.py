@@ -23,7 +23,7 @@ from tqdm import tqdm
 from ..io import Layout, write_csv, write_parquet, write_text
 from ..llm.cache import ResponseCache
 from . import data as ess_data
-from .audit import Settings, curve, llm_risk, metric_interval, summary
+from .audit import Settings, curve, llm_risk, metric_interval, reference_risks, summary
 from .comparators import from_spec
 from .config import EssConfig, Outcome, snapshot
 from .llm_predict import TASK, UNANSWERED, predict
@@ -37,6 +37,8 @@ def results_dir(layout: Layout):
 def _outcome_data(frame: pd.DataFrame, config: EssConfig, outcome: Outcome, backend, cache, confirm):
     ess_data.check_columns(frame, config, outcome)
     sample = ess_data.analysis_sample(frame, outcome)
+    if outcome.prompt:
+        ess_data.check_persona_fields(sample, outcome)
     ess_data.check_grid(config.grid, len(sample), outcome.name)
     X = ess_data.features(sample, config)
     y = ess_data.transformed_outcome(sample, outcome) if outcome.cate else sample[outcome.column].to_numpy()
@@ -49,6 +51,29 @@ def _outcome_data(frame: pd.DataFrame, config: EssConfig, outcome: Outcome, back
         answers = predict(sample, config, outcome, backend, cache, confirm)
     llm_pred = answers["llm_prediction"].to_numpy(float if not outcome.discrete else object)
     return X, y, llm_pred, answers
+
+
+def answer_counts(outcome: Outcome, answers: pd.DataFrame) -> dict:
+    """What the LLM answered: how many rows have a prediction and how many are unanswered, how many distinct
+    predictions there are (a constant rule is worth stating), the count of each label (discrete outcomes) and the
+    most common unanswered answers, as JSON."""
+    predicted = answers["llm_prediction"]
+    unanswered = (predicted == UNANSWERED) if outcome.discrete else pd.Series(False, index=answers.index)
+    counts, top = {}, []
+    if outcome.discrete:
+        values = predicted[~unanswered]
+        if outcome.prompt:
+            words: dict = {}
+            for word, value in outcome.labels.items():
+                words.setdefault(value, word)                   # a value's first label names it
+            counts = {word: int((values == value).sum()) for value, word in words.items()}
+        else:
+            counts = {str(v): int(n) for v, n in values.value_counts().items()}
+        top = [[text[:60], int(n)] for text, n in answers.loc[unanswered, "response"].value_counts().head(3).items()]
+    return {"llm_answered": int((~unanswered).sum()), "llm_unanswered": int(unanswered.sum()),
+            "llm_distinct": int(predicted[~unanswered].nunique()),
+            "llm_answers": json.dumps(counts, ensure_ascii=False),
+            "llm_unanswered_examples": json.dumps(top, ensure_ascii=False)}
 
 
 def run(config: EssConfig, layout: Layout, backend, confirm) -> dict[str, pd.DataFrame]:
@@ -65,12 +90,14 @@ def run(config: EssConfig, layout: Layout, backend, confirm) -> dict[str, pd.Dat
             loss = make_loss(outcome.loss, y, outcome.positive, f"[ess.outcomes] {outcome.name!r} loss")
             risk, se = llm_risk(loss, y, llm_pred)
             value, low, high = metric_interval(loss, risk, se, config.band_level)
-            unanswered = int(np.sum(llm_pred == UNANSWERED)) if outcome.discrete else 0
+            constant_risk, one_observation_risk = reference_risks(loss, y, outcome.discrete)
             llm_rows.append({"outcome": outcome.name, "loss": loss.name, "metric": loss.metric(risk)[0], "N": len(y),
                              "llm_risk": risk, "llm_se": se, "metric_value": value, "metric_ci_low": low,
-                             "metric_ci_high": high, "llm_unanswered": unanswered,
+                             "metric_ci_high": high, **answer_counts(outcome, answers),
+                             "constant_rule_risk": constant_risk, "one_observation_risk": one_observation_risk,
                              "source": outcome.llm_column or "prompt", "cate": bool(outcome.cate),
                              "arm": json.dumps(outcome.arm) if outcome.arm else ""})
+            unanswered = llm_rows[-1]["llm_unanswered"]
             predictions.append(answers.assign(outcome=outcome.name, llm_prediction=answers["llm_prediction"].astype(str)))
             for index, spec in enumerate(outcome.comparators):
                 comparator = from_spec(spec, outcome.discrete, loss.name, config.seed, config.n_jobs, config.trees,

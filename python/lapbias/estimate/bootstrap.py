@@ -53,6 +53,7 @@ from . import bootstrap_kernel as kernel
 from . import bootstrap_lanes as lanes
 from .extended import standardize_within
 from .reghdfe import reghdfe
+from .scaling import power_of_two, sd
 
 VARIABLES = ["outcome", "mu_hat", "lap"]
 ABSORB = ["entity_num", "period_num"]
@@ -63,6 +64,8 @@ CG_MAX_ITER = 100
 full-sample preconditioner needs 3 on the random paper-sized panel of benchmarks/bench_bootstrap.py and about 12
 where each entity is seen on a short window of dates (tests/test_bootstrap.py)."""
 OUTPUTS = ("bootstrap.csv", "bootstrap_draws.csv", "figures/bootstrap.png")
+MIN_ROWS = 10
+"""Complete rows a bootstrap sample needs (pairs_bootstrap refuses fewer; the Stata driver applies the same rule)."""
 
 
 @dataclass
@@ -102,6 +105,13 @@ class BootstrapResult:
                               "standardized": int(self.standardized),
                               "n_unidentified": int(np.isnan(self.draws).sum()),
                               "identified": int(self.identified), "note": self.reason}])
+
+
+def too_few_rows(n_rows: int) -> str:
+    """Why a bootstrap sample of `n_rows` complete rows cannot be resampled ('' when it can)."""
+    if n_rows >= MIN_ROWS:
+        return ""
+    return f"the bootstrap sample has {n_rows} complete rows; at least {MIN_ROWS} are needed"
 
 
 def _units(n_rows: int, entity: np.ndarray, resample: str) -> tuple[np.ndarray, int]:
@@ -148,13 +158,14 @@ def beta3_of(M: np.ndarray, raw: np.ndarray) -> np.ndarray:
     return out
 
 
-def _constant_regressor(z: np.ndarray) -> str:
+def _constant_regressor(z: np.ndarray, scales: np.ndarray) -> str:
     """Why beta_3 cannot be identified in any draw because a regressor has no variation in the pool ('' when none):
-    a draw's design is a subset of the pool's rows, so what is collinear in the pool is collinear in every draw."""
-    for name, column in zip(["mu_hat", "lap", "mu_hat x lap"], z[:, 1:].T):
+    a draw's design is a subset of the pool's rows, so what is collinear in the pool is collinear in every draw.
+    `z` holds the columns divided by `scales` (pairs_bootstrap); the value is shown in the data's units."""
+    for name, column, scale in zip(["mu_hat", "lap", "mu_hat x lap"], z[:, 1:].T, scales[1:]):
         if np.ptp(column) == 0:
-            return f"{name} has no variation in the bootstrap sample (every value {column[0]:g}): beta_3 is not " \
-                   "identified"
+            return f"{name} has no variation in the bootstrap sample (every value {column[0] * scale:g}): beta_3 " \
+                   "is not identified"
     return ""
 
 
@@ -217,14 +228,20 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
     if missing:
         raise EstimationError(f"the bootstrap sample lacks column(s) {missing}")
     data = sample[VARIABLES + ABSORB].dropna()
-    if len(data) < 10:
-        raise EstimationError(f"the bootstrap sample has {len(data)} complete rows; at least 10 are needed")
-    z = np.column_stack([data["outcome"], data["mu_hat"], data["lap"], data["mu_hat"] * data["lap"]]).astype(float)
+    if too_few_rows(len(data)):
+        raise EstimationError(too_few_rows(len(data)))
+    # Units never matter: each variable is divided by a power of two near its largest value (exact), the interaction
+    # formed from the scaled factors, and each column standardized (beta_3 is scaled back), so neither a tolerance
+    # nor a sum of squares sees the data's units (outcomes of 1e300 would overflow it, of 1e-300 underflow it).
+    raw = data[["outcome", "mu_hat", "lap"]].to_numpy(np.float64)
+    scales = np.array([power_of_two(column) for column in raw.T])
+    scaled = raw / scales
+    z = np.column_stack([scaled, scaled[:, 1] * scaled[:, 2]])
+    scales = np.append(scales, scales[1] * scales[2])
     entity = pd.factorize(data["entity_num"])[0]
     period = pd.factorize(data["period_num"])[0]
     result = BootstrapResult(np.full(B, np.nan), float(b3_in_sample), B, seed, resample, len(data), standardized)
-    result.reason = _constant_regressor(z)
-    # Units never matter: standardize each column (beta_3 is scaled back), so no tolerance sees the data's units.
+    result.reason = _constant_regressor(z, scales)
     centre, spread = z.mean(axis=0), z.std(axis=0)
     spread[spread == 0] = 1.0
     inputs = kernel_inputs((z - centre) / spread, entity, period, resample)
@@ -247,12 +264,20 @@ def pairs_bootstrap(sample: pd.DataFrame, b3_in_sample: float, B: int = 10_000, 
         result.draws[first:first + count] = beta3_of(*cross_products(inputs, seed, first, count))
         return count
 
-    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool, \
+    with ThreadPoolExecutor(threads()) as pool, \
             tqdm(total=B, desc="bootstrap", unit="draw", disable=not progress) as bar:
         for count in pool.map(compute, *zip(*blocks)):
             bar.update(count)
-    result.draws *= spread[0] / spread[3]
+    result.draws *= (scales[0] * spread[0]) / (scales[3] * spread[3])
     return result
+
+
+def threads() -> int:
+    """The CPUs this process may run on: os.sched_getaffinity where the OS has it (Linux), else os.cpu_count()
+    (macOS, Windows). The thread count never changes a draw (each draw has its own random stream)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def histogram(result: BootstrapResult, path: Path) -> None:
@@ -280,7 +305,7 @@ def histogram(result: BootstrapResult, path: Path) -> None:
 def _standardize(sample: pd.DataFrame) -> pd.DataFrame:
     """Table V z-scores within the sample (extended.standardize_within), except that a column without variation is
     left as it is: 0/0 would turn it into NaN and drop every row; the bootstrap reports it as not identified."""
-    varying = [c for c in VARIABLES if sample[c].std() > 0]
+    varying = [c for c in VARIABLES if sd(sample[c]) > 0]
     return standardize_within(sample, varying) if varying else sample
 
 
@@ -315,8 +340,9 @@ def run(config: RunConfig, layout: Layout, standardize: bool = True, progress: b
     result = pairs_bootstrap(post, b3_in_sample, B=config.estimate.bootstrap_reps,
                              seed=config.estimate.bootstrap_seed, resample=config.estimate.bootstrap_resample,
                              progress=progress, standardized=standardize)
-    if why_not:
+    if why_not:  # no in-sample beta_3 to compare the draws with: no draw is reported (as the Stata engine writes it)
         result.identified, result.reason = False, "; ".join(filter(None, [why_not, result.reason]))
+        result.draws[:] = np.nan
     write_csv(result.summary(), layout.results / "bootstrap.csv")
     if not result.identified:
         for name in OUTPUTS[1:]:

@@ -30,6 +30,7 @@ from ..config import RunConfig
 from ..errors import EstimationError
 from ..io import Layout, read_parquet, write_csv
 from .reghdfe import RESULT_COLUMNS, reghdfe
+from .scaling import mean_sd, sd, zscores
 
 DESCRIBED = ["outcome", "mu_hat", "lap", "lap_recall", "lap_mink", "ud", "p_first", "confidence"]
 ABSORB = ["entity_num", "period_num"]
@@ -50,26 +51,23 @@ def descriptive(panel: pd.DataFrame) -> pd.DataFrame:
             values = part[variable].dropna().to_numpy(np.float64)
             q = (np.percentile(values, [10, 25, 50, 75, 90], method="averaged_inverted_cdf") if values.size
                  else [float("nan")] * 5)
-            rows.append({"sample": sample, "variable": variable, "mean": values.mean() if values.size else np.nan,
-                         "sd": values.std(ddof=1) if values.size > 1 else np.nan, "p10": q[0], "p25": q[1],
+            mean, spread = mean_sd(values)
+            rows.append({"sample": sample, "variable": variable, "mean": mean, "sd": spread, "p10": q[0], "p25": q[1],
                          "median": q[2], "p75": q[3], "p90": q[4], "N": values.size})
     return pd.DataFrame(rows)
 
 
 def standardize_within(panel: pd.DataFrame, columns: list[str], by: str = "post") -> pd.DataFrame:
-    """Table V: z-scores (x − mean) / SD computed separately within each sample."""
+    """Table V: z-scores (x − mean) / SD computed separately within each sample, at any units (scaling.zscores)."""
     out = panel.copy()
     for column in columns:
-        grouped = out.groupby(by)[column]
-        sd = grouped.transform("std")
-        constant = sd.eq(0)
-        if constant.any():  # a z-score of a constant is 0/0: say which variable, not "every row is missing"
-            first = constant.idxmax()
-            raise EstimationError(f"{column} is constant (= {out[column][first]:g}) on all {int((out[by] == out[by][first]).sum())} rows "
-                                  f"with {by} = {out[by][first]}: it cannot be standardized (paper Table V) and carries "
-                                  "no information for the detection regression (e.g. a model that always answers "
-                                  "the same label)")
-        out[column] = (out[column] - grouped.transform("mean")) / sd
+        for value, rows in out.groupby(by)[column]:
+            if len(rows) > 1 and rows.nunique(dropna=True) == 1:
+                # a z-score of a constant is 0/0: say which variable, not "every row is missing"
+                raise EstimationError(f"{column} is constant (= {rows.iloc[0]:g}) on all {len(rows)} rows with {by} = "
+                                      f"{value}: it cannot be standardized (paper Table V) and carries no information "
+                                      "for the detection regression (e.g. a model that always answers the same label)")
+            out.loc[rows.index, column] = zscores(rows)
     return out
 
 
@@ -110,7 +108,7 @@ def magnitudes(table2: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
     """Economic magnitudes of Table II as the paper states them (module docstring)."""
     b1 = table2[(table2["model"] == "(1)") & (table2["term"] == "mu_hat")]["coef"].iloc[0]
     b3 = table2[(table2["model"] == "(2)") & (table2["term"] == "c.mu_hat#c.lap")]["coef"].iloc[0]
-    sd_mu, sd_lap = sample["mu_hat"].std(ddof=1), sample["lap"].std(ddof=1)
+    sd_mu, sd_lap = sd(sample["mu_hat"]), sd(sample["lap"])
     return pd.DataFrame([
         {"quantity": "one_sd_llm_effect", "value": b1 * sd_mu, "formula": "b1(1) x SD(mu_hat)"},
         {"quantity": "one_sd_lap_interaction_effect", "value": b3 * sd_lap, "formula": "b3(2) x SD(lap)"},

@@ -1,9 +1,15 @@
 """The protocol's regressions (Steps 3-5) on the panel, written to results/*.csv (docs/contracts.md).
 
-Step 3, validation: reghdfe outcome ud [if high_lap == 1 | 0], absorb(entity_num period_num) cluster(entity_num)
+Step 3, validation: reghdfe outcome ud [if high_lap == 1 | 0], absorb(entity_num period_num) cluster(entity_num);
+                    and theta_high − theta_low in one regression (model `high_minus_low`):
+                    reghdfe outcome c.ud#c.high_lap ud, absorb(entity_num#high_lap period_num#high_lap)
+                    cluster(entity_num) -- the halves' thetas exactly (each half keeps its own effects), their
+                    covariance through the shared entity clusters; `p_one_sided` tests theta_high > theta_low.
 Step 4, detection:  reghdfe outcome c.mu_hat##c.lap, absorb(entity_num period_num) cluster(entity_num), on the
                     pre-cutoff sample; beta_3 is the coefficient on c.mu_hat#c.lap, tested one-sided for > 0.
 Step 5, placebo:    both on the post-cutoff sample.
+beta_3 of the detection and placebo regressions also gets wild cluster restricted bootstrap p-values (p_wild,
+p_wild_one_sided; estimate/wild.py), which the verdict reads with few clusters.
 A sample with a single entity (one time series) drops the entity FE and the period FE (one row per period) and
 uses Newey-West standard errors (protocol, implementation notes). A regression that cannot be estimated is noted
 (kind `failed`, with the reason) and the others go on; the verdict names the reason.
@@ -20,10 +26,15 @@ from ..errors import EstimationError
 from ..io import Layout, read_parquet, write_csv
 from .power import detection_power
 from .reghdfe import RESULT_COLUMNS, AllOmitted, RegResult, reghdfe
+from .wild import wild_cluster_bootstrap
 
 DETECTION_TERMS = ["mu_hat", "lap", "c.mu_hat#c.lap"]
 BETA3 = "c.mu_hat#c.lap"
 VALIDATION_MODELS = {"pooled": None, "high_lap": 1, "low_lap": 0}
+DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud#c.high_lap"
+WILD_COLUMNS = ["p_wild", "p_wild_one_sided"]
+"""Columns of detection.csv and placebo.csv after RESULT_COLUMNS: the wild cluster bootstrap's two-sided
+(equal-tailed) and one-sided (beta_3 > 0) p of beta_3, empty on the other terms and where not computed."""
 
 
 @dataclass
@@ -55,6 +66,17 @@ def _fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) -> RegResul
     return reghdfe(sample, y, x, absorb=["entity_num", "period_num"], vce="cluster", cluster=["entity_num"])
 
 
+def _difference_fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) -> RegResult:
+    """theta_high − theta_low (module docstring): each half's entity and period effects absorbed separately; a single
+    time series has no effects, so it gets the half's own constant (high_lap) and Newey-West."""
+    frame = sample.dropna(subset=["high_lap"]).astype({"high_lap": "float64"})
+    if frame["entity_num"].nunique() == 1:
+        return reghdfe(frame, y, [*x, "high_lap"], absorb=[], vce="newey", time="period_num", newey_lag=newey_lag)
+    frame = frame.assign(entity_half=frame["entity_num"] * 2 + frame["high_lap"],
+                         period_half=frame["period_num"] * 2 + frame["high_lap"])
+    return reghdfe(frame, y, x, absorb=["entity_half", "period_half"], vce="cluster", cluster=["entity_num"])
+
+
 def _record(results: ProtocolResults, name: str, model: str, fit: RegResult) -> pd.DataFrame:
     if fit.num_singletons:
         results.notes.append({"model": f"{name}:{model}", "kind": "singletons",
@@ -71,11 +93,11 @@ def _record(results: ProtocolResults, name: str, model: str, fit: RegResult) -> 
 
 
 def _estimated(results: ProtocolResults, name: str, model: str, sample: pd.DataFrame, x: list[str],
-               newey_lag: int) -> pd.DataFrame | None:
+               newey_lag: int, fit=_fit) -> pd.DataFrame | None:
     """The coefficient rows of one regression, or None with a `failed` note saying why it cannot be estimated; a
     regression whose every regressor is collinear gives rows with empty estimates (each term omitted)."""
     try:
-        return _record(results, name, model, _fit(sample, "outcome", x, newey_lag))
+        return _record(results, name, model, fit(sample, "outcome", x, newey_lag))
     except AllOmitted as err:
         for term, why in err.omitted.items():
             results.notes.append({"model": f"{name}:{model}", "kind": "omitted", "detail": f"{term} omitted: {why}"})
@@ -86,33 +108,63 @@ def _estimated(results: ProtocolResults, name: str, model: str, sample: pd.DataF
         return None
 
 
+def validation_difference(results: ProtocolResults, name: str, sample: pd.DataFrame, newey_lag: int
+                          ) -> pd.DataFrame | None:
+    """The `high_minus_low` row of a validation table: theta_high − theta_low (module docstring)."""
+    table = _estimated(results, name, DIFFERENCE_MODEL, sample, [DIFFERENCE, "ud"], newey_lag, _difference_fit)
+    return None if table is None else table[table["term"] == DIFFERENCE]
+
+
+def with_wild(results: ProtocolResults, name: str, table: pd.DataFrame, sample: pd.DataFrame, reps: int,
+              seed: int) -> pd.DataFrame:
+    """`table` (detection or placebo) with WILD_COLUMNS: beta_3's wild cluster restricted bootstrap p-values
+    (estimate/wild.py) on the regressors the regression kept, when beta_3 was estimated with entity clusters and
+    reps > 0; a bootstrap that cannot run is a warning note."""
+    table = table.reindex(columns=[*table.columns.drop(WILD_COLUMNS, errors="ignore"), *WILD_COLUMNS])
+    row = table.index[table["term"] == BETA3]
+    if reps <= 0 or row.empty or pd.isna(table.loc[row[0], "coef"]) or pd.isna(table.loc[row[0], "N_clust"]):
+        return table
+    kept = [t for t in table.loc[table["coef"].notna(), "term"] if t != "_cons"]
+    try:
+        wild = wild_cluster_bootstrap(sample, "outcome", kept, BETA3, reps, seed)
+    except EstimationError as err:
+        results.notes.append({"model": f"{name}:{table.loc[row[0], 'model']}", "kind": "warning",
+                              "detail": f"wild cluster bootstrap of {BETA3} not computed: {err}"})
+        return table
+    table.loc[row[0], WILD_COLUMNS] = [wild.p_two_sided, wild.p_one_sided]
+    return table
+
+
 def _sample_results(results: ProtocolResults, sample: pd.DataFrame, validation: str, detection: str,
-                    newey_lag: int) -> None:
+                    newey_lag: int, wild_reps: int, wild_seed: int) -> None:
     rows = [_estimated(results, validation, model, sample if flag is None else sample[sample["high_lap"] == flag],
                        ["ud"], newey_lag) for model, flag in VALIDATION_MODELS.items()]
+    rows.append(validation_difference(results, validation, sample, newey_lag))
     rows = [r for r in rows if r is not None]
     results.tables[validation] = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=RESULT_COLUMNS)
     model = "pre" if detection == "detection" else "post"
     table = _estimated(results, detection, model, sample, DETECTION_TERMS, newey_lag)
-    results.tables[detection] = table if table is not None else pd.DataFrame(columns=RESULT_COLUMNS)
+    table = table if table is not None else pd.DataFrame(columns=RESULT_COLUMNS)
+    results.tables[detection] = with_wild(results, detection, table, sample, wild_reps, wild_seed)
 
 
-def estimate_panel(pre: pd.DataFrame, post: pd.DataFrame | None, newey_lag: int = -1) -> ProtocolResults:
-    """Validation and detection on the pre-cutoff panel; the same on the post-cutoff panel (placebo). Never raises
-    for a degenerate sample: a regression that cannot be estimated leaves an empty table and a `failed` note
-    naming the reason, which the verdict reports (issue 11 item 2)."""
+def estimate_panel(pre: pd.DataFrame, post: pd.DataFrame | None, newey_lag: int = -1, wild_reps: int = 0,
+                   wild_seed: int = 0) -> ProtocolResults:
+    """Validation and detection on the pre-cutoff panel; the same on the post-cutoff panel (placebo), beta_3 with
+    `wild_reps` wild cluster bootstrap draws (0: none). Never raises for a degenerate sample: a regression that
+    cannot be estimated leaves an empty table and a `failed` note naming the reason, which the verdict reports."""
     results = ProtocolResults()
     if pre.empty:
         results.notes.append({"model": "detection:pre", "kind": "failed", "detail": "the pre-cutoff sample is "
                               "empty: there is nothing to test (check [study] cutoff)"})
-        results.tables["detection"] = pd.DataFrame(columns=RESULT_COLUMNS)
+        results.tables["detection"] = pd.DataFrame(columns=RESULT_COLUMNS + WILD_COLUMNS)
     else:
-        _sample_results(results, pre, "validation", "detection", newey_lag)
+        _sample_results(results, pre, "validation", "detection", newey_lag, wild_reps, wild_seed)
     if post is None or post.empty:
         results.notes.append({"model": "placebo", "kind": "warning",
                               "detail": "no post-cutoff observations: the placebo (Step 5) is infeasible"})
     else:
-        _sample_results(results, post, "placebo_validation", "placebo", newey_lag)
+        _sample_results(results, post, "placebo_validation", "placebo", newey_lag, wild_reps, wild_seed)
     return results
 
 
@@ -121,17 +173,37 @@ def run(config: RunConfig, layout: Layout) -> ProtocolResults:
     it cannot be estimated), power.csv (estimate/power.py) and estimation_notes.csv."""
     panel = read_parquet(layout.derived_file("panel.parquet"))
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
-    results = estimate_panel(pre, post, newey_lag=config.estimate.newey_lag)
+    estimate = config.estimate
+    results = estimate_panel(pre, post, newey_lag=estimate.newey_lag, wild_reps=estimate.wild_bootstrap_reps,
+                             wild_seed=estimate.bootstrap_seed)
     for name in ("validation", "detection", "placebo", "placebo_validation"):
         path = layout.results / f"{name}.csv"
         if name in results.tables:
             write_csv(results.tables[name], path)
         else:
             path.unlink(missing_ok=True)
-    write_csv(detection_power(pre, results.tables["detection"], config.estimate.detection_alpha),
+    write_csv(detection_power(pre, results.tables["detection"], estimate.detection_alpha, post=post,
+                              placebo=results.tables.get("placebo"), placebo_alpha=estimate.placebo_alpha),
               layout.results / "power.csv")
     write_csv(pd.DataFrame(results.notes, columns=["model", "kind", "detail"]), layout.results / "estimation_notes.csv")
     return results
+
+
+def stata_supplement(tables: dict[str, pd.DataFrame], pre: pd.DataFrame, post: pd.DataFrame | None, reps: int,
+                     seed: int, newey_lag: int = -1) -> list[dict[str, str]]:
+    """What the Stata do-files do not estimate, computed here on the samples they estimated (panel_pre.dta,
+    panel_post.dta) and added to their tables in place: beta_3's wild cluster bootstrap p-values in detection and
+    placebo, and the high_minus_low row of validation and placebo_validation (engine python). Returns the notes."""
+    results = ProtocolResults()
+    for name, validation, sample in (("detection", "validation", pre), ("placebo", "placebo_validation", post)):
+        if sample is None or sample.empty:
+            continue
+        if name in tables:
+            tables[name] = with_wild(results, name, tables[name], sample, reps, seed)
+        difference = validation_difference(results, validation, sample, newey_lag) if validation in tables else None
+        if difference is not None:
+            tables[validation] = pd.concat([tables[validation], difference], ignore_index=True)
+    return results.notes
 
 
 def append_notes(layout: Layout, notes: list[dict[str, str]]) -> None:

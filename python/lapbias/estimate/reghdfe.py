@@ -47,6 +47,10 @@ RESULT_COLUMNS = ["model", "term", "coef", "se", "t", "p", "p_one_sided", "ci_lo
                   "df_r", "r2", "r2_within", "num_singletons", "engine"]
 
 
+CONSTANT = "_cons"
+"""reghdfe's name for the constant's row (`_constant`); no variable may carry it."""
+
+
 class AllOmitted(EstimationError):
     """Every regressor is collinear (with the fixed effects or each other): nothing to estimate."""
 
@@ -182,6 +186,14 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
     repeated = sorted({term for term in x if x.count(term) > 1})
     if repeated:
         raise EstimationError(f"regressor(s) {repeated} given more than once; give each term once")
+    for option, names in (("absorb", absorb), ("cluster", cluster)):  # pyfixest's compiled code aborts on these
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise EstimationError(f"{option}({' '.join(names)}): {', '.join(twice)} given more than once; name each "
+                                  f"{'fixed effect' if option == 'absorb' else 'cluster variable'} once")
+    if CONSTANT in [y, *variables]:
+        raise EstimationError(f"a variable named {CONSTANT} cannot enter the regression: it is the name of the "
+                              "constant's row in the results (reserved in Stata too); rename the variable")
     if y in variables:
         raise EstimationError(f"the dependent variable {y} is also a regressor; a variable cannot explain itself")
     keep = [y, *variables, *absorb, *cluster, *([time] if time else [])]

@@ -45,6 +45,37 @@ def power_of_two(values: np.ndarray) -> float:
     return 1.0 if largest == 0 or not math.isfinite(largest) else 2.0 ** round(math.log2(largest))
 
 
+def mean_sd(values, ddof: int = 1) -> tuple[float, float]:
+    """Mean and SD (`ddof`) of a column, computed on the column divided by its power-of-two scale and multiplied back:
+    the same digits at any units (values of 1e300 would overflow the sum of squares, values of 1e-300 underflow it to
+    an SD of 0, "constant"). NaN for an empty column (and for the SD of fewer than ddof + 1 values)."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size == 0:
+        return math.nan, math.nan
+    scale = power_of_two(array)
+    scaled = array / scale
+    sd = float(np.std(scaled, ddof=ddof)) * scale if array.size > ddof else math.nan
+    return float(np.mean(scaled)) * scale, sd
+
+
+def sd(values, ddof: int = 1) -> float:
+    """The scale-free SD of `mean_sd`."""
+    return mean_sd(values, ddof)[1]
+
+
+def zscores(values) -> np.ndarray:
+    """(x − mean) / SD (ddof = 1) over the non-missing values, at any units (`mean_sd`): exactly the z-scores of
+    x / 2^k, so rescaling x changes no digit. Missing values stay missing; fewer than two values or a constant
+    column give NaN (0/0; callers say why first)."""
+    array = np.asarray(values, dtype=np.float64)
+    present = array[~np.isnan(array)]
+    mean, spread = mean_sd(present)
+    if not spread > 0:
+        return np.full(array.shape, np.nan)
+    scale = power_of_two(present)
+    return (array / scale - mean / scale) / (spread / scale)
+
+
 def check_finite(frame: pd.DataFrame, columns: list[str]) -> None:
     """Regression variables must be numbers and finite: name the variable, the row and the value otherwise."""
     for column in columns:

@@ -18,10 +18,19 @@ data), so a run needs no copy of them in the project. Before a run every result 
 folder (`clear_results`), so no table of an earlier run, of either engine, survives; each table states its engine.
 
 Reading back: the do-files export every coefficient table with `_lapbias_export` (esttab csv plain, cells
-"b se t p ci_l ci_u", stats N N_clust df_r r2 r2_within num_singletons p_one); `parse_esttab_csv` turns that layout
-into the results schema with engine "stata". The bootstrap draws (stata_bootstrap_draws.dta) become
-results/bootstrap.csv, bootstrap_draws.csv and figures/bootstrap.png through estimate/bootstrap.py's definitions of
-p_boot and p95 (`BootstrapResult`), so both engines summarise draws the same way.
+"b se t p ci_l ci_u", stats N N_clust df_r r2 r2_within num_singletons p_one; an omitted term as b = 0 without a
+standard error); `parse_esttab_csv` turns that layout into the results schema with engine "stata" (an omitted term:
+a row with empty estimates, and an `omitted` note, as the Python engine writes it), and `_write_table` writes each
+table. The do-files' own notes (stata_notes.csv: failed models, singletons, rows dropped for missing values, the
+single-series warning, in the Python engine's words) become estimation_notes.csv. The bootstrap summary
+(stata_bootstrap.csv) and draws (stata_bootstrap_draws.dta) become results/bootstrap.csv, bootstrap_draws.csv and
+figures/bootstrap.png through estimate/bootstrap.py's definitions of p_boot and p95 (`BootstrapResult`), so both
+engines summarise draws the same way; a bootstrap the do-file reports as not identified (identified = 0 and its
+note) is written as the Python engine writes it: bootstrap.csv only, and a `failed` note; a post-cutoff sample
+with fewer complete rows than the Python engine resamples (bootstrap.MIN_ROWS) is not bootstrapped, with the
+Python engine's `failed` note. The bootstrap gets this
+Python's executable (sys.executable), so that lapboot on Stata 16+ draws with the lapbias kernel (the Python engine's
+draws) instead of one reghdfe per draw.
 """
 
 from __future__ import annotations
@@ -38,12 +47,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyreadstat
 
 from ..config import RunConfig
 from ..errors import LapbiasError
 from ..io import Layout, write_csv
+from .protocol import stata_supplement
 from .reghdfe import RESULT_COLUMNS, one_sided_p
 
 EXECUTABLES = ("stata-mp", "stata-se", "stata", "StataMP-64.exe", "StataSE-64.exe", "StataBE-64.exe", "Stata-64.exe")
@@ -78,6 +89,10 @@ RESULT_FILES = (
 )
 """Every file under results/ that `lapbias estimate` writes with either engine (removed before each run)."""
 NOTE_COLUMNS = ["model", "kind", "detail"]
+BOOTSTRAP_SUMMARY = ("b3_in_sample", "p_boot", "p95", "B", "seed", "resampling", "N", "n_unidentified", "identified",
+                     "note", "method")
+"""The columns of 04_bootstrap.do's stata_bootstrap.csv (method: python = the lapbias kernel, reghdfe = one reghdfe
+per draw, none = no draw made)."""
 
 
 class StataError(LapbiasError):
@@ -319,41 +334,94 @@ def parse_esttab_csv(path: Path) -> pd.DataFrame:
 
 
 def _stata_summary(results: Path) -> pd.Series:
-    """04_bootstrap.do's one-line summary; Stata writes a missing value (no identified draw: p_boot, p95) as "."."""
-    return pd.read_csv(results / "stata_bootstrap.csv", na_values=["."]).iloc[0]
+    """04_bootstrap.do's one-line summary; Stata writes a missing value (no identified draw: p_boot, p95; an
+    in-sample beta_3 that is not identified) as ".", and an empty note as ""."""
+    summary = pd.read_csv(results / "stata_bootstrap.csv", na_values=["."], keep_default_na=False).iloc[0]
+    missing = [c for c in BOOTSTRAP_SUMMARY if c not in summary.index]
+    if missing:
+        raise StataError(f"{results / 'stata_bootstrap.csv'} lacks {missing}: written by an older do/04_bootstrap.do?")
+    return summary
 
 
 def read_bootstrap(results: Path):
     """Stata's bootstrap (stata_bootstrap.csv summary, stata_bootstrap_draws.dta draws) as a BootstrapResult, so that
     p_boot and p95 follow estimate/bootstrap.py's definitions; written as bootstrap.csv (engine "stata"),
-    bootstrap_draws.csv and figures/bootstrap.png by `run_stata`."""
+    bootstrap_draws.csv and figures/bootstrap.png by `run_stata`. A summary with identified = 0 is a result with
+    `identified` False, its note as the reason and every draw NaN (no draws file is read), as the Python engine's."""
     from .bootstrap import BootstrapResult
 
     summary = _stata_summary(results)
-    draws = pyreadstat.read_dta(str(results / "stata_bootstrap_draws.dta"))[0].sort_values("draw")
-    if len(draws) != int(summary["B"]):
-        raise StataError(f"{results / 'stata_bootstrap_draws.dta'} holds {len(draws)} draws, the summary says "
-                         f"{int(summary['B'])}")
-    return BootstrapResult(draws["beta3"].to_numpy(dtype=float), float(summary["b3_in_sample"]), int(summary["B"]),
-                           int(summary["seed"]), str(summary["resampling"]), int(summary["N"]), standardized=True)
+    B, identified = int(summary["B"]), int(summary["identified"]) == 1
+    if identified:
+        draws = pyreadstat.read_dta(str(results / "stata_bootstrap_draws.dta"))[0].sort_values("draw")
+        if len(draws) != B:
+            raise StataError(f"{results / 'stata_bootstrap_draws.dta'} holds {len(draws)} draws, the summary says {B}")
+        values = draws["beta3"].to_numpy(dtype=float)
+    else:
+        values = np.full(B, np.nan)
+    return BootstrapResult(values, float(summary["b3_in_sample"]), B, int(summary["seed"]), str(summary["resampling"]),
+                           int(summary["N"]), standardized=True, identified=identified,
+                           reason="" if identified else str(summary["note"]))
 
 
 def _write_bootstrap(results: Path, run: StataRun) -> None:
+    """bootstrap.csv (engine "stata"), and when identified bootstrap_draws.csv and figures/bootstrap.png; notes: lapboot's
+    own p_boot, p95, n_unidentified against the draws', why a bootstrap is not identified (as `lapbias estimate` notes
+    it for the Python engine), and that draws made by reghdfe follow Stata's random stream."""
     from .bootstrap import histogram
 
     result = read_bootstrap(results)
     stata_summary = _stata_summary(results)
+    table = result.summary()
+    table["engine"] = "stata"
+    write_csv(table, results / "bootstrap.csv")
+    if not result.identified:
+        run.notes.append({"model": "bootstrap", "kind": "failed",
+                          "detail": f"the pairs bootstrap is not identified: {result.reason}"})
+        return
     for name in ("p_boot", "p95", "n_unidentified"):
-        ours, theirs = float(result.summary()[name].iloc[0]), float(stata_summary[name])
+        ours, theirs = float(table[name].iloc[0]), float(stata_summary[name])
         if not (math.isnan(ours) and math.isnan(theirs)) and not math.isclose(ours, theirs, rel_tol=1e-9,
                                                                               abs_tol=1e-12):
             run.notes.append({"model": "bootstrap", "kind": "warning",
                               "detail": f"lapboot's {name} = {stata_summary[name]} differs from the draws' {ours}"})
-    table = result.summary()
-    table["engine"] = "stata"
-    write_csv(table, results / "bootstrap.csv")
+    if stata_summary["method"] == "reghdfe":
+        run.notes.append({"model": "bootstrap", "kind": "warning", "detail": "lapboot re-estimated reghdfe on each "
+                          "draw (Stata's random stream, not the lapbias kernel's): p_boot agrees with the Python "
+                          "engine within Monte Carlo error only"})
     write_csv(pd.DataFrame({"draw": range(1, result.B + 1), "beta3": result.draws}), results / "bootstrap_draws.csv")
     histogram(result, results / "figures" / "bootstrap.png")
+
+
+def _write_table(results: Path, name: str, table: pd.DataFrame) -> None:
+    """results/<name>.csv of one coefficient table in the results schema (engine "stata"): the one place where the
+    Stata engine writes a coefficient table, so a column computed on the Python side for both engines goes here."""
+    write_csv(table, results / f"{name}.csv")
+
+
+def _read_tables(results: Path, run: StataRun) -> None:
+    """The do-files' esttab exports (TABLES) into run.tables and results/<table>.csv, with an `omitted` note for each
+    omitted term (the verdict's collapse rule reads the placebo's `lap omitted` note)."""
+    for name, export in TABLES.items():
+        if not (results / export).exists():
+            continue
+        run.tables[name] = parse_esttab_csv(results / export)
+        _write_table(results, name, run.tables[name])
+        for row in run.tables[name][run.tables[name]["coef"].isna()].itertuples():
+            run.notes.append({"model": f"{name}:{row.model}", "kind": "omitted",
+                              "detail": f"{row.term} omitted: collinear with the fixed effects or the other "
+                                        "regressors (Stata: no standard error)"})
+
+
+def _bootstrap_too_small(data: Path) -> str:
+    """The Python engine's refusal of a bootstrap sample too small to resample (bootstrap.too_few_rows), on the .dta
+    panels' complete rows; '' when do/04_bootstrap.do should run (it handles an empty sample itself, as the Python
+    engine, which then writes no bootstrap and no note)."""
+    from .bootstrap import ABSORB, VARIABLES, too_few_rows
+
+    pre, post = (pyreadstat.read_dta(str(data / f"panel_{part}.dta"), usecols=VARIABLES + ABSORB)[0].dropna()
+                 for part in ("pre", "post"))
+    return "" if pre.empty or post.empty else too_few_rows(len(post))
 
 
 def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results: Path | None = None) -> StataRun:
@@ -380,20 +448,13 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
     if notes_file.exists() and notes_file.stat().st_size:
         run.notes += pd.read_csv(notes_file, dtype=str).fillna("").to_dict("records")
     run.failed += [note["model"] for note in run.notes if note["kind"] == "error"]
-    for name, export in TABLES.items():
-        if (results / export).exists():
-            run.tables[name] = parse_esttab_csv(results / export)
-            write_csv(run.tables[name], results / f"{name}.csv")
-            for row in run.tables[name][run.tables[name]["coef"].isna()].itertuples():
-                run.notes.append({"model": f"{name}:{row.model}", "kind": "omitted",
-                                  "detail": f"{row.term} omitted: collinear with the fixed effects or the other "
-                                            "regressors (Stata: no standard error)"})
+    _read_tables(results, run)
     if "detection" not in run.tables and any(note["model"].startswith("detection:") and note["kind"] == "failed"
                                              for note in run.notes):
         # the contract (docs/contracts.md): detection.csv is always written; without rows when the regression
         # cannot be estimated, and estimation_notes.csv says why -- the report's verdict is then Underpowered
         run.tables["detection"] = pd.DataFrame(columns=RESULT_COLUMNS)
-        write_csv(run.tables["detection"], results / "detection.csv")
+        _write_table(results, "detection", run.tables["detection"])
     if "detection" not in run.tables:
         batch_log = logs / "stata_batch_master.log"
         tail = batch_log.read_text(errors="replace").splitlines()[-10:] if batch_log.exists() else []
@@ -402,11 +463,24 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
         raise StataError(f"Stata wrote no detection table ({results / TABLES['detection']}): {reasons}; "
                          f"see {logs / 'stata_steps.log'}")
     estimate = config.estimate
-    if estimate.bootstrap_reps > 0 and (data / "panel_post.dta").exists():
+    # beta_3's wild cluster bootstrap p-values and the high-minus-low validation test are not in the do-files: the
+    # Python engine computes them on the same exported panel (estimate/protocol.py), the report says so
+    samples = [pyreadstat.read_dta(str(data / f"{name}.dta"))[0] if (data / f"{name}.dta").exists() else None
+               for name in ("panel_pre", "panel_post")]
+    run.notes += stata_supplement(run.tables, *samples, estimate.wild_bootstrap_reps, estimate.bootstrap_seed,
+                                  estimate.newey_lag)
+    for name in ("detection", "placebo", "validation", "placebo_validation"):
+        if name in run.tables:
+            write_csv(run.tables[name], results / f"{name}.csv")
+    too_small = _bootstrap_too_small(data) if (data / "panel_post.dta").exists() else ""
+    if estimate.bootstrap_reps > 0 and too_small:
+        run.notes.append({"model": "bootstrap", "kind": "failed",
+                          "detail": f"the pairs bootstrap could not run: {too_small}"})
+    elif estimate.bootstrap_reps > 0 and (data / "panel_post.dta").exists():
         try:
             _run(install, logs, do / "04_bootstrap.do", [str(data), str(results), str(logs), str(ado),
                                                          str(estimate.bootstrap_reps), str(estimate.bootstrap_seed),
-                                                         estimate.bootstrap_resample])
+                                                         estimate.bootstrap_resample, sys.executable])
             if (results / "stata_bootstrap.csv").exists():
                 _write_bootstrap(results, run)
         except StataError as err:
@@ -414,8 +488,8 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
             first = str(err).splitlines()[0]
             run.notes.append({"model": "bootstrap", "kind": "error",
                               "detail": f"do/04_bootstrap.do failed, the Steps 3-5 tables are kept: {first}"})
-    run.notes.append({"model": "all", "kind": "warning", "detail": "estimated in Stata: see logs/stata_steps.log "
-                      "and logs/stata_bootstrap.log for singletons and omitted terms"})
+    run.notes.append({"model": "all", "kind": "warning", "detail": "estimated in Stata: Stata's own output is in "
+                      "logs/stata_steps.log and logs/stata_bootstrap.log"})
     write_csv(pd.DataFrame(run.notes, columns=NOTE_COLUMNS), results / "estimation_notes.csv")
     return run
 
@@ -438,5 +512,5 @@ def install_instructions(copy_to: Path | None = None) -> str:
         f'net install lapbias, from("{ado}") replace', "help lapbias", "",
         "* The protocol's Steps 3-5, then the bootstrap, from the project folder (paths are arguments):",
         f'do "{do / "master.do"}" "data/derived" "results" "logs" "{ado}" "{do}"',
-        f'do "{do / "04_bootstrap.do"}" "data/derived" "results" "logs" "{ado}" 10000 20251222 obs',
+        f'do "{do / "04_bootstrap.do"}" "data/derived" "results" "logs" "{ado}" 10000 20251222 obs "{sys.executable}"',
     ])

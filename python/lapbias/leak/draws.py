@@ -7,6 +7,8 @@ rendering. Hand-written because `model.generate` takes one global RNG for the wh
 depend on its batch-mates; here every row samples from softmax(logits / T) with its own `torch.Generator`
 seeded by the draw's seed (left padding with position ids from the mask, as the backend's greedy path, and the
 model's KV cache). A draw is reproducible from its seed up to float rounding of the batched forward pass.
+Each draw comes back with whether it ended at the length limit (max_new_tokens tokens and no end of sequence; None
+where the backend's `sample` does not say).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from ..errors import ModelError
 from ..llm.base import Chat
 
 
-def draw(backend, chats: Sequence[Chat], seeds: Sequence[int], temperature: float, max_new_tokens: int) -> list[str]:
+def draw(backend, chats: Sequence[Chat], seeds: Sequence[int], temperature: float,
+         max_new_tokens: int) -> list[tuple[str, bool | None]]:
+    """(text, ended at the length limit) per chat, each drawn with its own seed."""
     sample = getattr(backend, "sample", None)
     if sample is not None:
-        return [sample([c], 1, s, temperature, max_new_tokens)[0][0] for c, s in zip(chats, seeds)]
+        return [(sample([c], 1, s, temperature, max_new_tokens)[0][0], None) for c, s in zip(chats, seeds)]
     model, tokens = getattr(backend, "model", None), getattr(backend, "tokens", None)
     if model is None or tokens is None:
         raise ModelError(f"backend {backend.describe().get('backend', '?')} cannot draw at temperature "
@@ -28,7 +32,7 @@ def draw(backend, chats: Sequence[Chat], seeds: Sequence[int], temperature: floa
     return _local_draws(backend, model, tokens, chats, seeds, temperature, max_new_tokens)
 
 
-def _local_draws(backend, model, tokens, chats, seeds, temperature, max_new_tokens) -> list[str]:
+def _local_draws(backend, model, tokens, chats, seeds, temperature, max_new_tokens) -> list[tuple[str, bool]]:
     import torch
 
     rows = [tokens.render(c) for c in chats]
@@ -56,4 +60,5 @@ def _local_draws(backend, model, tokens, chats, seeds, temperature, max_new_toke
             positions = positions[:, -1:] + 1
             out = model(input_ids=torch.tensor(step, device=model.device).unsqueeze(1), attention_mask=mask,
                         position_ids=positions, past_key_values=out.past_key_values, use_cache=True)
-    return [backend.tokenizer.decode(t, skip_special_tokens=True) for t in new]
+    return [(backend.tokenizer.decode(t, skip_special_tokens=True), not finished and len(t) == max_new_tokens)
+            for t, finished in zip(new, done)]

@@ -1,22 +1,27 @@
 """The NumLeak audit end to end (`lapbias leak CONFIG`): sample dates, ask every probe (cached, resumable),
-parse, score, attribute, and write the results.
+parse, score, attribute, and write the results; or (`--replies FILE`) score replies collected elsewhere
+(replies.py) through the same parser, metrics, tables, figures and report, with no model queried.
 
 Cache: data/raw/leak.jsonl, task "leak", one line per query; key = sha256(task | model_id | query_id | prompt |
 params) (llm/cache.py) with query_id = variant|series|period[|second period]|draw, the prompt = the chat as
 canonical JSON (so the adapted template is in the key) and params = probe, decoding, temperature, seed,
-max_new_tokens, top_logprobs and the model's dtype. Ranking queries: query_id rank|series|period|kind, the
-scored raw text as prompt.
+max_new_tokens, top_logprobs and the model's dtype. A cached answer holds the text, the number of generated tokens
+and whether it ended at the length limit (`truncated`: max_new_tokens tokens and no end of sequence; unknown for an
+answer cached before lapbias recorded it, or from an endpoint that does not say). Ranking queries: query_id
+rank|series|period|kind, the scored raw text as prompt.
 
 Writes:
-  data/derived/leak/dates.csv        the sampled (series, date, window) rows and the seed
-  data/derived/leak/probes.parquet   the probe panel: one row per query with reply, status, value, truth
+  data/derived/leak/dates.csv        the probed (series, date, window, famous) rows and the seed
+  data/derived/leak/probes.parquet   the probe panel: one row per query with reply, status, value, truth,
+                                     truncated, prompt_echo, unread_number, first_token
   data/derived/leak/probes.dta       the same for Stata (replies cut to 244 characters)
   results/leak/summary.csv           one row per series × variant × window, every metric and interval
   results/leak/selectivity.csv       recall of each series vs the truth of each sibling series
+  results/leak/famous.csv, cutoff_gradient.csv   §2's temporal controls (temporal.py)
   results/leak/ranking.csv           log-prob ranking by series × window (App. T)
   results/leak/entropy.csv           readout entropy by condition × window (App. R)
   results/leak/leakshare.csv         residualization and worst-case ceiling (App. N)
-  results/leak/run_config.json       the configuration snapshot
+  results/leak/run_config.json       the configuration snapshot (and the replies file, its sha256 and model)
   results/figures/leak_calibration.png, leak_parse_rate.png, and the NumLeak section of results/REPORT.md
 """
 
@@ -37,9 +42,10 @@ from ..io import Layout, atomic_write, write_csv, write_parquet, write_text
 from ..llm.base import chat
 from ..llm.cache import Query, ResponseCache, canonical_json
 from ..signals.batch import Confirm, ask_missing
-from . import leakshare, metrics, readouts, series
+from . import leakshare, metrics, readouts, replies, series, temporal
 from .config import LeakRun, snapshot
 from .draws import draw
+from .parse import prompt_echo, unread_numbers
 from .probes import REGISTRY, Item, Plan
 
 TASK = "leak"
@@ -69,6 +75,17 @@ def probe_query(item: Item, run: LeakRun) -> Query:
     return Query(TASK, run.model.model_id, item.query_id, canonical_json(chat(item.prompt)), params)
 
 
+def ended_at_limit(generation, max_new_tokens: int, backend) -> bool | None:
+    """A greedy answer cut by the length limit: max_new_tokens tokens, the last not an end-of-sequence token (the
+    backends count it); None when the endpoint returned no tokens."""
+    if not generation.tokens:
+        return None
+    if len(generation.tokens) < max_new_tokens:
+        return False
+    special = set(getattr(getattr(backend, "tokenizer", None), "all_special_ids", None) or ())
+    return generation.tokens[-1].token_id not in special
+
+
 def _asker(backend, run: LeakRun):
     """Answers a mixed batch: greedy chats grouped by answer length, seeded draws one by one, ranking texts
     scored together."""
@@ -85,14 +102,16 @@ def _asker(backend, run: LeakRun):
             else:
                 greedy[query.params["max_new_tokens"]].append(i)
         for (temperature, length), indices in sampled.items():
-            texts = draw(backend, [json.loads(batch[i].prompt) for i in indices],
+            drawn = draw(backend, [json.loads(batch[i].prompt) for i in indices],
                          [batch[i].params["seed"] for i in indices], temperature, length)
-            answers.update({i: {"text": text} for i, text in zip(indices, texts)})
+            answers.update({i: {"text": text, "truncated": cut} for i, (text, cut) in zip(indices, drawn)})
         for length, indices in greedy.items():
             generations = backend.generate([json.loads(batch[i].prompt) for i in indices], length,
                                            run.leak.top_logprobs)
             for i, generation in zip(indices, generations):
-                answers[i] = {"text": generation.text, "first_top": [t.to_json() for t in generation.first_top]}
+                answers[i] = {"text": generation.text, "first_top": [t.to_json() for t in generation.first_top],
+                              "n_tokens": len(generation.tokens),
+                              "truncated": ended_at_limit(generation, length, backend)}
         if scored:
             for i, tokens in zip(scored, backend.prompt_logprobs([batch[i].prompt for i in scored])):
                 answers[i] = {"tokens": [t.to_json() for t in tokens]}
@@ -101,22 +120,27 @@ def _asker(backend, run: LeakRun):
     return ask
 
 
-def _panel_rows(items: list[Item], run: LeakRun, cache: ResponseCache) -> pd.DataFrame:
+def _panel_rows(items: list[Item], answers: list[dict], keys: list[str], parser: str) -> pd.DataFrame:
+    """The probe panel: one row per item, its answer read by the variant's probe."""
     rows = []
-    for item in items:
-        query = probe_query(item, run)
-        response = cache.response(query)
-        parsed = REGISTRY[item.variant].parse(item, response["text"])
-        top = response.get("first_top")
+    for item, answer, key in zip(items, answers, keys):
+        truncated = answer.get("truncated")
+        parsed = REGISTRY[item.variant].parse(item, answer["text"], bool(truncated), parser)
+        top = answer.get("first_top")
         rows.append({
             "variant": item.variant, "series": item.series, "label": item.label, "date": item.date,
             "period": item.period, "window": item.window, "frequency": item.frequency, "unit": item.unit,
-            "truth": item.truth, "other_period": item.other.get("other_period", ""),
+            "famous": item.famous, "truth": item.truth, "other_period": item.other.get("other_period", ""),
             "other_truth": item.other.get("other_truth", math.nan), "draw": item.draw, "seed": item.seed,
-            "temperature": item.temperature, "prompt": item.prompt, "reply": response["text"],
+            "temperature": item.temperature, "prompt": item.prompt, "reply": answer["text"],
+            "truncated": math.nan if truncated is None else float(truncated),
             "status": parsed.status, "value": parsed.value, "reason": parsed.reason,
+            "prompt_echo": prompt_echo(parsed, item.prompt),
+            "unread_number": item.variant != "C" and bool(unread_numbers(parsed, answer["text"],
+                                                                         item.date_words + (item.label,),
+                                                                         bool(truncated))),
             "entropy_bits": readouts.entropy_bits([t[2] for t in top]) if top else math.nan,
-            "cache_key": query.key,
+            "first_token": top[0][1] if top else "", "cache_key": key,
         })
     return pd.DataFrame(rows)
 
@@ -129,11 +153,12 @@ def _ranking(run: LeakRun, sampled: pd.DataFrame, table: pd.DataFrame) -> tuple[
 
 
 def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    target = run.leak.transmission_series or table["series"].iloc[0]
+    target = run.leak.transmission_series or table["series"].iloc[0]  # the truth table: the probed series
     recall = panel[(panel["variant"] == "A") & (panel["series"] == target)]
     frame = recall[["date", "window", "truth"]].assign(recall=recall["value"].where(recall["status"] == "parsed"))
+    frame = frame.groupby(["date", "window"], as_index=False).mean()  # repeated queries of a date: their mean
     if run.leak.signal_path:
-        signal = series.read_signal(run.leak.signal_path)
+        signal = series.read_signal(run.leak.signal_path, run.leak.date_format)
         if "frequency" in recall and len(recall):  # a signal dated anywhere in the period counts for it
             signal["date"] = signal["date"].dt.to_period(series.FREQUENCIES[recall["frequency"].iloc[0]]).dt.start_time
         repeated = signal[signal["date"].duplicated()]
@@ -141,12 +166,12 @@ def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame) -> pd.D
             raise InputDataError(f"signal file {run.leak.signal_path}: two signals for the period starting "
                                  f"{repeated['date'].iloc[0]:%Y-%m-%d} (one signal per period of series {target})")
         source = f"user signal {run.leak.signal_path}"
-        frame = frame.merge(signal, on="date", how="left")
     else:
         sent = panel[panel["variant"] == "transmission"]
         signal = sent[["date"]].assign(signal=sent["value"].where(sent["status"] == "parsed"))
+        signal = signal.groupby("date", as_index=False).mean()
         source = "transmission prompt (App. O)"
-        frame = frame.merge(signal, on="date", how="left")
+    frame = frame.merge(signal, on="date", how="left")
     rows = []
     for window, part in [("all", frame)] + list(frame.groupby("window", sort=True)):
         rows.append({"series": target, "signal": source, "window": window, **leakshare.attribute(part)})
@@ -156,21 +181,37 @@ def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame) -> pd.D
 def write_dta(panel: pd.DataFrame, path: Path) -> None:
     """The probe panel for Stata: dates as %td, flags numeric, long text cut to Stata's str244."""
     frame = panel.drop(columns=["prompt"]).copy()
+    flags = ["famous", "prompt_echo", "unread_number"]
+    frame[flags] = frame[flags].astype(float)
     for column in frame.columns:
         if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
             frame[column] = frame[column].astype(str).str.slice(0, 244)
     frame["date"] = frame["date"].dt.date
     labels = {"variant": "NumLeak probe variant (App. O)", "truth": "published value (C: 0 first date higher)",
               "value": "parsed reply (C: 0 = first date picked)", "status": "parsed / refusal / unparsed",
-              "window": "pre = on or before the cutoff, holdout = after", "entropy_bits": "first-token entropy, bits"}
+              "window": "pre = on or before the cutoff, holdout = after", "entropy_bits": "first-token entropy, bits",
+              "truncated": "1 = reply ended at the length limit (. = unknown)", "famous": "1 = a famous_dates period",
+              "prompt_echo": "1 = the value is only numbers the prompt writes",
+              "unread_number": "1 = unparsed, but holds a number the rules do not read"}
     atomic_write(path, lambda tmp: pyreadstat.write_dta(frame, str(tmp), column_labels=[labels.get(c, c) for c in
                                                                                          frame.columns],
                                                         variable_format={"date": "%td"}))
 
 
+def audit(leak_run: LeakRun, layout: Layout, backend, confirm: Confirm, replies_path: str | None = None,
+          model: str | None = None) -> LeakResult:
+    """The `lapbias leak` stage: ask the model (run) or, with a replies file, score its replies (score_replies)."""
+    if replies_path is not None:
+        return score_replies(leak_run, layout, replies_path, model)
+    if model is not None:
+        raise InputDataError("--model selects a model of a replies file; give --replies FILE with it")
+    return run(leak_run, layout, backend, confirm)
+
+
 def run(leak_run: LeakRun, layout: Layout, backend, confirm: Confirm) -> LeakResult:
     """Ask what is not cached, then derive every output from the cache."""
     table = series.load(leak_run.leak)
+    series.check_transmission(leak_run.leak, table["series"])
     sampled, items = items_of(leak_run, table)
     candidates, ranking_queries = _ranking(leak_run, sampled, table)
     notes = []
@@ -180,39 +221,71 @@ def run(leak_run: LeakRun, layout: Layout, backend, confirm: Confirm) -> LeakRes
             notes.append(f"log-prob ranking skipped: {unavailable}")
             candidates, ranking_queries = pd.DataFrame(), []
     cache = ResponseCache(layout.raw_file(TASK))
-    queries = [probe_query(item, leak_run) for item in items] + ranking_queries
-    asked = ask_missing(TASK, queries, cache, _asker(backend, leak_run), leak_run.model.queries_per_batch,
+    queries = [probe_query(item, leak_run) for item in items]
+    asked = ask_missing(TASK, queries + ranking_queries, cache, _asker(backend, leak_run),
+                        leak_run.model.queries_per_batch,
                         lambda: leak_run.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
-                        len(queries))
-    return derive(leak_run, layout, table, sampled, items, candidates, ranking_queries, notes, asked)
-
-
-def derive(leak_run: LeakRun, layout: Layout, table, sampled, items, candidates, ranking_queries, notes,
-           asked: int = 0) -> LeakResult:
+                        len(queries) + len(ranking_queries))
     cache = ResponseCache(layout.raw_file(TASK))
-    leak = leak_run.leak
-    panel = _panel_rows(items, leak_run, cache)
-    summary = metrics.summarize(panel, leak.band, leak.bootstrap_reps, leak.shuffle_reps, leak.seed)
-    tables = {"summary": summary, "selectivity": metrics.selectivity(panel, table),
-              "entropy": readouts.summarize_entropy(panel)}
+    panel = _panel_rows(items, [cache.response(q) for q in queries], [q.key for q in queries], leak_run.leak.parser)
+    tables = {}
     if ranking_queries:
         scores = [readouts.candidate_score(cache.response(q)["tokens"], c)
                   for q, c in zip(ranking_queries, candidates["candidate"])]
         candidates = candidates.assign(score=[s for s, _ in scores], n_tokens=[n for _, n in scores])
         tables["ranking"] = readouts.summarize_ranking(readouts.rank(candidates))
-    if "A" in leak.variants and ("transmission" in leak.variants or leak.signal_path):
+    return derive(leak_run, layout, table, sampled, panel, tables, notes, asked, {})
+
+
+def score_replies(leak_run: LeakRun, layout: Layout, path: str, model: str | None = None) -> LeakResult:
+    """Score a replies file (replies.py) as if its replies were the model's own; no model is loaded."""
+    table = series.load(leak_run.leak)
+    frame, name = replies.select_model(replies.read(path), model, path)
+    items, answers, notes = replies.items_of(frame, table, leak_run.leak, leak_run.cutoff_date, path)
+    panel = _panel_rows(items, answers, [""] * len(items), leak_run.leak.parser)
+    values = panel[panel["variant"].isin(metrics.VALUE_VARIANTS)]
+    series.check_transmission(leak_run.leak, values["series"])
+    sampled = values[["series", "date", "period", "window", "famous", "truth"]].drop_duplicates(["series", "period"])
+    sampled = sampled.rename(columns={"truth": "value"})
+    # the truth of the replies' series: the series file's where it has them, else the replies' own
+    known = table[table["series"].isin(set(values["series"]))]
+    table = pd.concat([known, sampled[~sampled["series"].isin(set(known["series"]))][["series", "date", "value"]]],
+                      ignore_index=True) if len(values) else table
+    notes = [f"replies scored from {path} (model {name or 'not named'}, {len(panel)} replies); no model was queried, "
+             "so the log-prob readouts (App. R, T) are not available"] + notes
+    source = {"replies": str(path), "replies_sha256": replies.sha256(path), "replies_model": name}
+    return derive(leak_run, layout, table, sampled, panel, {}, notes, 0, source)
+
+
+def derive(leak_run: LeakRun, layout: Layout, table, sampled, panel: pd.DataFrame, tables: dict, notes: list[str],
+           asked: int, source: dict) -> LeakResult:
+    """Every table, file, figure and the report section from the probe panel."""
+    leak = leak_run.leak
+    levels = metrics.level_series(pd.concat([table[["series", "value"]], panel.loc[
+        ~panel["series"].isin(set(table["series"])) & panel["variant"].isin(metrics.VALUE_VARIANTS),
+        ["series", "truth"]].rename(columns={"truth": "value"})]))
+    summary = metrics.summarize(panel, leak.band, leak.fine_band, levels, leak.bootstrap_reps, leak.shuffle_reps,
+                                leak.permutation_reps, leak.seed)
+    tables = {"summary": summary, "selectivity": metrics.selectivity(panel, table),
+              "entropy": readouts.summarize_entropy(panel), "famous": temporal.famous_split(panel, leak.band),
+              "cutoff_gradient": temporal.cutoff_gradient(panel, leak_run.cutoff_date, leak.band), **tables}
+    if "A" in set(panel["variant"]) and ("transmission" in set(panel["variant"]) or leak.signal_path):
         tables["leakshare"] = _attribution(leak_run, panel, table)
+    if not (panel["window"] == "pre").any():
+        notes.append(f"no pre-window dates: every probed period ends after the cutoff {leak.cutoff}; the fabricated "
+                     "controls are asked in the pre window only, so none were asked")
     derived = layout.derived / "leak"
     results = layout.results / "leak"
-    write_csv(sampled.assign(seed=leak.seed)[["series", "date", "period", "window", "value", "seed"]],
+    write_csv(sampled.assign(seed=leak.seed)[["series", "date", "period", "window", "famous", "value", "seed"]],
               derived / "dates.csv")
     write_parquet(panel, derived / "probes.parquet")
     write_dta(panel, derived / "probes.dta")
-    for name, frame in tables.items():
-        write_csv(frame, results / f"{name}.csv")
-    for name in {"ranking", "leakshare"} - set(tables):
+    written = {name for name, frame in tables.items() if len(frame.columns)}  # a table that does not apply has none
+    for name in written:
+        write_csv(tables[name], results / f"{name}.csv")
+    for name in {"ranking", "leakshare", "famous", "cutoff_gradient", "entropy"} - written:
         (results / f"{name}.csv").unlink(missing_ok=True)
-    write_text(results / "run_config.json", json.dumps(snapshot(leak_run), indent=2, default=str) + "\n")
+    write_text(results / "run_config.json", json.dumps({**snapshot(leak_run), **source}, indent=2, default=str) + "\n")
     write_text(results / "notes.txt", "\n".join(notes) + ("\n" if notes else ""))
     from .report import calibration_figure, parse_rate_figure, update_report
 

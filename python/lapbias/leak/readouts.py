@@ -1,9 +1,12 @@
 """Log-prob readouts, where the backend exposes them.
 
-Readout entropy (App. R): H = −Σ_i p_i log2 p_i − r log2 r over the top-k candidates of the first answer token,
-with the mass below the top-k, r = max(0, 1 − Σ_i p_i), as one "rest" bucket. The paper averages the first two
-answer tokens; the backend interface (llm/base.py) exposes the top-k at the first generated position only, so
-this is the first token's entropy (a stated deviation; for replies like "+5.25" that token is the sign).
+Readout entropy (App. R): H = −Σ_i p_i log2 p_i − r log2 r over the paper's top-5 candidates of the first answer
+token, with the mass below the top-5, r = max(0, 1 − Σ_i p_i), as one "rest" bucket. The paper averages the first
+two answer tokens (sign + first numeric chunk); the backend interface (llm/base.py) exposes the top-k at the first
+generated position only, so this is the first token's entropy (a stated deviation). It reads the value only when
+that token is part of the number (a sign or a digit, as in "+5.25"): the table averages those replies
+(`n_value_first`) and gives the mean over every reply apart, so that the entropy of a preamble word ("The") is
+never read as the readout of a value.
 
 Candidate ranking (App. T): for each probed (series, date), five completions of Variant A's question written as
 "Question: …\\nAnswer: <candidate>" (raw text, no chat template, as App. T probes in its Q&A format) — the true
@@ -11,13 +14,15 @@ value, its sign flip, the adjacent date's true value (the next period; the previ
 probed series' value on the same date, and a random decoy drawn uniformly between the series' minimum and
 maximum — each formatted with a sign and the series' decimals. Score = length-normalised sequence log-prob, the
 mean log P of the candidate's tokens. A candidate whose text equals an earlier one (e.g. the adjacent value
-equals the true value) is left out. Reported: top-1 accuracy (Wilson interval), mean rank of the true value
-(1 = best) with chance (k + 1)/2, and which kind wins when the true value loses.
+equals the true value) is left out. Reported (Tab. 18): top-1 accuracy (Wilson interval), mean rank of the true
+value (1 = best) with chance (k + 1)/2, the mean gap (true − best other: the true value's score minus the best
+other candidate's; positive = the true value wins), and which kind wins when the true value loses.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -28,11 +33,16 @@ from .probes.base import value_question
 from .series import human_date
 
 KINDS = ("true", "sign_flipped", "adjacent_date", "other_series", "random_decoy")
+TOP_K = 5
+"""App. R's top-5 candidates."""
+VALUE_TOKEN = re.compile(r"^\s*(?:[-+−–]|\d)")
+"""A first token that is part of a number: a sign or a digit."""
 
 
 def entropy_bits(top_logprobs: list[float]) -> float:
-    """Shannon entropy in bits of the top-k candidates plus the "rest" bucket (App. R)."""
-    probs = np.exp(np.asarray([v for v in top_logprobs if v is not None and not math.isnan(v)], dtype=float))
+    """Shannon entropy in bits of the TOP_K most likely candidates plus the "rest" bucket (App. R)."""
+    known = sorted((v for v in top_logprobs if v is not None and not math.isnan(v)), reverse=True)[:TOP_K]
+    probs = np.exp(np.asarray(known, dtype=float))
     if not len(probs):
         return math.nan
     rest = max(0.0, 1.0 - float(probs.sum()))
@@ -99,9 +109,11 @@ def rank(scored: pd.DataFrame) -> pd.DataFrame:
     for (series, period), group in scored.groupby(["series", "period"], sort=False):
         true_score = group.loc[group["kind"] == "true", "score"].iloc[0]
         winner = group.sort_values("score", ascending=False, kind="stable").iloc[0]
+        others = group.loc[group["kind"] != "true", "score"]
         rows.append({"series": series, "period": period, "window": group["window"].iloc[0],
                      "n_candidates": len(group), "rank_true": 1 + int((group["score"] > true_score).sum()),
-                     "top1": bool(winner["kind"] == "true"), "winner": winner["kind"]})
+                     "top1": bool(winner["kind"] == "true"), "winner": winner["kind"],
+                     "gap": float(true_score - others.max()) if len(others) else math.nan})
     return pd.DataFrame(rows)
 
 
@@ -113,7 +125,8 @@ def summarize_ranking(ranks: pd.DataFrame) -> pd.DataFrame:
         row = {"series": series, "window": window, "n_dates": len(group), "top1_accuracy": share,
                "top1_lo": low, "top1_hi": high, "chance_top1": float((1 / group["n_candidates"]).mean()),
                "mean_rank_true": float(group["rank_true"].mean()),
-               "chance_mean_rank": float(((group["n_candidates"] + 1) / 2).mean())}
+               "chance_mean_rank": float(((group["n_candidates"] + 1) / 2).mean()),
+               "mean_gap": float(group["gap"].mean())}
         losses = group.loc[~group["top1"], "winner"].value_counts()
         for kind in KINDS[1:]:
             row[f"loses_to_{kind}"] = int(losses.get(kind, 0))
@@ -122,15 +135,21 @@ def summarize_ranking(ranks: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize_entropy(panel: pd.DataFrame) -> pd.DataFrame:
-    """Readout entropy by condition (Variant A per series, the fabricated controls) and window (App. R)."""
+    """Readout entropy by condition (Variant A per series, the fabricated controls) and window (App. R): the mean
+    over the replies whose first token is a sign or a digit, and over every reply."""
     greedy = panel[panel["variant"].isin(["A", "fabricated_series", "fabricated_fund"])
                    & panel["entropy_bits"].notna()]
     rows = []
     for (variant, series, window), group in greedy.groupby(["variant", "series", "window"], sort=True):
-        committed = group[group["status"] == "parsed"]["entropy_bits"]
+        valued = group[group["first_token"].fillna("").str.match(VALUE_TOKEN.pattern)]
+        committed = valued[valued["status"] == "parsed"]["entropy_bits"]
         rows.append({"variant": variant, "series": series, "window": window, "n": len(group),
-                     "mean_entropy_bits": float(group["entropy_bits"].mean()),
-                     "median_entropy_bits": float(group["entropy_bits"].median()),
+                     "n_value_first": len(valued),
+                     "mean_entropy_bits": float(valued["entropy_bits"].mean()) if len(valued) else math.nan,
+                     "median_entropy_bits": float(valued["entropy_bits"].median()) if len(valued) else math.nan,
                      "n_committed": len(committed),
-                     "mean_entropy_committed": float(committed.mean()) if len(committed) else math.nan})
+                     "mean_entropy_committed": float(committed.mean()) if len(committed) else math.nan,
+                     "mean_entropy_all": float(group["entropy_bits"].mean()),
+                     "first_tokens": ", ".join(f"{t!r} x{n}" for t, n in group["first_token"].value_counts()
+                                               .head(3).items())})
     return pd.DataFrame(rows)

@@ -3,7 +3,9 @@
 A series file (CSV or parquet) has one row per (series, date): `series`, `date`, `value`, and optionally
 `label` (how a prompt names the series) and `unit` (one of config.UNITS). Rules, each broken row reported on
 its own line (file line numbers: the header is line 1):
-- every date parses; every value is a number (no missing values: a missing value is a gap);
+- every date parses: ISO (YYYY-MM-DD, or YYYY-MM for a month) unless `[leak] date_format` names the file's
+  format; a day/month date such as 01/02/2020 is refused without it (it reads as 1 February or 2 January);
+- every value is a number (no missing values: a missing value is a gap);
 - a series has one frequency (day, week, month, quarter or year, from the spacing of its dates), no duplicate
   period, and no gap (every period between its first and last date is present);
 - a unit is one of config.UNITS; label and unit are constant within a series.
@@ -17,6 +19,7 @@ quarterly rate in percent), 1959 Q1–2009 Q3. macrodata's first `infl` value (1
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import numpy as np
@@ -24,12 +27,16 @@ import pandas as pd
 
 from ..data.validate import MISSING_TOKENS, read_table
 from ..errors import ConfigError, InputDataError
-from .config import UNITS, LeakConfig
+from .config import UNITS, LeakConfig, written
 
 COLUMNS = ("series", "date", "value", "label", "unit")
 FREQUENCIES = {"day": "D", "week": "W", "month": "M", "quarter": "Q", "year": "Y"}
 MAX_LINES = 20
 """Problems listed one per line; beyond this many the rest are counted."""
+
+ISO = re.compile(r"^\d{4}-\d{2}(?:-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?)?$")
+"""ISO dates: YYYY-MM-DD (a time of day after it is allowed, as spreadsheets write it) or YYYY-MM."""
+DAY_MONTH = re.compile(r"^\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}$")
 
 MACRODATA_LABELS = {
     "unemp": "the U.S. civilian unemployment rate (quarterly average, seasonally adjusted)",
@@ -52,6 +59,32 @@ def macrodata() -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def parse_dates(values: pd.Series, date_format: str = "") -> pd.Series:
+    """Dates as Timestamps (NaT where a value is not a date): a datetime column as stored; text in ISO form, or in
+    `date_format` when the config names one (ISO is accepted beside it)."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return values.dt.tz_localize(None) if getattr(values.dt, "tz", None) is not None else values
+    text = values.astype(str).str.strip()
+    iso = text.where(text.str.match(ISO.pattern))
+    parsed = pd.to_datetime(iso.str.slice(0, 10).where(iso.str.len() != 7, iso + "-01"), format="%Y-%m-%d",
+                            errors="coerce")
+    if date_format:
+        parsed = parsed.fillna(pd.to_datetime(text, format=date_format, errors="coerce"))
+    return parsed
+
+
+def date_problem(value, date_format: str = "") -> str:
+    """Why a date cell was not read (for one line of a file's problem list)."""
+    text = str(value).strip()
+    if DAY_MONTH.match(text) and not date_format:
+        return (f"date {text!r} is not an ISO date (YYYY-MM-DD): a day/month date is ambiguous (01/02/2020 is "
+                "1 February or 2 January); write ISO dates or name the order in the config, [leak] date_format = "
+                "\"%d/%m/%Y\" (or \"%m/%d/%Y\")")
+    wanted = f"in the format [leak] date_format = \"{date_format}\" or ISO" if date_format else \
+        "an ISO date (YYYY-MM-DD, e.g. 1975-04-01)"
+    return f"date {text!r} is not {wanted}"
+
+
 def _frequency(days: np.ndarray) -> str | None:
     """The frequency from the median spacing of consecutive dates in days."""
     median = float(np.median(days))
@@ -62,14 +95,14 @@ def _frequency(days: np.ndarray) -> str | None:
     return None
 
 
-def _problem_lines(problems: list[str], path: str) -> str:
+def _problem_lines(problems: list[str], path: str, what: str = "series file") -> str:
     shown = problems[:MAX_LINES]
     more = len(problems) - len(shown)
-    return "\n".join([f"series file {path}: {len(problems)} problem(s)"] + [f"  {p}" for p in shown]
+    return "\n".join([f"{what} {path}: {len(problems)} problem(s)"] + [f"  {p}" for p in shown]
                      + ([f"  ... and {more} more"] if more > 0 else []))
 
 
-def validate(raw: pd.DataFrame, default_unit: str, path: str = "<series>") -> pd.DataFrame:
+def validate(raw: pd.DataFrame, default_unit: str, path: str = "<series>", date_format: str = "") -> pd.DataFrame:
     """The checked series table: series, date (period start), value, label, unit, frequency, period."""
     missing = [c for c in ("series", "date", "value") if c not in raw.columns]
     if missing:
@@ -78,7 +111,7 @@ def validate(raw: pd.DataFrame, default_unit: str, path: str = "<series>") -> pd
     frame = pd.DataFrame({"line": np.arange(len(raw)) + 2, "series": raw["series"].astype(str).str.strip()})
     text = raw["value"].astype(str).str.strip()
     frame["value"] = pd.to_numeric(text.where(~text.str.lower().isin(MISSING_TOKENS)), errors="coerce")
-    frame["date"] = pd.to_datetime(raw["date"].astype(str).str.strip(), errors="coerce", format="mixed")
+    frame["date"] = parse_dates(raw["date"], date_format).to_numpy()
     frame["label"] = raw["label"].astype(str).str.strip() if "label" in raw else ""
     frame["label"] = frame["label"].where(frame["label"] != "", frame["series"])
     frame["unit"] = raw["unit"].astype(str).str.strip() if "unit" in raw else default_unit
@@ -86,7 +119,7 @@ def validate(raw: pd.DataFrame, default_unit: str, path: str = "<series>") -> pd
     for row in frame.itertuples():
         original = raw.iloc[row.Index]
         if pd.isna(row.date):
-            problems.append(f"line {row.line}: date {original['date']!r} is not a date (e.g. 1975-04-01)")
+            problems.append(f"line {row.line}: {date_problem(original['date'], date_format)}")
         if pd.isna(row.value):
             what = "missing (a gap)" if text.iloc[row.Index].lower() in MISSING_TOKENS else "not a number"
             problems.append(f"line {row.line}: value {original['value']!r} of series {row.series} is {what}; "
@@ -134,18 +167,25 @@ def validate(raw: pd.DataFrame, default_unit: str, path: str = "<series>") -> pd
 def load(leak: LeakConfig) -> pd.DataFrame:
     """The configured series, validated, restricted to `[leak] series`."""
     if leak.path:
-        table = validate(read_table(leak.path), leak.default_unit, leak.path)
+        table = validate(read_table(leak.path), leak.default_unit, leak.path, leak.date_format)
     else:
-        table = validate(macrodata().astype({"date": str, "value": str}), leak.default_unit, "statsmodels macrodata")
+        table = validate(macrodata().astype({"value": str}), leak.default_unit, "statsmodels macrodata")
     if leak.series:
         unknown = [s for s in leak.series if s not in set(table["series"])]
         if unknown:
-            raise ConfigError(f"[leak] series lists {unknown}, not in the series file; it has "
-                              f"{sorted(set(table['series']))}")
+            raise ConfigError(f"[leak] series = {written(list(leak.series))}; {written(unknown[0])} is not in the "
+                              f"series file, which has {written(sorted(set(table['series'])))}")
         table = table[table["series"].isin(leak.series)]
     if table.empty:
         raise InputDataError("the series file has no rows")
     return table.reset_index(drop=True)
+
+
+def check_transmission(leak: LeakConfig, names) -> None:
+    """`[leak] transmission_series` must be one of the probed series (the series file's, or a replies file's)."""
+    if leak.transmission_series and leak.transmission_series not in set(names):
+        raise ConfigError(f"[leak] transmission_series = {written(leak.transmission_series)} is not a probed series; "
+                          f"name one of {written(sorted(set(names)))} (\"\" = the first)")
 
 
 def window(table: pd.DataFrame, cutoff: dt.date) -> pd.Series:
@@ -168,41 +208,49 @@ def human_date(date: pd.Timestamp, frequency: str) -> str:
     return f"{date.day} {date:%B %Y}"
 
 
+def _fixed_rows(table: pd.DataFrame, dates: tuple[str, ...], key: str) -> pd.DataFrame:
+    """The rows of every series at each listed date's period (`[leak] dates` or `famous_dates`): a date outside a
+    series, or two dates in the same period, is refused (the same period asked twice would count twice)."""
+    wanted = pd.to_datetime(list(dates))
+    rows = []
+    for name, part in table.groupby("series", sort=False):
+        frequency = part["frequency"].iloc[0]
+        periods = pd.Series(part["date"].dt.to_period(FREQUENCIES[frequency]).to_numpy())
+        seen: dict = {}
+        for index, when in enumerate(wanted):
+            period = when.to_period(FREQUENCIES[frequency])
+            if period in seen:
+                raise InputDataError(
+                    f"[leak] {key}[{index}] = {dates[index]} is in the same {frequency} {period} of series {name} as "
+                    f"{key}[{seen[period]}] = {dates[seen[period]]}; list each period once (e.g. {key} = "
+                    "[\"1975-04-01\", \"1975-07-01\"])")
+            seen[period] = index
+            match = part[(periods == period).to_numpy()]
+            if match.empty:
+                raise InputDataError(
+                    f"[leak] {key}[{index}] = {dates[index]} is outside series {name}, which has "
+                    f"{part['period'].iloc[0]} to {part['period'].iloc[-1]} (every listed date must be a date of "
+                    "every probed series)")
+            rows.append(match)
+    return pd.concat(rows)
+
+
 def sample_dates(table: pd.DataFrame, leak: LeakConfig, cutoff: dt.date) -> pd.DataFrame:
-    """The probed (series, date) rows with their window: `[leak] dates` when given (each must be a date of every
-    series), else `n_dates` per window drawn without replacement (numpy's generator seeded by (seed, window))
-    from the dates all probed series share, so sibling series are asked about the same dates; series with no
-    date in common are sampled one by one."""
+    """The probed (series, date) rows with their window and `famous` flag: `[leak] dates` when given (each must be
+    a date of every series), else `n_dates` per window drawn without replacement (numpy's generator seeded by
+    (seed, window)) from the dates all probed series share, so sibling series are asked about the same dates;
+    series with no date in common are sampled one by one. The `famous_dates` periods are probed as well (§2's
+    temporal control: famous periods against the others)."""
     table = table.assign(window=window(table, cutoff))
     if leak.dates:
-        wanted = pd.to_datetime(list(leak.dates))
-        rows = []
-        for name, part in table.groupby("series", sort=False):
-            periods = pd.Series(part["date"].dt.to_period(FREQUENCIES[part["frequency"].iloc[0]]).to_numpy())
-            seen: dict = {}
-            for index, when in enumerate(wanted):
-                period = when.to_period(FREQUENCIES[part["frequency"].iloc[0]])
-                if period in seen:  # the same period asked twice would count twice in every metric
-                    raise InputDataError(
-                        f"[leak] dates[{index}] = {leak.dates[index]} is in the same {part['frequency'].iloc[0]} "
-                        f"{period} of series {name} as dates[{seen[period]}] = {leak.dates[seen[period]]}; list "
-                        "each period once (e.g. dates = [\"1975-04-01\", \"1975-07-01\"])")
-                seen[period] = index
-                match = part[(periods == period).to_numpy()]
-                if match.empty:
-                    raise InputDataError(
-                        f"[leak] dates[{index}] = {leak.dates[index]} is outside series {name}, which has "
-                        f"{part['period'].iloc[0]} to {part['period'].iloc[-1]} (every probed date must be a "
-                        "date of every probed series)")
-                rows.append(match)
-        sampled = pd.concat(rows)
+        sampled = _fixed_rows(table, leak.dates, "dates")
     else:
         parts = []
         for label, in_window in table.groupby("window", sort=False):
             by_series = [set(part["date"]) for _, part in in_window.groupby("series")]
             common = sorted(set.intersection(*by_series))
             generator = np.random.default_rng([leak.seed, 0 if label == "pre" else 1])
-            if common:  # sibling series share their dates (selectivity, transmission)
+            if common:  # sibling series share their dates (selectivity, transmission, the factor-shuffle null)
                 chosen = [common[i] for i in np.sort(generator.choice(len(common), min(leak.n_dates, len(common)),
                                                                       replace=False))]
                 parts.append(in_window[in_window["date"].isin(chosen)])
@@ -211,19 +259,28 @@ def sample_dates(table: pd.DataFrame, leak: LeakConfig, cutoff: dt.date) -> pd.D
                 take = min(leak.n_dates, len(part))
                 parts.append(part.iloc[np.sort(generator.choice(len(part), size=take, replace=False))])
         sampled = pd.concat(parts)
+    famous = _fixed_rows(table, leak.famous_dates, "famous_dates") if leak.famous_dates else table.iloc[:0]
+    sampled = pd.concat([sampled, famous]).drop_duplicates(["series", "period"])
+    sampled["famous"] = sampled.set_index(["series", "period"]).index.isin(
+        famous.set_index(["series", "period"]).index)
     return sampled.sort_values(["series", "date"], kind="stable").reset_index(drop=True)
 
 
-def read_signal(path: str) -> pd.DataFrame:
-    """A user signal for leak attribution (App. N): columns date, signal (numbers)."""
+def read_signal(path: str, date_format: str = "") -> pd.DataFrame:
+    """A user signal for leak attribution (App. N): columns date (as the series file's dates) and signal (finite
+    numbers), each bad cell named on its own line."""
     raw = read_table(Path(path))
     missing = [c for c in ("date", "signal") if c not in raw.columns]
     if missing:
         raise InputDataError(f"signal file {path} lacks column(s) {missing}; it needs date, signal")
-    frame = pd.DataFrame({"date": pd.to_datetime(raw["date"].astype(str), errors="coerce", format="mixed"),
-                          "signal": pd.to_numeric(raw["signal"].astype(str), errors="coerce")})
-    bad = [f"line {i + 2}: date {raw['date'].iloc[i]!r} or signal {raw['signal'].iloc[i]!r} is not readable"
-           for i in np.nonzero(frame.isna().any(axis=1).to_numpy())[0]]
+    frame = pd.DataFrame({"date": parse_dates(raw["date"], date_format),
+                          "signal": pd.to_numeric(raw["signal"].astype(str).str.strip(), errors="coerce")})
+    bad = []
+    for i in range(len(frame)):
+        if pd.isna(frame["date"].iloc[i]):
+            bad.append(f"line {i + 2}: {date_problem(raw['date'].iloc[i], date_format)}")
+        if not np.isfinite(frame["signal"].iloc[i]):
+            bad.append(f"line {i + 2}: signal {str(raw['signal'].iloc[i])!r} is not a finite number (e.g. 0.35)")
     if bad:
-        raise InputDataError(_problem_lines(bad, path))
+        raise InputDataError(_problem_lines(bad, path, "signal file"))
     return frame

@@ -67,4 +67,13 @@ def resolve(model_id: str) -> str:
     """A loadable path or hub id for `model_id`: `bundled:<name>` becomes the local safetensors copy."""
     if model_id.startswith(BUNDLED_PREFIX):
         return str(local_copy(model_id[len(BUNDLED_PREFIX):]))
+    folder = Path(model_id).expanduser()
+    if folder.is_dir() and not (folder / "config.json").is_file():
+        shown = ", ".join(sorted(p.name for p in folder.iterdir())[:5]) or "nothing"
+        raise ModelError(f"[model] model_id = {model_id!r} is a folder that holds no Hugging Face model (no "
+                         f"config.json; it holds {shown}): give the folder `save_pretrained` wrote (config.json, "
+                         "weights, tokenizer files), or bundled:SmolLM2-135M-Instruct")
+    if folder.is_file():
+        raise ModelError(f"[model] model_id = {model_id!r} is a file; give the model's folder (config.json, weights, "
+                         "tokenizer files)")
     return model_id

@@ -20,13 +20,14 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import CacheError
-from ..io import atomic_write
+from ..errors import CacheError, CacheWriteError
+from ..io import atomic_write, os_hint, os_reason, write_error
 from .responses import check_line, check_response
 
 
@@ -110,11 +111,17 @@ class ResponseCache:
                 "and was not changed: fix or delete that line (its query is then asked again)")
 
     def _drop_interrupted_line(self, good_lines: list[str], number: int) -> None:
-        backup = self.path.with_name(f"{self.path.name}.damaged-{dt.datetime.now():%Y%m%dT%H%M%S}")
-        shutil.copy2(self.path, backup)
+        """The file itself is rewritten (for a symbolic link, the file it points to, beside which the backup is
+        kept): replacing the link by a file would leave the shared cache it points to damaged."""
+        target = self.path.resolve()
+        backup = target.with_name(f"{target.name}.damaged-{dt.datetime.now():%Y%m%dT%H%M%S}")
+        try:
+            shutil.copy2(target, backup)
+        except OSError as err:
+            raise write_error(err, backup, "keep a copy of the damaged cache as") from None
         warnings.warn(f"{self.path}: dropped damaged line {number}, cut short by an interrupted write (its query will be "
                       f"asked again); the original file is kept as {backup}")
-        atomic_write(self.path, lambda tmp: tmp.write_text("".join(good_lines), encoding="utf-8"))
+        atomic_write(target, lambda tmp: tmp.write_text("".join(good_lines), encoding="utf-8"))
 
     def __len__(self) -> int:
         return len(self._records)
@@ -158,15 +165,34 @@ class ResponseCache:
             lines.append(canonical_json(record) + "\n")
         if not lines:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists() and self.path.stat().st_size:
-            with open(self.path, "rb") as handle:  # a last line complete but for its newline: end it first
-                handle.seek(-1, os.SEEK_END)
-                if handle.read(1) != b"\n":
-                    lines.insert(0, "\n")
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write("".join(lines))
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists() and self.path.stat().st_size:
+                with open(self.path, "rb") as handle:  # a last line complete but for its newline: end it first
+                    handle.seek(-1, os.SEEK_END)
+                    if handle.read(1) != b"\n":
+                        lines.insert(0, "\n")
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write("".join(lines))
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as err:
+            raise CacheWriteError(self._unsaved(err, [line for line in lines if line.strip()])) from None
         for record in records:
             self._records[record["key"]] = record
+
+    def _unsaved(self, err: OSError, lines: list[str]) -> str:
+        """Answers already paid for are never dropped silently: when the cache cannot take them, they are written
+        to a file in the system's temporary folder (another file system, as a rule) with how to restore them, or the
+        message says how many are lost. The cache keeps what it held (a cut last line is dropped on the next read)."""
+        reason, held = f"{self.path} ({os_reason(err)})", f"the {len(self._records)} answers cached before are kept"
+        try:
+            handle, kept = tempfile.mkstemp(prefix=f"lapbias-unsaved-{self.path.stem}-", suffix=".jsonl")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write("".join(lines))
+        except OSError:
+            return (f"cannot append {len(lines)} new answer(s) to the cache {reason}; they could not be kept "
+                    f"elsewhere either, so these {len(lines)} answers are lost ({held}); {os_hint(err)}")
+        return (f"cannot append {len(lines)} new answer(s) to the cache {reason}; they are kept in {kept}: "
+                f"{os_hint(err).removesuffix(', then rerun').removesuffix(' and rerun')}, run `cat {kept} >> "
+                f"{self.path}`, then rerun (cached answers are not asked again; {held})")

@@ -50,6 +50,8 @@ class TransformersBackend:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.n_parameters = sum(p.numel() for p in self.model.parameters())
         self.tokens = LocalTokens(self.tokenizer)
+        self.context_length = int(getattr(self.model.config, "max_position_embeddings", 0) or 0)
+        """Tokens the model was trained to attend over (0: not stated); longer prompts are refused (signals/batch.py)."""
 
     # ---- helpers -------------------------------------------------------------------------------------------
     def _batches(self, sequences: Sequence[list[int]]):

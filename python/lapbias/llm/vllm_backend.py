@@ -75,6 +75,8 @@ class VLLMBackend:
             raise ModelError(f"vLLM cannot load model {model_id!r} from {location!r}: "
                              f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
         self.tokens = LocalTokens(self.llm.get_tokenizer())
+        self.context_length = int(self.llm.llm_engine.model_config.max_model_len)
+        """The context vLLM serves (max_model_len, or the model's own); longer prompts are refused (signals/batch.py)."""
         self._vllm = vllm
         self.vllm_version = vllm.__version__
 

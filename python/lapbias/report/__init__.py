@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..approximation import recall_note
-from ..config import RunConfig, settings_difference, snapshot, study_settings
+from ..config import RunConfig
 from ..data.derived import shown
-from ..data.validate import validated_record
 from ..errors import LapbiasError
+from ..freshness import results_current
 from ..io import Layout, read_parquet, write_csv, write_text
-from ..stage import (RERUN_AFTER_VALIDATE, VALIDATED, StaleResultsError, check_manifest, check_run, manifest_files,
-                     new_run_id, read_run_record, staged_outputs)
+from ..stage import manifest_files, new_run_id, staged_outputs
 from .describe import write_descriptives
 from .figures import lap_histogram
 from .markdown import render
 from . import units
 from .tables import to_latex
 from .verdict import decide
+from .verdict_sentence import explain
 
 COEFFICIENT_TABLES = {
     "validation": "Validation: outcome on U-D, pre-cutoff (pooled, high-LAP, low-LAP)",
@@ -38,6 +39,8 @@ COEFFICIENT_TABLES = {
 COEFFICIENT_COLUMNS = ("model", "term", "coef", "se", "t", "p", "p_one_sided", "N")
 """What the verdict and the tables read from a coefficient table (docs/contracts.md, results files)."""
 NUMERIC = ("coef", "se", "t", "p", "p_one_sided", "N")
+OPTIONAL_NUMERIC = ("p_wild", "p_wild_one_sided")
+"""Numeric columns that detection.csv and placebo.csv carry (the wild cluster bootstrap's p-values)."""
 
 
 class ResultsFileError(LapbiasError):
@@ -60,7 +63,7 @@ def read_table(path: Path, coefficients: bool) -> pd.DataFrame:
     if missing:
         raise ResultsFileError(f"{path} lacks column(s) {missing} of a coefficient table (docs/contracts.md: "
                                f"{', '.join(COEFFICIENT_COLUMNS)}, ...); rerun `lapbias estimate`")
-    for column in NUMERIC:
+    for column in NUMERIC + tuple(c for c in OPTIONAL_NUMERIC if c in table.columns):
         values = pd.to_numeric(table[column], errors="coerce")
         bad = (values.isna() & table[column].notna()) | values.isin([np.inf, -np.inf])
         bad |= column.startswith("p") and ((values < 0) | (values > 1))
@@ -73,8 +76,28 @@ def read_table(path: Path, coefficients: bool) -> pd.DataFrame:
     return table
 
 
+@dataclass
+class WrittenReport:
+    path: Path
+    """results/REPORT.md"""
+    label: str
+    """The verdict (report/verdict.py)."""
+    sentence: str
+    """The one sentence that explains it (report/verdict_sentence.py)."""
+
+    def lines(self) -> list[str]:
+        """What `lapbias run` and `lapbias report` end with: the verdict, its sentence, then the path of REPORT.md."""
+        return [f"verdict: {self.label}", f"  {self.sentence}", f"report: {self.path}"]
+
+
 def write_report(config: RunConfig, layout: Layout) -> Path:
-    """Read results/*.csv (and the panel for the LAP figure); write .tex twins, figures and REPORT.md.
+    """results/REPORT.md written by report_with_verdict."""
+    return report_with_verdict(config, layout).path
+
+
+def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
+    """Read results/*.csv (and the panel for the LAP figure); write .tex twins, figures and REPORT.md; return its
+    path with the verdict and the sentence that explains it.
 
     The tables must come from one estimate run on the current panel (lapbias/stage.py); the report's own files
     are staged and moved in together, stamped with that run id."""
@@ -91,11 +114,7 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         # estimate writes detection.csv without rows only with a "failed" note saying why (docs/contracts.md)
         raise ResultsFileError("results/detection.csv has no rows and results/estimation_notes.csv does not say why "
                                "(cut short or edited?); rerun `lapbias estimate`")
-    run_id = check_run(layout.results, tables, layout.root)
-    check_manifest(layout.results, "estimate", run_id)
-    record = read_run_record(layout.results)
-    _check_validated(layout, record, run_id)
-    _check_settings(config, record, run_id)
+    run_id = results_current(config, layout, tables)
     if tables.get("estimation_notes") is None or tables["estimation_notes"].empty:
         tables["estimation_notes"] = pd.DataFrame(columns=["model", "kind", "detail"])
     with staged_outputs(layout.results, "report", run_id or new_run_id()) as folder:
@@ -104,9 +123,10 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
         # power and verdict on the tables in raw units, as results/*.csv hold them and the paragraph cites them;
         # the display units (Min-K% LAP x 10^4) are applied after
         estimated_power = tables.get("power") if "power.csv" in manifest_files(layout.results, "estimate") else None
-        power = _power(config, estimated_power, out, panel, tables["detection"])
+        power = _power(config, estimated_power, out, panel, tables["detection"], tables.get("placebo"))
         verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
                          config.estimate, tables["estimation_notes"])
+        sentence = explain(verdict, tables["detection"], config.estimate, power)
         tables["power"] = units.power(power, config)
         for name, caption in COEFFICIENT_TABLES.items():
             if name not in tables:
@@ -127,35 +147,7 @@ def write_report(config: RunConfig, layout: Layout) -> Path:
             if "engine" in tables["detection"] else ""
         write_text(out.results / "REPORT.md", render(config, tables, verdict, engine or config.estimate.engine,
                                                      approximated) + "\n")
-    return layout.results / "REPORT.md"
-
-
-def _check_settings(config: RunConfig, record: dict | None, run_id: str | None) -> None:
-    """The config's study settings equal those results/run_config.json records for the estimate: a report written
-    under an edited config would label the old tables with the new settings (recall-LAP coefficients shown as Min-K%
-    x 10^4, an MDE computed at another alpha, another horizon or prompt in the text). StaleResultsError names the
-    first setting that differs. Nothing to compare when the tables were written through the Python API (no record)."""
-    if not record:
-        return
-    recorded, current = study_settings(record), study_settings(snapshot(config))
-    differ = [key for key in current if key not in recorded or recorded[key] != current[key]]
-    if differ:
-        raise StaleResultsError(f"results/ come from estimate run {run_id}, made with "
-                                f"{settings_difference(recorded, current, differ)}: rerun `lapbias estimate` with this "
-                                "config (then `lapbias report`), or report with the config that run used (its settings "
-                                "are in results/run_config.json)")
-
-
-def _check_validated(layout: Layout, record: dict | None, run_id: str | None) -> None:
-    """`validate` has not run again on another data file, mapping or --sample since the estimate (data_source.json
-    compared by content, less the data path's spelling). Nothing to compare without a record (older versions, the
-    Python API)."""
-    if not record or record.get(VALIDATED) is None:
-        return
-    if record[VALIDATED] != validated_record(layout):
-        raise StaleResultsError(f"`lapbias validate` ran again since estimate run {run_id} (data/derived/"
-                                f"data_source.json: another data file, [data.columns] mapping or --sample); "
-                                f"{RERUN_AFTER_VALIDATE}")
+    return WrittenReport(layout.results / "REPORT.md", verdict.label, sentence)
 
 
 def _detection_failed(notes: pd.DataFrame | None) -> bool:
@@ -165,13 +157,15 @@ def _detection_failed(notes: pd.DataFrame | None) -> bool:
 
 
 def _power(config: RunConfig, power: pd.DataFrame | None, out: Layout, panel: pd.DataFrame,
-           detection: pd.DataFrame) -> pd.DataFrame:
+           detection: pd.DataFrame, placebo: pd.DataFrame | None) -> pd.DataFrame:
     """results/power.csv as the Python estimate stage wrote it; after the Stata engine (which does not write it)
-    computed here from the panel and detection.csv (estimate/power.py) and written with the report."""
+    computed here from the panel, detection.csv and placebo.csv (estimate/power.py) and written with the report."""
     from ..estimate.power import detection_power
 
     if power is not None and not power.empty:
         return power
-    power = detection_power(panel[panel["post"] == 0], detection, config.estimate.detection_alpha)
+    power = detection_power(panel[panel["post"] == 0], detection, config.estimate.detection_alpha,
+                            post=panel[panel["post"] == 1], placebo=placebo,
+                            placebo_alpha=config.estimate.placebo_alpha)
     write_csv(power, out.results / "power.csv")
     return power

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..data.validate import read_source_record
+from ..estimate.scaling import mean_sd
 from ..io import Layout, read_parquet, write_csv
 
 SAMPLES = {"pre": 0, "post": 1}
@@ -23,8 +24,9 @@ def lap_distribution(panel: pd.DataFrame) -> pd.DataFrame:
         part = panel[panel["post"] == flag]
         for measure in ("lap_recall", "lap_mink"):
             values = part[measure].dropna()
-            rows.append({"sample": sample, "measure": measure, "n": len(values), "mean": values.mean(),
-                         "sd": values.std(ddof=1), "min": values.min(), "p25": values.quantile(0.25),
+            mean, spread = mean_sd(values)  # at any units: Min-K% LAP is ~1e-8
+            rows.append({"sample": sample, "measure": measure, "n": len(values), "mean": mean,
+                         "sd": spread, "min": values.min(), "p25": values.quantile(0.25),
                          "median": values.median(), "p75": values.quantile(0.75), "max": values.max()})
     return pd.DataFrame(rows)
 

@@ -15,6 +15,8 @@ POST_LAP_STAYS_HIGH = 0.8
 """Post-cutoff LAP "stays high" (protocol Step 2: flag prominently) when its mean is at least 80% of the
 pre-cutoff mean."""
 COEF_COLUMNS = ["model", "term", "coef", "se", "t", "p", "p_one_sided", "N", "N_clust"]
+WILD_COLUMNS = ["p_wild", "p_wild_one_sided"]
+"""detection.csv and placebo.csv: beta_3's wild cluster restricted bootstrap p-values (estimate/wild.py)."""
 
 
 def _section(title: str, body: list[str], approximated: str = "") -> list[str]:
@@ -43,22 +45,77 @@ def _quoted(tables: dict[str, pd.DataFrame], name: str, columns: list[str] | Non
             + (f"; engine: {engine}." if engine else ".")]
 
 
-def power_lines(power: pd.DataFrame | None, alpha: float) -> list[str]:
-    """beta_3 beside its minimum detectable effect (estimate/power.py) at the one-sided level `alpha` ([estimate]
-    detection_alpha), as a share of the standalone LLM effect."""
+def power_lines(power: pd.DataFrame | None, config: RunConfig) -> list[str]:
+    """beta_3 beside its one-sided upper confidence bound and minimum detectable effect (estimate/power.py) at the
+    one-sided level [estimate] detection_alpha, as shares of the standalone LLM effect, and LAP's high/low gap."""
     if power is None or power.empty:
         return []
     values = dict(zip(power["quantity"], power["value"].astype(float)))
+    estimate, nan = config.estimate, float("nan")
+    alpha = estimate.detection_alpha
 
     def share(name: str) -> str:
         return "undefined (b1 ≤ 0 or not estimated)" if pd.isna(values.get(name)) else f"{values[name]:.0%}"
 
-    return [f"**Power.** beta_3 = {values.get('beta3', float('nan')):.4g} (share of the standalone LLM effect per SD "
-            f"of LAP: {share('beta3_share')}); minimum detectable beta_3 at {alpha * 100:g}% one-sided with 80% "
-            f"power = {values.get('mde_beta3', float('nan')):.4g} (share: {share('mde_share')}; the paper's in-sample "
-            f"estimate is 37%). Within-FE SD of LAP = {values.get('sd_lap_within', float('nan')):.4g} "
-            f"({share('within_share_lap')} of its SD {values.get('sd_lap', float('nan')):.4g}); standalone LLM "
-            f"effect b1 = {values.get('b1_standalone', float('nan')):.4g}. Source: `results/power.csv`."]
+    gap = ("the high-LAP half's mean LAP exceeds the low half's by "
+           + (f"{values.get('lap_gap', nan) * 100:.3g} percentage points (required: {estimate.min_lap_gap * 100:g})"
+              if estimate.lap_measure == "recall" else
+              f"{values.get('lap_relative_gap', nan):.3g} of mean LAP (required: {estimate.min_lap_relative_gap:g}; "
+              "relative, as Min-K% has no natural unit)"))
+    return [f"**Power.** beta_3 = {values.get('beta3', nan):.4g} (share of the standalone LLM effect per SD of LAP: "
+            f"{share('beta3_share')}); its one-sided {1 - alpha:.0%} upper confidence bound = "
+            f"{values.get('ucb_beta3', nan):.4g} (share: {share('ucb_share')}; \"No evidence\" needs at most "
+            f"{estimate.max_mde_share:.0%}, `max_mde_share`); minimum detectable beta_3 at {alpha * 100:g}% one-sided "
+            f"with 80% power = {values.get('mde_beta3', nan):.4g}: an interaction of ≥ {share('mde_share')} of the "
+            "standalone LLM effect per SD of LAP would have been detected with 80% probability (\"No evidence\" "
+            f"needs at most {estimate.detectable_share:.0%}, `detectable_share`, the paper's in-sample estimate). "
+            f"LAP variation: {gap}. Within-FE SD of LAP = "
+            f"{values.get('sd_lap_within', nan):.4g} ({share('within_share_lap')} of its SD "
+            f"{values.get('sd_lap', nan):.4g}); standalone LLM effect b1 = {values.get('b1_standalone', nan):.4g}. "
+            "Source: `results/power.csv`."]
+
+
+def wild_lines(config: RunConfig, engine: str) -> list[str]:
+    """What `p_wild` and `p_wild_one_sided` are, and when the verdict reads them."""
+    estimate = config.estimate
+    if not estimate.wild_bootstrap_reps:
+        return ["Wild cluster bootstrap: not run (`[estimate] wild_bootstrap_reps = 0`); with fewer than "
+                f"{estimate.wild_below_clusters} entity clusters the CRV1 t test over-rejects."]
+    engine = (" Computed by the Python engine on the same exported panel (`panel_pre.dta`, `panel_post.dta`)."
+              if "stata" in engine else "")
+    return [f"`p_wild` (two-sided, equal-tailed) and `p_wild_one_sided` (beta_3 > 0): wild cluster restricted "
+            f"bootstrap of beta_3 (null imposed, Webb six-point weights, {estimate.wild_bootstrap_reps:,} draws, seed "
+            f"{estimate.bootstrap_seed}; CRV1 t statistic). With fewer than {estimate.wild_below_clusters} entity "
+            "clusters (`wild_below_clusters`) the verdict reads these instead of the CRV1 t test's, which "
+            f"over-rejects with few clusters.{engine}"]
+
+
+def bootstrap_size(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """The pairs bootstrap's size under 'the same beta_3 before and after the cutoff' for this sample's N_post/N_pre
+    (p_boot treats the in-sample beta_3 as fixed): with r² = N_post/N_pre ≈ (se_IS/se_OOS)², a nominal one-sided 5%
+    test rejects with probability 1 − Φ(1.645 / sqrt(1 + r²))."""
+    from scipy import stats
+
+    boot, detection = tables.get("bootstrap"), tables.get("detection")
+    if boot is None or boot.empty or detection is None or detection.empty:
+        return []
+    n_post, n_pre = float(boot["N"].iloc[0]), float(detection["N"].iloc[0])
+    ratio = n_post / n_pre
+    size = stats.norm.sf(stats.norm.ppf(0.95) / (1 + ratio) ** 0.5)
+    return [f"**Size of p_boot.** As in the paper, p_boot compares the in-sample beta_3 with the post-cutoff draws "
+            "as if it were a constant; it is an estimate too. If beta_3 were the same before and after the cutoff, "
+            "a nominal one-sided 5% test would reject with probability 1 − Φ(1.645/√(1 + N_post/N_pre)) (se of "
+            "the in-sample beta_3 over that of the post-cutoff one ≈ √(N_post/N_pre)): 6% at the paper's sizes (9,942 "
+            "/ 82,234 rows), 12% when N_post = N_pre, 23% at N_post = 4 N_pre. Here N_post/N_pre = "
+            f"{n_post:,.0f}/{n_pre:,.0f} = {ratio:.3g}, so about {size:.1%}. Resampling rows also ignores the "
+            "dependence within dates and entities, which understates the spread of the draws. p_boot does not "
+            "enter the verdict."]
+
+
+def _columns(tables: dict[str, pd.DataFrame], name: str) -> list[str]:
+    """The coefficient columns shown, with the wild bootstrap's where the table has them."""
+    table = tables.get(name)
+    return COEF_COLUMNS + [c for c in WILD_COLUMNS if table is not None and c in table.columns]
 
 
 def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, config: RunConfig) -> list[str]:
@@ -91,6 +148,14 @@ def _release_gap(config: RunConfig) -> str:
             "between belong to neither sample, paper Table A.1)")
 
 
+def _target_dates(config: RunConfig) -> str:
+    if not config.data.target_date_from:
+        return ""
+    return (f" (target dates derived from the text dates: {config.study.horizon} after each text's news session on "
+            f"the {config.study.calendar} exchange calendar, a text after the close or on a closed day being news of "
+            "the next session)")
+
+
 def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str,
            approximated: str = "") -> str:
     """REPORT.md; `approximated` (approximation.recall_note) labels the report and each section."""
@@ -98,7 +163,8 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     lines = [
         "# Lookahead-bias test report", "",
         f"Model `{config.model.model_id}` ({config.model.backend} backend); training cutoff {config.study.cutoff} "
-        f"(pre-cutoff = target_date ≤ cutoff){_release_gap(config)}; horizon {config.study.horizon}; period fixed "
+        f"(pre-cutoff = target_date ≤ cutoff){_release_gap(config)}; horizon {config.study.horizon}"
+        f"{_target_dates(config)}; period fixed "
         f"effect by {config.study.frequency}; LAP measure in the regressions: `{config.estimate.lap_measure}`; "
         "high_lap by "
         f"{'pooled median' if config.panel.high_lap == 'pooled' else 'median of entity-mean LAP'} within each "
@@ -119,25 +185,37 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
                       _quoted(tables, "validation", COEF_COLUMNS, config), approximated)
     lines += _section("4. Detection regression (Step 4): outcome on mu_hat, LAP, mu_hat × LAP, pre-cutoff", [
         "beta_1 = `mu_hat`, beta_2 = `lap`, beta_3 = `c.mu_hat#c.lap`; `p_one_sided` tests beta_3 > 0 "
-        "(p/2 if t > 0, else 1 − p/2).", "", *_quoted(tables, "detection", COEF_COLUMNS, config), "",
-        *power_lines(tables.get("power"), config.estimate.detection_alpha)], approximated)
+        "(p/2 if t > 0, else 1 − p/2).", "", *_quoted(tables, "detection", _columns(tables, "detection"), config), "",
+        *wild_lines(config, engine), "", *power_lines(tables.get("power"), config)], approximated)
     lines += _section("5. Post-cutoff placebo (Step 5)", [
         f"The placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds "
-        f"{config.estimate.placebo_alpha:.2f}.", "", *_quoted(tables, "placebo", COEF_COLUMNS, config), "",
+        f"{config.estimate.placebo_alpha:.2f} (the wild cluster bootstrap's with fewer than "
+        f"{config.estimate.wild_below_clusters} entity clusters); it is uninformative when it could not have "
+        f"rejected a post-cutoff interaction of {config.estimate.detectable_share:.0%} of the pre-cutoff standalone "
+        f"LLM effect per SD of post-cutoff LAP (minimum detectable beta_3 at {config.estimate.placebo_alpha:.0%} "
+        "one-sided with 80% power, `placebo_mde_beta3` and `placebo_mde_share` in `results/power.csv`): a passing "
+        "but uninformative placebo does not support \"Contamination detected\".", "",
+        *_quoted(tables, "placebo", _columns(tables, "placebo"), config), "",
         "Validation regressions on the post-cutoff sample:", "",
         *_quoted(tables, "placebo_validation", COEF_COLUMNS, config)], approximated)
     if "bootstrap" in tables:
         lines += _section("Pairs bootstrap of the post-cutoff beta_3 (paper Figure III)", [
             "Observations of the post-cutoff sample resampled with replacement; `p_boot` = share of draws at least "
             "as large as the in-sample beta_3 (one-sided bootstrap p).", "", *_quoted(tables, "bootstrap"), "",
-            "![Bootstrap distribution](figures/bootstrap.png)"], approximated)
+            *bootstrap_size(tables), "", "![Bootstrap distribution](figures/bootstrap.png)"], approximated)
     extended = [name for name in ("descriptive", "table2", "magnitudes", "table3", "table4", "table5") if name in tables]
     if extended:
+        described = {"descriptive": "descriptive statistics (Table I)",
+                     "table2": "the Table II columns" + (" with their economic magnitudes" if "magnitudes" in tables
+                                                          else ""),
+                     "table3": f"the triple interaction with `{config.estimate.moderator}` (Table III)",
+                     "table4": "the horse race with the first-token probability and stated confidence (Table IV)",
+                     "table5": "the detection regression standardized within each sample (Table V)"}
+        written = "; ".join(text for name, text in described.items() if name in tables)  # only tables written
         lines += _section("Extended specifications (paper Tables I-V)", [
-            "Descriptive statistics (Table I), the Table II columns with their economic magnitudes, the triple "
-            f"interaction with `{config.estimate.moderator}` (Table III), the horse race with the first-token "
-            "probability and stated confidence (Table IV), and the detection regression standardized within each "
-            "sample (Table V), all on the pre-cutoff panel unless the table says otherwise:", "",
+            f"{written[:1].upper()}{written[1:]}, all on the pre-cutoff panel unless the table "
+            "says otherwise (a specification the panel cannot support is skipped; why: "
+            "`results/extended_notes.csv`):", "",
             *[f"- `results/{name}.csv`" + (f" (LaTeX `results/{name}.tex`: {units.note(name, config)})"
                                             if name.startswith("table") else "") for name in extended], "",
             *_quoted(tables, "magnitudes")], approximated)

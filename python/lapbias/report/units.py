@@ -1,4 +1,4 @@
-"""Readable LAP units and the table notes every coefficient table carries (issue 11 items 1 and 3).
+"""Readable LAP units and the table notes every coefficient table carries.
 
 Min-K% LAP is of order 1e-5..1e-8; the paper reports it as LAP × 10^4 (Table I: "LAP (×10^4)", mean 0.073), and its
 Table II coefficients are per unit of LAP × 10^4. The report shows Min-K% LAP in those units: a coefficient on a term
@@ -58,11 +58,13 @@ def statistics(table: pd.DataFrame, key: str, config: RunConfig) -> pd.DataFrame
 
 
 def power(table: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
-    """results/power.csv in display units: beta_3 and its MDE per unit of LAP × 10^4, SDs of LAP × 10^4."""
+    """results/power.csv in display units: beta_3, its bound and the MDEs per unit of LAP × 10^4, SDs and gap of
+    LAP × 10^4."""
     factor = factors(config).get("lap", 1.0)
     out = table.copy()
-    out.loc[out["quantity"].isin(["beta3", "se_beta3", "mde_beta3"]), "value"] /= factor
-    out.loc[out["quantity"].isin(["sd_lap", "sd_lap_within"]), "value"] *= factor
+    per_lap = ["beta3", "se_beta3", "mde_beta3", "ucb_beta3", "placebo_mde_beta3"]
+    out.loc[out["quantity"].isin(per_lap), "value"] /= factor
+    out.loc[out["quantity"].isin(["sd_lap", "sd_lap_within", "sd_lap_post", "lap_gap"]), "value"] *= factor
     return out
 
 

@@ -1,27 +1,52 @@
 """The verdict (protocol, "Final report" item 6), with the rule's terms made precise (docs/contracts.md).
 
-All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap):
-- significant beta_3: coef > 0 and one-sided p < detection_alpha (0.05);
-- validation pattern: high-LAP theta > 0 with two-sided p < validation_alpha (0.05), and low-LAP theta not
-  significant (two-sided p >= validation_alpha);
-- placebo passes: post-cutoff one-sided p for beta_3 > placebo_alpha (0.10) (protocol Step 5); it also passes when
-  post-cutoff LAP has collapsed to a constant (protocol Step 5 expects "LAP collapsed toward zero": beta_3 is then
-  not identified there, the strongest form of "indistinguishable from zero"); infeasible without post-cutoff rows,
-  when the placebo regression cannot be estimated, or when its beta_3 has no p-value (the reason is named);
-- power (estimate/power.py): the minimum detectable beta_3 (one-sided at detection_alpha, 80% power) as a share of
-  the standalone LLM effect, MDE x SD(lap) / b1, at most max_mde_share (0.37, the paper's in-sample magnitude).
+All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
+- p-values of beta_3: the CRV1 t test's (`p_one_sided`, two-sided `p`); with fewer entity clusters than
+  wild_below_clusters (42) those of the wild cluster restricted bootstrap (`p_wild_one_sided`, `p_wild`;
+  estimate/wild.py), because the t test over-rejects with few clusters; the same rule for the placebo's beta_3 with
+  its own cluster count.
+- significant beta_3: coef > 0 and one-sided p < detection_alpha (0.05); significantly negative beta_3: coef < 0 and
+  the one-sided p for beta_3 < 0 (1 − p_one_sided) below detection_alpha. The protocol's "No evidence" asks for
+  beta_3 "indistinguishable from zero", a two-sided notion: the two one-sided tests at the same level, i.e. a
+  two-sided p below 2 x detection_alpha, in either direction, distinguishes beta_3 from zero.
+- validation pattern present: high-LAP theta > 0 with two-sided p < validation_alpha (0.05), and theta_high −
+  theta_low > 0 with one-sided p < validation_alpha (validation.csv model high_minus_low: Step 3's "near zero on
+  the low-LAP half" as a test of the difference, not as the low half's non-significance). Contradicted: the
+  high-LAP theta significantly negative, or the low-LAP theta significant without a significantly larger high-LAP
+  theta. No memorization detected: the high-LAP theta null (not significant, or zero: ud omitted as collinear,
+  constant within the FE of that half) and the pattern not contradicted. Not estimable: a validation regression
+  failed, or a theta (or, when the high-LAP theta is significant, their difference) without a p-value.
+- placebo passes: post-cutoff one-sided p for beta_3 > 0 above placebo_alpha (0.10) (protocol Step 5); it also passes
+  when post-cutoff LAP has collapsed to a constant (Step 5's "LAP collapsed toward zero": beta_3 is then not
+  identified there); infeasible without post-cutoff rows, when the placebo regression cannot be estimated, or when
+  its beta_3 has no p-value. Uninformative: its minimum detectable beta_3 (one-sided at placebo_alpha, 80% power)
+  times the post-cutoff SD of LAP exceeds detectable_share (0.37, the paper's size) of the pre-cutoff standalone
+  LLM effect (estimate/power.py): it could not have rejected a paper-sized post-cutoff interaction.
+- LAP showing meaningful variation (the final rule): the high-LAP half's mean LAP exceeds the low half's by at
+  least min_lap_gap (0.05, probability points) for the recall LAP; by at least min_lap_relative_gap (0.05) of mean
+  LAP for Min-K%, whose gate is relative (it has no natural unit). The power shares below are invariant to affine
+  maps of LAP, so they cannot tell a LAP constant to six digits from a varying one.
+- power (estimate/power.py), two conditions: the test could detect a paper-sized interaction, its minimum
+  detectable share (one-sided at detection_alpha, 80% power) at most detectable_share (0.37), stated as "an
+  interaction of ≥ X% of the standalone LLM effect per SD of LAP would have been detected with 80% probability";
+  and the data exclude a contamination of consequence, the one-sided (1 − detection_alpha) upper confidence bound of
+  beta_3 as a share, (beta_3 + t_{1−alpha, df_r} se) × SD(lap) / b1, at most max_mde_share (0.20). The bound alone
+  would clear an imprecise test whose estimate happens to fall below zero (with 5 times the paper's noise, 8% of
+  null panels); the MDE alone ignores where beta_3 sits (a paper-sized contamination with t = 1.66 was cleared).
 Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
-a failed placebo -> Mixed/invalid; significant beta_3 with validation and placebo -> Contamination detected;
-significant beta_3 otherwise -> Mixed/invalid (naming what failed); non-significant beta_3 with the validation
-pattern contradicted (a significant low-LAP theta or a significantly negative high-LAP theta) or not estimable
-(a validation regression failed, or a theta without a p-value: neither null nor significant, as for beta_3) ->
-Mixed/invalid (final rule: "validation fails"), naming which; non-significant beta_3 with a null high-LAP theta
-(a theta whose ud is omitted as collinear -- constant within the FE of that half -- is zero, so null) -> Underpowered
-(protocol Step 3: "there is no evidence of memorization and the detection test in Step 4 has little power"; the
-issue-11 case of a model that almost always answers "unknown"); non-significant beta_3 with the MDE share above
-max_mde_share -> Underpowered with the number; else No evidence of contamination. Choice where the protocol is
-ambiguous: a null high-LAP theta is read as Step 3's "little power", not as the final rule's "validation fails",
-which is kept for a validation that contradicts the memorization pattern.
+beta_3 without a p-value -> Mixed/invalid; a failed placebo -> Mixed/invalid; a significantly negative beta_3 ->
+Mixed/invalid (paper, Proposition 1: beta_3 >= 0 whenever LAP measures memorization, so LAP proxies for something
+else); significant beta_3 with the validation pattern and an informative passing placebo -> Contamination detected;
+significant beta_3 otherwise -> Mixed/invalid, naming what failed (validation, placebo infeasible, placebo
+uninformative: the protocol's "placebo passing" is read as a placebo that could have failed); non-significant beta_3
+with the validation pattern contradicted or not estimable -> Mixed/invalid (the final rule's "validation fails");
+non-significant beta_3 and LAP without meaningful variation -> Underpowered (LAP variation); the minimum detectable
+share above detectable_share, or b1 <= 0 -> Underpowered (with the number); the upper bound's share above
+max_mde_share -> Underpowered ("the interval includes an interaction of X%"); else, with the
+validation pattern present -> No evidence of contamination; with no memorization detected or the pattern absent
+(a significant high-LAP theta not significantly above the low one) -> "No evidence of contamination (LAP
+untested)": the test had power against a LAP-graded contamination, but nothing shows that LAP separates memorized
+from unmemorized rows.
 """
 
 from __future__ import annotations
@@ -34,10 +59,13 @@ import pandas as pd
 from ..config import EstimateConfig
 
 BETA3 = "c.mu_hat#c.lap"
+DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud#c.high_lap"
 CONTAMINATION = "Contamination detected"
 NO_EVIDENCE = "No evidence of contamination"
+NO_EVIDENCE_UNTESTED = "No evidence of contamination (LAP untested)"
 UNDERPOWERED = "Underpowered"
 MIXED = "Mixed/invalid"
+LABELS = (CONTAMINATION, NO_EVIDENCE, NO_EVIDENCE_UNTESTED, UNDERPOWERED, MIXED)
 
 
 @dataclass
@@ -62,16 +90,50 @@ def _reasons(notes: pd.DataFrame | None, prefix: str, kinds: tuple[str, ...]) ->
     return list(dict.fromkeys(rows["detail"].astype(str)))
 
 
-def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> tuple[bool, bool, str]:
-    """(feasible, passes, sentence) of the post-cutoff placebo; the sentence says "passes" when it passes."""
+def _value(row: pd.Series, column: str) -> float:
+    value = row.get(column, math.nan)
+    return math.nan if value is None or pd.isna(value) else float(value)
+
+
+@dataclass
+class Inference:
+    """The p-values of one beta_3 the verdict reads, and how they were obtained."""
+    p_one_sided: float
+    p_two_sided: float
+    text: str
+
+
+def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
+    """CRV1 p-values of beta_3, or with fewer entity clusters than `wild_below_clusters` those of the wild cluster
+    restricted bootstrap (module docstring), and the words that say which."""
+    crv1 = Inference(_value(row, "p_one_sided"), _value(row, "p"), f"one-sided p = {row['p_one_sided']:.4f}")
+    clusters = _value(row, "N_clust")
+    if not (math.isfinite(clusters) and clusters < wild_below_clusters):
+        return crv1
+    wild_one, wild_two = _value(row, "p_wild_one_sided"), _value(row, "p_wild")
+    few = f"{clusters:.0f} entity clusters (< {wild_below_clusters}, wild_below_clusters)"
+    if not math.isfinite(wild_one):
+        crv1.text += (f"; with only {few} the CRV1 t test over-rejects, and no wild cluster bootstrap p was computed "
+                      "(results/estimation_notes.csv), so this p is read as it is")
+        return crv1
+    engine = ", by the Python engine on the same panel" if str(row.get("engine", "")) == "stata" else ""
+    return Inference(wild_one, wild_two, f"CRV1 one-sided p = {row['p_one_sided']:.4f}; with {few} the verdict "
+                     f"reads the wild cluster restricted bootstrap's: one-sided p = {wild_one:.4f}, two-sided "
+                     f"{wild_two:.4f} (Webb weights, {reps:,} draws{engine})")
+
+
+def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,
+                  wild_below_clusters: int = 42, reps: int = 9999) -> tuple[bool, bool, str]:
+    """(feasible, passes, sentence) of the post-cutoff placebo; the sentence says "passes" when it passes. The
+    p-value is the wild cluster bootstrap's with fewer than `wild_below_clusters` entity clusters (`inference`)."""
     post = term_row(placebo, "post", BETA3)
     if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
         return False, False, (f"the placebo is infeasible (post-cutoff beta_3 = {post['coef']:.4g} has no standard "
                               "error, hence no p-value; results/estimation_notes.csv)")
     if post is not None and not pd.isna(post["coef"]):
-        text = (f"the post-cutoff placebo beta_3 = {post['coef']:.4g} (one-sided p = {post['p_one_sided']:.4f}, "
-                "results/placebo.csv)")
-        passes = post["p_one_sided"] > alpha
+        read = inference(post, wild_below_clusters, reps)
+        text = f"the post-cutoff placebo beta_3 = {post['coef']:.4g} ({read.text}, results/placebo.csv)"
+        passes = read.p_one_sided > alpha
         return True, passes, text + (" passes" if passes else "")
     lap = term_row(placebo, "post", "lap")
     omitted = _reasons(notes, "placebo:post", ("omitted",))
@@ -80,8 +142,34 @@ def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alph
                             "the training cutoff, e.g. every recall answer is 'unknown'), so beta_3 cannot arise "
                             "after the cutoff: the placebo passes")
     reasons = _reasons(notes, "placebo", ("failed", "error", "warning", "omitted"))
-    reasons = [r for r in reasons if "clusters (<" not in r] or ["no post-cutoff observations"]
+    reasons = [r for r in reasons if "clusters (<" not in r and "wild cluster bootstrap" not in r] \
+        or ["no post-cutoff observations"]
     return False, False, f"the placebo is infeasible ({'; '.join(reasons)})"
+
+
+def placebo_power(power: dict[str, float], thresholds: EstimateConfig) -> tuple[bool | None, str]:
+    """(informative, sentence): can the placebo reject a post-cutoff interaction of detectable_share (module
+    docstring)? None when its power cannot be stated (no post-cutoff beta_3 with a standard error, or b1 <= 0)."""
+    share, mde = power.get("placebo_mde_share", math.nan), power.get("placebo_mde_beta3", math.nan)
+    if not math.isfinite(share):
+        return None, ""
+    informative = share <= thresholds.detectable_share
+    return informative, (f"the placebo's minimum detectable beta_3 ({thresholds.placebo_alpha * 100:g}% one-sided, "
+                         f"80% power) is {mde:.4g}, i.e. {share:.0%} of the pre-cutoff standalone LLM effect per "
+                         f"post-cutoff SD of LAP, so it {'could' if informative else 'could not'} have rejected a "
+                         f"post-cutoff interaction of {thresholds.detectable_share:.0%} (detectable_share; "
+                         "results/power.csv)")
+
+
+@dataclass
+class Validation:
+    """The validation pattern (module docstring): present, contradicted (reasons), not estimable (reasons), no
+    memorization detected, or absent (a significant high-LAP theta not significantly above the low one)."""
+    present: bool
+    contradicted: list[str]
+    missing: list[str]
+    no_memorization: bool
+    zero_halves: list[str]
 
 
 def _theta_state(row: pd.Series | None, alpha: float) -> str:
@@ -100,16 +188,77 @@ def _theta_state(row: pd.Series | None, alpha: float) -> str:
     return "null"
 
 
-def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
-    share = power.get("mde_share", math.nan)
-    mde, b1 = power.get("mde_beta3", math.nan), power.get("b1_standalone", math.nan)
-    if math.isfinite(share):
-        return share, (f"the minimum detectable beta_3 ({alpha * 100:g}% one-sided, 80% power) is {mde:.4g}, i.e. "
-                       f"{share:.0%} of the standalone LLM effect per SD of LAP (paper's in-sample estimate: 37%; "
-                       f"within-FE SD of LAP = {power.get('sd_lap_within', math.nan):.3g}, "
-                       f"{power.get('within_share_lap', math.nan):.0%} of its SD; results/power.csv)")
-    why = (f"the standalone LLM effect b1 = {b1:.4g} is not positive, so no detectable contamination share can "
-           "be stated" if math.isfinite(b1) else "its share of the standalone LLM effect could not be computed")
+def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> Validation:
+    high, low = term_row(validation, "high_lap", "ud"), term_row(validation, "low_lap", "ud")
+    difference = term_row(validation, DIFFERENCE_MODEL, DIFFERENCE)
+    high_state, low_state = _theta_state(high, alpha), _theta_state(low, alpha)
+    larger = (difference is not None and not pd.isna(difference["p_one_sided"]) and difference["coef"] > 0
+              and difference["p_one_sided"] < alpha)
+    missing = []
+    for half, state in (("high", high_state), ("low", low_state)):
+        if state == "missing":
+            reasons = (_reasons(notes, f"validation:{half}_lap", ("failed", "error", "omitted"))
+                       or ["no p-value; results/estimation_notes.csv"])
+            missing.append(f"the {half}-LAP theta could not be estimated ({'; '.join(reasons)})")
+    if high_state == "positive" and (difference is None or pd.isna(difference["p_one_sided"])):
+        reasons = (_reasons(notes, f"validation:{DIFFERENCE_MODEL}", ("failed", "error", "omitted"))
+                   or ["no row or no p-value in results/validation.csv"])
+        missing.append(f"the test of theta_high - theta_low could not be run ({'; '.join(reasons)})")
+    contradicted = []
+    if low_state in ("positive", "negative") and not larger:
+        contradicted.append(f"the validation pattern is contradicted: the low-LAP theta is significant "
+                            f"({low['coef']:.4g}, p = {low['p']:.4f}) and the high-LAP theta is not significantly "
+                            "larger (results/validation.csv)")
+    if high_state == "negative":
+        contradicted.append(f"the validation pattern is contradicted: the high-LAP theta is significantly negative "
+                            f"({high['coef']:.4g}, p = {high['p']:.4f}, results/validation.csv)")
+    return Validation(present=high_state == "positive" and larger and not missing, contradicted=contradicted,
+                      missing=missing, no_memorization=high_state in ("null", "zero"),
+                      zero_halves=[half for half, state in (("high", high_state), ("low", low_state))
+                                   if state == "zero"])
+
+
+def _validation_text(validation: pd.DataFrame | None, pattern: Validation) -> str:
+    if pattern.present:
+        diff = term_row(validation, DIFFERENCE_MODEL, DIFFERENCE)
+        return (f"the validation pattern is present (high-LAP theta positive and significant, and larger than the "
+                f"low-LAP theta by {diff['coef']:.4g}, one-sided p = {diff['p_one_sided']:.4f}; "
+                "results/validation.csv)")
+    return "the validation pattern is absent (results/validation.csv)"
+
+
+def lap_variation(power: dict[str, float], thresholds: EstimateConfig) -> tuple[bool, str]:
+    """(meaningful, sentence): does LAP vary enough for a null beta_3 to mean anything (module docstring)?"""
+    if thresholds.lap_measure == "recall":
+        gap = power.get("lap_gap", math.nan)
+        meaningful = math.isfinite(gap) and gap >= thresholds.min_lap_gap
+        return meaningful, (f"the high-LAP half's mean recall LAP exceeds the low half's by {gap * 100:.3g} "
+                            f"percentage points of probability, {'at least' if meaningful else 'less than'} "
+                            f"min_lap_gap = {thresholds.min_lap_gap * 100:g} points (results/power.csv)")
+    gap = power.get("lap_relative_gap", math.nan)
+    meaningful = math.isfinite(gap) and gap >= thresholds.min_lap_relative_gap
+    return meaningful, (f"the high-LAP half's mean Min-K% LAP exceeds the low half's by {gap:.3g} of mean LAP, "
+                        f"{'at least' if meaningful else 'less than'} min_lap_relative_gap = "
+                        f"{thresholds.min_lap_relative_gap:g} (relative: Min-K% has no natural unit; "
+                        "results/power.csv)")
+
+
+def _power_text(power: dict[str, float], alpha: float, few: bool) -> tuple[float, str]:
+    """(upper bound's share, sentence with the upper bound and the MDE beside it); the share is inf when b1 <= 0."""
+    upper, ucb_share = power.get("ucb_beta3", math.nan), power.get("ucb_share", math.nan)
+    mde, share, b1 = (power.get(k, math.nan) for k in ("mde_beta3", "mde_share", "b1_standalone"))
+    caveat = " (CRV1 standard error, biased down with few clusters)" if few else ""
+    if math.isfinite(ucb_share) and math.isfinite(share):
+        return ucb_share, (
+            f"the one-sided {1 - alpha:.0%} upper confidence bound of beta_3 is {upper:.4g}{caveat}, an interaction "
+            f"of {ucb_share:.0%} of the standalone LLM effect per SD of LAP (b1 = {b1:.4g}, SD of LAP = "
+            f"{power.get('sd_lap', math.nan):.4g}; the paper's in-sample estimate is 37%); the minimum detectable "
+            f"beta_3 ({alpha * 100:g}% one-sided, 80% power) is {mde:.4g}, i.e. an interaction of ≥ {share:.0%} of "
+            "the standalone LLM effect per SD of LAP would have been detected with 80% probability (within-FE SD of "
+            f"LAP = {power.get('sd_lap_within', math.nan):.3g}, {power.get('within_share_lap', math.nan):.0%} of "
+            "its SD; results/power.csv)")
+    why = (f"the standalone LLM effect b1 = {b1:.4g} is not positive, so no interaction share can be stated"
+           if math.isfinite(b1) else "its share of the standalone LLM effect could not be computed")
     return math.inf, f"the minimum detectable beta_3 is {mde:.4g} and {why} (results/power.csv)"
 
 
@@ -136,66 +285,89 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
         return Verdict(MIXED, ["detection regression"], f"The detection regression estimates beta_3 = "
                        f"{beta3['coef']:.4g} but gives it no p-value (no standard error; see "
                        "results/estimation_notes.csv): the test could not be run.")
-    significant = beta3["coef"] > 0 and beta3["p_one_sided"] < thresholds.detection_alpha
-    high, low = term_row(validation, "high_lap", "ud"), term_row(validation, "low_lap", "ud")
-    high_state, low_state = (_theta_state(high, thresholds.validation_alpha),
-                             _theta_state(low, thresholds.validation_alpha))
-    validation_present = high_state == "positive" and low_state in ("null", "zero")
-    placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha)
-    share, power_text = _power_text(power, thresholds.detection_alpha)
-
-    b3 = (f"The pre-cutoff interaction beta_3 = {beta3['coef']:.4g} (t = {beta3['t']:.2f}, one-sided p = "
-          f"{beta3['p_one_sided']:.4f}, results/detection.csv)")
-    valid = ("the validation pattern is present (high-LAP theta positive and significant, low-LAP theta not)"
-             if validation_present else "the validation pattern is absent (results/validation.csv)")
+    alpha, reps = thresholds.detection_alpha, thresholds.wild_bootstrap_reps
+    read = inference(beta3, thresholds.wild_below_clusters, reps)
+    clusters = _value(beta3, "N_clust")
+    few = math.isfinite(clusters) and clusters < thresholds.wild_below_clusters
+    significant = beta3["coef"] > 0 and read.p_one_sided < alpha
+    negative = beta3["coef"] < 0 and 1 - read.p_one_sided < alpha
+    pattern = validation_pattern(validation, notes, thresholds.validation_alpha)
+    placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha,
+                                                            thresholds.wild_below_clusters, reps)
+    informative, placebo_says = placebo_power(power, thresholds)
+    if placebo_feasible and placebo_passes and placebo_says:
+        place += f" ({placebo_says})"
+    share, power_text = _power_text(power, alpha, few)
+    b3 = f"The pre-cutoff interaction beta_3 = {beta3['coef']:.4g} (t = {beta3['t']:.2f}, {read.text}, " \
+         "results/detection.csv)"
+    valid = _validation_text(validation, pattern)
 
     if placebo_feasible and not placebo_passes:
         return Verdict(MIXED, ["placebo"], f"{b3}; {place}, so the placebo fails: a beta_3 > 0 after the "
                        "training cutoff means the recall measure proxies for something other than memorization. "
                        f"Also, {valid}. Verdict: {MIXED} (placebo failed).")
-    if significant and validation_present and placebo_passes:
+    if negative:
+        return Verdict(MIXED, ["beta_3 negative"], f"{b3} is significantly negative (one-sided p for beta_3 < 0 "
+                       f"= {1 - read.p_one_sided:.4f} < {alpha:g}; two-sided p = {read.p_two_sided:.4f}): forecast "
+                       "accuracy falls as LAP rises. The paper's "
+                       "Proposition 1 gives beta_3 >= 0 whenever LAP measures memorization (beta_3 has the sign of "
+                       "E[L^2 Var(e | mu_hat, L)]), so here LAP proxies for something other than memorization and "
+                       f"cannot clear the forecasts; {valid}; {place}. Verdict: {MIXED} (beta_3 significantly "
+                       "negative).")
+    if significant and pattern.present and placebo_passes and informative is not False:
         return Verdict(CONTAMINATION, [], f"{b3} is positive and significant; {valid}; and {place}. "
                        f"Verdict: {CONTAMINATION}: the in-sample LLM forecasts are contaminated by lookahead bias. "
                        "Restrict backtests to data after the model's training cutoff. Prompt-level fixes (masking, "
                        "instructions to ignore future information) are not a remedy unless this test, rerun, "
                        "shows they work.")
     if significant:
-        failed = ([] if validation_present else ["validation"]) + ([] if placebo_feasible else ["placebo infeasible"])
-        return Verdict(MIXED, failed, f"{b3} is positive and significant, but {valid} and {place}. "
+        failed = (([] if pattern.present else ["validation"]) + ([] if placebo_feasible else ["placebo infeasible"])
+                  + (["placebo uninformative"] if placebo_feasible and informative is False else []))
+        weak = (" (a placebo that could not have rejected a paper-sized interaction has not passed in the protocol's "
+                "sense)" if "placebo uninformative" in failed else "")
+        return Verdict(MIXED, failed, f"{b3} is positive and significant, but {valid} and {place}{weak}. "
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
                        "channels.")
-    why = []
-    for half, state in (("high", high_state), ("low", low_state)):
-        if state == "missing":
-            reasons = (_reasons(notes, f"validation:{half}_lap", ("failed", "error", "omitted"))
-                       or ["no p-value; results/estimation_notes.csv"])
-            why.append(f"the {half}-LAP theta could not be estimated ({'; '.join(reasons)})")
-    if low_state in ("positive", "negative"):
-        why.append(f"the validation pattern is contradicted: the low-LAP theta is significant "
-                   f"({low['coef']:.4g}, p = {low['p']:.4f}, results/validation.csv)")
-    if high_state == "negative":
-        why.append(f"the validation pattern is contradicted: the high-LAP theta is significantly negative "
-                   f"({high['coef']:.4g}, p = {high['p']:.4f}, results/validation.csv)")
+    quiet = f"{b3}: beta_3 is not significantly greater than zero"
+    why = pattern.missing + pattern.contradicted
     if why:
-        return Verdict(MIXED, ["validation"], f"{b3}: beta_3 is not significantly greater than zero, but "
-                       f"{'; and '.join(why)}, so LAP cannot be read as a measure of memorization; {place}. "
-                       f"Verdict: {MIXED} (validation).")
-    above = "" if math.isinf(share) else f", above {thresholds.max_mde_share:.0%} (max_mde_share)"
-    if high_state in ("null", "zero"):  # the low-LAP theta is null or zero here: anything else returned above
-        failed = ["validation"] + (["power"] if share > thresholds.max_mde_share else [])
+        return Verdict(MIXED, ["validation"], f"{quiet}, but {'; and '.join(why)}, so LAP cannot be read as a "
+                       f"measure of memorization; {place}. Verdict: {MIXED} (validation).")
+    varies, variation = lap_variation(power, thresholds)
+    if not varies:
+        return Verdict(UNDERPOWERED, ["LAP variation"], f"{quiet}, but {variation}: LAP shows no meaningful "
+                       "variation (protocol, final rule), so a quiet beta_3 says nothing about contamination "
+                       f"whatever its standard error ({power_text}); {valid}; {place}. Verdict: {UNDERPOWERED} "
+                       "(LAP without meaningful variation).")
+    detectable = power.get("mde_share", math.nan)
+    if math.isinf(share) or not detectable <= thresholds.detectable_share:
+        size = "undefined" if math.isinf(share) else f"{detectable:.0%}"
+        return Verdict(UNDERPOWERED, ["power"], f"{quiet}, but {power_text}: the test had less than 80% power "
+                       f"against an interaction of {thresholds.detectable_share:.0%} (detectable_share, the paper's "
+                       "in-sample size), so a contamination of consequence could be missed; "
+                       f"{valid}; {place}. Verdict: {UNDERPOWERED} (minimum detectable share {size}).")
+    if share > thresholds.max_mde_share:
+        return Verdict(UNDERPOWERED, ["power"], f"{quiet}, but {power_text}: the one-sided {1 - alpha:.0%} "
+                       f"confidence interval includes an interaction of {share:.0%} of the standalone LLM effect per "
+                       f"SD of LAP, above {thresholds.max_mde_share:.0%} (max_mde_share), so a contamination of "
+                       f"consequence is not excluded; {valid}; {place}. Verdict: {UNDERPOWERED} (the interval "
+                       f"includes an interaction of {share:.0%}).")
+    excluded = (f"{quiet}, and {power_text}; the minimum detectable share is at most "
+                f"{thresholds.detectable_share:.0%} (detectable_share) and the upper bound at most "
+                f"{thresholds.max_mde_share:.0%} (max_mde_share), so the test had power and the data exclude a "
+                f"larger interaction; {variation}")
+    if pattern.present:
+        return Verdict(NO_EVIDENCE, [], f"{excluded}; {valid}; {place}. Verdict: {NO_EVIDENCE}.")
+    if pattern.no_memorization:
         constant = "".join(f"; ud has no variation within the fixed effects in the {half}-LAP half (omitted as "
-                           "collinear), so theta is zero there"
-                           for half, state in (("high", high_state), ("low", low_state)) if state == "zero")
-        return Verdict(UNDERPOWERED, failed, f"{b3}: beta_3 is not significantly greater than zero, but the "
-                       f"high-LAP theta is null{constant} (results/validation.csv): there is no evidence that the model "
-                       "recalls these outcomes, nothing shows that LAP separates memorized from unmemorized rows, "
-                       "and the detection test has little power (protocol Step 3), whatever its minimum detectable "
-                       f"effect ({power_text}); {place}. Verdict: {UNDERPOWERED} (validation: high-LAP theta null).")
-    if share <= thresholds.max_mde_share:
-        return Verdict(NO_EVIDENCE, [], f"{b3}: beta_3 is not significantly greater than zero, and {power_text}, "
-                       f"at most {thresholds.max_mde_share:.0%} (max_mde_share): a contamination of that size would "
-                       f"have been found; {valid}; {place}. Verdict: {NO_EVIDENCE}.")
-    return Verdict(UNDERPOWERED, ["power"], f"{b3}: beta_3 is not significantly greater than zero, but "
-                   f"{power_text}{above}: the test could miss a "
-                   f"contamination of consequence; {valid}; {place}. Verdict: {UNDERPOWERED} (minimum detectable "
-                   f"share {'undefined' if math.isinf(share) else f'{share:.0%}'}).")
+                           "collinear), so theta is zero there" for half in pattern.zero_halves)
+        untested = ("no memorization is detected by the recall query: the high-LAP theta is null"
+                    f"{constant} (results/validation.csv)")
+    else:
+        untested = ("the high-LAP theta is significant but not significantly larger than the low-LAP theta "
+                    "(results/validation.csv model high_minus_low)")
+    return Verdict(NO_EVIDENCE_UNTESTED, ["validation"], f"{excluded}; but {untested}, so LAP's validity as a "
+                   "measure of memorization is untested: the test had power against a contamination that rises "
+                   f"with LAP, and nothing shows that LAP separates memorized from unmemorized rows; {place}. "
+                   f"Verdict: {NO_EVIDENCE_UNTESTED}: no memorization-driven contamination is found, but LAP's "
+                   "validity is untested.")

@@ -12,7 +12,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from tqdm import tqdm
 
-from ..errors import ConfirmationDeclined
+from ..errors import ConfirmationDeclined, ModelError
 from ..llm.cache import Query, ResponseCache
 
 LARGE_SAMPLE = 10_000
@@ -42,6 +42,27 @@ def describe_batch(task: str, n_total: int, n_todo: int, seconds_per_query: floa
     return "\n".join(lines)
 
 
+def check_context(backend, todo: Sequence[Query], tokens: Callable[[Any, Query], int], reserved: int = 0) -> None:
+    """Our rule for prompts longer than the model's context: refused before any of the batch is asked (a prompt past
+    the model's context is scored or answered without a word of warning, and its Min-K% is an outlier; truncating
+    the text would change the production prompt under test). ModelError counting the prompts over the limit and
+    naming the longest (row, tokens). `tokens(local_backend, query)` counts a prompt's tokens; `reserved` is added
+    for the answer (the forecast's max_new_tokens). Backends that do not state a context (an HTTP server, which
+    refuses an over-long prompt itself) are not checked."""
+    limit = getattr(backend, "context_length", 0) or 0
+    if not limit:
+        return
+    lengths = [(tokens(backend, query) + reserved, query) for query in todo]
+    over = [(length, query) for length, query in lengths if length > limit]
+    if over:
+        length, query = max(over, key=lambda item: item[0])
+        answer = f" including the {reserved} tokens of the answer" if reserved else ""
+        raise ModelError(f"{query.task}: {len(over)} prompt(s) are longer than the model's context of {limit:,} tokens "
+                         f"(the longest: row {query.query_id}, {length:,} tokens{answer}); nothing was asked. Shorten "
+                         "those texts in the data file (e.g. keep the headline or first paragraph), then rerun "
+                         "`lapbias validate` and this step")
+
+
 def ask_missing(
     task: str,
     queries: Sequence[Query],
@@ -51,16 +72,21 @@ def ask_missing(
     seconds_per_query: Callable[[], float],
     confirm: Confirm,
     n_rows: int,
+    check: Callable[[list[Query]], None] | None = None,
 ) -> int:
     """Ask every query whose key is not cached; returns how many were asked. `seconds_per_query` is called
-    only when something is to be asked (it may need the model loaded)."""
+    only when something is to be asked (it may need the model loaded); so is `check(queries to ask)`, which may
+    refuse them before the first is asked (check_context)."""
     todo = cache.missing(queries)
     n_total = len({q.key for q in queries})
     if not todo:
         print(f"{task}: all {n_total} queries cached, no model call", file=sys.stderr)
         return 0
+    if check is not None:
+        check(todo)
     if not confirm(describe_batch(task, n_total, len(todo), seconds_per_query(), n_rows)):
-        raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes to go ahead")
+        raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes (in Python: "
+                                   "yes=True) to go ahead")
     with tqdm(total=len(todo), desc=task, unit="query", file=sys.stderr) as progress:
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]

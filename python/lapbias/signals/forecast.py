@@ -23,12 +23,13 @@ import re
 import pandas as pd
 
 from ..config import FORECAST_PLACEHOLDERS, RunConfig
+from ..data import schema
 from ..errors import ConfigError, ParseRateError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, Generation, TokenLogprob, chat
 from ..llm.cache import Query, ResponseCache, canonical_json
 from . import provenance
-from .batch import Confirm, ask_missing
+from .batch import Confirm, ask_missing, check_context
 
 TASK = "forecast"
 TOP_LOGPROBS = 20
@@ -78,7 +79,9 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
 
     ask_missing(TASK, queries(frame, config), cache, ask, config.model.queries_per_batch,
                 lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
-                len(frame))
+                len(frame), check=lambda todo: check_context(
+                    backend, todo, lambda local, query: len(local.tokens.render(json.loads(query.prompt))),
+                    reserved=config.forecast.max_new_tokens))
     return derive(config, layout)
 
 
@@ -146,10 +149,7 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
             "confidence": parse_confidence(response["text"], config.forecast.confidence_regex),
             "cache_key": query.key,
         })
-    result = pd.DataFrame(rows, columns=[
-        "row_id", "entity_id", "text_date", "target_date", "response", "label", "parsed", "mu_hat", "p_first",
-        "label_token", "confidence", "cache_key",
-    ])
+    result = pd.DataFrame(rows, columns=list(schema.FORECAST_COLUMNS))
     result["label_token"] = result["label_token"].astype("string")
     result["label"] = result["label"].astype("string")
     result["mu_hat"] = result["mu_hat"].astype("float64")

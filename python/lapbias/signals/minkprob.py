@@ -24,11 +24,12 @@ import numpy as np
 import pandas as pd
 
 from ..config import RunConfig
+from ..data import schema
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend
 from ..llm.cache import Query, ResponseCache
 from . import provenance
-from .batch import Confirm, ask_missing
+from .batch import Confirm, ask_missing, check_context
 from .forecast import fill_prompt
 
 TASK = "minkprob"
@@ -65,7 +66,8 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
 
     ask_missing(TASK, queries(frame, config), cache, ask, config.model.queries_per_batch,
                 lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
-                len(frame))
+                len(frame), check=lambda todo: check_context(
+                    backend, todo, lambda local, query: len(local.tokens.encode(query.prompt))))
     return derive(config, layout)
 
 
@@ -80,6 +82,6 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
         lap_mink, n_lowest = min_k_prob(logprobs, config.minkprob.k)
         rows.append({"row_id": query.query_id, "lap_mink": lap_mink, "n_tokens": len(logprobs),
                      "n_lowest": n_lowest, "cache_key": query.key})
-    result = pd.DataFrame(rows, columns=["row_id", "lap_mink", "n_tokens", "n_lowest", "cache_key"])
+    result = pd.DataFrame(rows, columns=list(schema.MINKPROB_COLUMNS))
     write_parquet(provenance.stamp(result, config, layout, TASK), layout.derived_file("minkprob.parquet"))
     return result

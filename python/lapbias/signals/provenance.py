@@ -17,6 +17,7 @@ import pandas as pd
 from ..config import RunConfig, settings_difference, snapshot, study_settings
 from ..io import Layout
 from ..stage import RUN_ALL, StaleResultsError, fingerprint
+from . import recall_mode
 
 ATTRS_KEY = "lapbias_derived_from"
 RECALL_MODE = "[recall] label probabilities"
@@ -40,12 +41,10 @@ parse-rate gate of the forecast is not a study setting at all: config.OPERATIONA
 
 def settings(config: RunConfig, task: str) -> dict:
     """The config settings that `task`'s derived file depends on ({"[section] key": value})."""
-    from .recall import uses_exact, uses_sampling  # recall.py imports this module
-
     reads = READS[task] + (("[forecast] prompt",) if task == "minkprob" and config.minkprob.scored_text == "prompt"
                            else ())
-    mode = "sampled" if uses_sampling(config) else "exact" if uses_exact(config) else "top-k"
-    return {key: value for key, value in {**study_settings(snapshot(config)), RECALL_MODE: mode}.items()
+    current = {**study_settings(snapshot(config)), RECALL_MODE: recall_mode.mode(config)}
+    return {key: value for key, value in current.items()
             if key not in CHECKS_ONLY and any(key == prefix or prefix.endswith(" ") and key.startswith(prefix)
                                               for prefix in reads)}
 

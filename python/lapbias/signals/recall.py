@@ -31,6 +31,7 @@ import math
 import pandas as pd
 
 from ..config import RunConfig
+from ..data import schema
 from ..errors import ConfigError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend, LocalBackend, TokenLogprob, chat
@@ -39,17 +40,11 @@ from ..llm.cache import Query, ResponseCache, canonical_json
 from . import label_record, provenance
 from .batch import Confirm, ask_missing
 from .labels import check_single_token, label_mass
+from .recall_mode import uses_exact, uses_sampling
 
 TASK = "recall"
-EXACT_BACKENDS = ("transformers", "vllm")
-"""Backends that hold the model and give exact label probabilities (LocalBackend in llm/base.py)."""
 LABEL_NAMES = ("up", "down", "unknown")
-COLUMNS = [
-    "entity_id", "target_date", "p_up", "p_down", "p_unknown", "lap", "ud", "residual_mass",
-    "censored_up", "censored_down", "censored_unknown", "exact", "p_up_topk", "p_down_topk", "p_unknown_topk",
-    "censored_up_topk", "censored_down_topk", "censored_unknown_topk", "censoring_bound", "approximated",
-    "n_samples", "cache_key",
-]
+COLUMNS = list(schema.RECALL_COLUMNS)
 
 
 def recall_pairs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -74,15 +69,6 @@ def fill_template(config: RunConfig, entity_name: str, ticker: str, target_date:
 
 def query_id(entity_id: str, target_date: pd.Timestamp) -> str:
     return f"{entity_id}|{target_date:%Y-%m-%d}"
-
-
-def uses_sampling(config: RunConfig) -> bool:
-    return config.recall.fallback == "sampling"
-
-
-def uses_exact(config: RunConfig) -> bool:
-    """Exact label probabilities: a local backend (the whole distribution at hand), log-prob mode."""
-    return config.model.backend in EXACT_BACKENDS and not uses_sampling(config)
 
 
 def queries(pairs: pd.DataFrame, config: RunConfig) -> list[Query]:

@@ -47,7 +47,9 @@ class Item:
     seed: int = -1
     """-1 for greedy decoding; else the seed of this draw (Variant E)."""
     other: dict = field(default_factory=dict)
-    """Variant C: the second date (other_date, other_period, other_truth, other_words)."""
+    """Variant C: the second date (other_date, other_period, other_truth)."""
+    famous: bool = False
+    """A `[leak] famous_dates` period (§2's temporal control)."""
 
     @property
     def query_id(self) -> str:
@@ -70,12 +72,13 @@ class Probe(Protocol):
     def items(self, plan: Plan) -> list[Item]:
         ...
 
-    def parse(self, item: Item, reply: str) -> Parsed:
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str) -> Parsed:
+        """The reply read (parse.py); `truncated`: it ended at the answer-length limit; `parser`: [leak] parser."""
         ...
 
 
 def date_words(row) -> tuple[str, ...]:
-    """The ways a reply may write the probed date (stripped before a value is read, parse rule 1)."""
+    """The ways a reply may write the probed date (removed before a bare number is read, parse.py rule 3)."""
     from ..series import human_date
 
     period = str(row.period)
@@ -106,10 +109,10 @@ def series_items(plan: Plan, variant: str, prompt_of, max_new_tokens: int, **fie
         when = human_date(row.date, row.frequency)
         items.append(Item(variant, row.series, row.label, row.date, row.period, row.window, row.frequency,
                           row.unit, float(row.value), prompt_of(row, when), max_new_tokens, date_words(row),
-                          **fields))
+                          famous=bool(row.famous), **fields))
     return items
 
 
-def read_value(item: Item, reply: str, mode: str = "value") -> Parsed:
-    return parse_value(reply, item.date_words, mode=mode, unit=item.unit)
+def read_value(item: Item, reply: str, truncated: bool, parser: str) -> Parsed:
+    return parse_value(reply, item.unit, item.date_words, parser, truncated)
 

@@ -4,7 +4,7 @@ prompt names first is drawn per pair (half the pairs of a series and window swap
 the series and the window): with the earlier date always first, a model that always names the later (or the
 second) date would score the series' trend, not the 0.5 chance level App. J tests rank accuracy against.
 `truth` is 0.0 when the date named first is higher, 1.0 when the second is; the parsed value is the date
-picked (parse_choice)."""
+picked (parse_choice, App. J.1's tiers)."""
 
 from __future__ import annotations
 
@@ -32,14 +32,11 @@ class CompareProbe:
                 noun = first.frequency
                 prompt = (f"Between {when1} and {when2}, which {noun} had the higher value of {first.label}? "
                           f"Answer with only one of those two {noun}s.")
-                other = {"other_date": second.date, "other_period": second.period,
-                         "other_truth": float(second.value), "other_words": date_words(second)}
+                other = {"other_date": second.date, "other_period": second.period, "other_truth": float(second.value)}
                 items.append(Item(self.name, first.series, first.label, first.date, first.period, first.window,
                                   first.frequency, first.unit, 0.0 if first.value > second.value else 1.0, prompt,
                                   plan.leak.max_new_tokens, date_words(first), other=other))
         return items
 
-    def parse(self, item: Item, reply: str):
-        first = tuple(w for w in item.date_words if w != str(item.date.year)) or item.date_words
-        second = tuple(w for w in item.other["other_words"] if w != str(item.other["other_date"].year))
-        return parse_choice(reply, first, second or item.other["other_words"])
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str):
+        return parse_choice(reply, item.period, item.other["other_period"], item.frequency)

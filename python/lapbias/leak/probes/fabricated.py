@@ -1,6 +1,7 @@
-"""Fabricated controls (App. K, O): Variant A's syntax with a series or a fund that does not exist. Asked on the
-first `n_control_dates` sampled dates of the first series (pre window); no truth: only the commit rate (parse
-rate) is read, a memorizing model that also commits here is fabricating."""
+"""Fabricated controls (App. K, O): Variant A's syntax with a series or a fund that does not exist (App. K's names by
+default: four fictional factors and the fund). Asked on the first `n_control_dates` sampled pre-window dates of the
+first series (none when the pre window is empty: the report says so); no truth: only the commit rate (parse rate)
+is read, a memorizing model that also commits here is fabricating."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from .base import ADJECTIVES, Item, Plan, date_words, read_value, value_question
 
 def _control_rows(plan: Plan):
     first = plan.sampled["series"].iloc[0]
-    rows = plan.sampled[plan.sampled["series"] == first]
+    rows = plan.sampled[(plan.sampled["series"] == first) & (plan.sampled["window"] == "pre")]
     return list(rows.itertuples())[:plan.leak.n_control_dates]
 
 
@@ -26,8 +27,8 @@ class FabricatedSeriesProbe:
         return [_item(self.name, name, row, value_question(name, human_date(row.date, row.frequency), row.unit), plan)
                 for name in plan.leak.fabricated_series for row in _control_rows(plan)]
 
-    def parse(self, item: Item, reply: str):
-        return read_value(item, reply)
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str):
+        return read_value(item, reply, truncated, parser)
 
 
 class FabricatedFundProbe:
@@ -43,5 +44,5 @@ class FabricatedFundProbe:
             items.append(_item(self.name, fund, row, prompt, plan))
         return items
 
-    def parse(self, item: Item, reply: str):
-        return read_value(item, reply)
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str):
+        return read_value(item, reply, truncated, parser)

@@ -1,5 +1,6 @@
-"""Variant B (App. O): a short narrative; the committed number is extracted from the prose (parse mode
-"narrative": the first number carrying a unit or decimals)."""
+"""Variant B (App. O): a short narrative; the committed number is extracted from the prose (parse.py: the mean of
+the numbers written with the unit, as the authors' parser reads it; `[leak] parser = "explicit_estimate"` reads
+the number after "best estimate" first)."""
 
 from __future__ import annotations
 
@@ -16,5 +17,5 @@ class NarrativeProbe:
 
         return series_items(plan, self.name, prompt, plan.leak.narrative_tokens)
 
-    def parse(self, item: Item, reply: str):
-        return read_value(item, reply, mode="narrative")
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str):
+        return read_value(item, reply, truncated, parser)

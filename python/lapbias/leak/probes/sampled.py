@@ -21,5 +21,5 @@ class SampledProbe:
                 items.append(dataclasses.replace(drawn, seed=draw_seed(plan.leak.seed, drawn.query_id)))
         return items
 
-    def parse(self, item: Item, reply: str):
-        return read_value(item, reply)
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str):
+        return read_value(item, reply, truncated, parser)

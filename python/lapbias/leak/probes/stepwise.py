@@ -1,5 +1,6 @@
-"""Variant D (App. O, J): Variant A after "Think step-by-step"; the last number of the reply is its answer
-(parse mode "final")."""
+"""Variant D (App. O, J): Variant A after "Think step-by-step"; the reply is read as every value reply is (parse.py:
+the authors read their Variant-D replies with the same parser, so the mean of the percentages a reasoning mentions
+is its value; `[leak] parser = "explicit_estimate"` reads a "final answer: X" first)."""
 
 from __future__ import annotations
 
@@ -16,5 +17,5 @@ class StepwiseProbe:
 
         return series_items(plan, self.name, prompt, plan.leak.stepwise_tokens)
 
-    def parse(self, item: Item, reply: str):
-        return read_value(item, reply, mode="final")
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str):
+        return read_value(item, reply, truncated, parser)

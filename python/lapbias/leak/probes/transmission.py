@@ -1,5 +1,6 @@
 """The date-only transmission prompt (App. O, §6): investor sentiment on a −1.00 … +1.00 scale, asked once per
-sampled date with no series named. Its answer is the downstream signal S attributed in leakshare.py (App. N)."""
+sampled date with no series named. Its answer is the downstream signal S attributed in leakshare.py (App. N); it is
+read with the percent rules, as the authors read it, then checked against the scale (parse.py rule 6)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ class TransmissionProbe:
                       "from -1.00 (very negative for U.S. equities) to +1.00 (very positive). Reply with exactly "
                       "one signed decimal (e.g., -0.45 or +0.30) and nothing else.")
             items.append(Item(self.name, "", "", row.date, row.period, row.window, row.frequency, "index",
-                              float("nan"), prompt, plan.leak.max_new_tokens, date_words(row)))
+                              float("nan"), prompt, plan.leak.max_new_tokens, date_words(row), famous=bool(row.famous)))
         return items
 
-    def parse(self, item: Item, reply: str):
-        return parse_value(reply, item.date_words, scale=SCALE)
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str):
+        return parse_value(reply, "percent", item.date_words, parser, truncated, scale=SCALE)

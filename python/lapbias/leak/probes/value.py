@@ -12,5 +12,5 @@ class ValueProbe:
         return series_items(plan, self.name, lambda row, when: value_question(row.label, when, row.unit),
                             plan.leak.max_new_tokens)
 
-    def parse(self, item: Item, reply: str):
-        return read_value(item, reply)
+    def parse(self, item: Item, reply: str, truncated: bool, parser: str):
+        return read_value(item, reply, truncated, parser)

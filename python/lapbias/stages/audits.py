@@ -1,0 +1,62 @@
+"""The sibling audits as stages: `calibrate` (planted memorization through the unchanged protocol), `leak` (NumLeak
+numeric-recall probes) and `ess` (the LLM's equivalent sample size). Each writes its own results/<audit>/ files and
+section; the protocol's REPORT.md includes the sections present."""
+
+from __future__ import annotations
+
+from ..signals.batch import Confirm
+from .project import Echo, Log, backend_for, confirmation, opened
+from .protocol import report_as_estimated, run_all
+
+
+def calibrate(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo = print) -> dict:
+    """Plant memorization with LoRA, run the protocol on the base and the planted model, compare
+    (results/calibration/); returns the calibration's tables."""
+    from ..calibrate import load, pipeline
+
+    with opened(config, "calibrate", load=load, echo=echo) as ((run_config, settings), layout, log):
+        ask = confirmation(yes, confirm)
+        tables = pipeline.run(run_config, settings, layout,
+                              lambda model_config, model_layout: run_all(
+                                  model_config, model_layout, Log(model_layout, echo), ask, confirmation(False)),
+                              ask, log)
+        if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
+            report_as_estimated(layout, log)  # a protocol run under the same root: its REPORT.md gets the section
+        return tables
+
+
+def leak(config, *, replies: str | None = None, model: str | None = None, yes: bool = False,
+         confirm: Confirm | None = None, echo: Echo = print):
+    """NumLeak audit: probe the model for a public series' value at a date, or score `replies` collected elsewhere
+    (of `model`, when the file holds several; docs/leak.md) without asking a model (results/leak/, its REPORT.md
+    section)."""
+    from ..leak import config as leak_config
+    from ..leak.pipeline import audit
+
+    with opened(config, "leak", load=leak_config.load, echo=echo) as (leak_run, layout, log):
+        with backend_for(leak_run, echo) as backend:  # loaded only when a query is asked: never with `replies`
+            result = audit(leak_run, layout, backend, confirmation(yes, confirm), replies, model)
+        parsed = result.summary.loc[result.summary["variant"] == "A"]
+        source = f"scored from {replies}" if replies else f"{result.n_asked} asked now"
+        log(f"leak: {len(result.panel)} probe replies ({source}), Variant A parse rate "
+            f"{parsed['n_parsed'].sum()}/{parsed['n_queries'].sum()}; results/leak/*.csv, "
+            "results/figures/leak_calibration.png, results/REPORT.md")
+        for note in result.notes:
+            log(f"leak: note: {note}")
+        return result
+
+
+def ess(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo = print) -> dict:
+    """Equivalent sample size of the LLM: block-out CV error curves, sequential CI (results/ess/)."""
+    from ..ess import config as ess_config
+    from ..ess.pipeline import results_dir, run as run_ess
+    from ..ess.report import cli_lines
+
+    with opened(config, "ess", load=ess_config.load, echo=echo) as (ess_run, layout, log):
+        with backend_for(ess_run, echo) as backend:
+            tables = run_ess(ess_run, layout, backend, confirmation(yes, confirm))
+        for line in cli_lines(tables):
+            log(line)
+        log(f"ess: wrote {results_dir(layout)}/ess.csv, curve.csv, llm.csv, ESS.md and "
+            f"{layout.figures / 'ess_curve.png'}")
+        return tables

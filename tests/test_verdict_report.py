@@ -1,0 +1,86 @@
+"""What `lapbias estimate` and `lapbias report` write for the verdict: beta_3's wild cluster bootstrap p-values in
+detection.csv and placebo.csv, the high-minus-low validation row, the power quantities the rule reads, and REPORT.md's
+statements (wild bootstrap, upper bound beside the MDE, the pairs bootstrap's size at this sample's N_post/N_pre)."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from lapbias.cli import main
+from lapbias.config import from_dict
+from lapbias.io import Layout
+from lapbias.panel import build
+from test_panel import synthetic_stage_files
+
+DATES = ([f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(5)]
+         + [f"2024-{m}-1{d}" for m in (10, 11) for d in range(5)])
+
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory):
+    root = tmp_path_factory.mktemp("verdict_report")
+    layout = Layout(root)
+    layout.make_dirs()
+    synthetic_stage_files(layout, n_entities=25, dates=DATES)
+    build(from_dict({"root": str(root), "study": {"cutoff": "2024-06-30"}}), layout)
+    config = root / "study.toml"
+    config.write_text(f'root = "{root}"\n[study]\ncutoff = "2024-06-30"\n[estimate]\nbootstrap_reps = 50\n'
+                      "wild_bootstrap_reps = 999\n")
+    for command in ("estimate", "report"):
+        result = CliRunner().invoke(main, [command, str(config)])
+        assert result.exit_code == 0, result.output
+    return layout, (layout.results / "REPORT.md").read_text()
+
+
+def test_detection_and_placebo_carry_the_wild_cluster_bootstrap(reported):
+    layout, report = reported
+    for name in ("detection", "placebo"):
+        table = pd.read_csv(layout.results / f"{name}.csv").set_index("term")
+        row = table.loc["c.mu_hat#c.lap"]
+        assert 0 <= row["p_wild_one_sided"] <= 1 and 0 <= row["p_wild"] <= 1
+        assert table.drop(index="c.mu_hat#c.lap")[["p_wild", "p_wild_one_sided"]].isna().all().all()
+    assert "| p_wild | p_wild_one_sided |" in report and "Webb six-point weights, 999 draws" in report
+    # 25 clusters < 42: the verdict reads the wild bootstrap's p and says so
+    detection = pd.read_csv(layout.results / "detection.csv").set_index("term").loc["c.mu_hat#c.lap"]
+    verdict = report[report.index("## 6. Verdict"):]
+    assert f"one-sided p = {detection['p_wild_one_sided']:.4f}" in verdict and "25 entity clusters (< 42" in verdict
+
+
+def test_validation_carries_the_difference_of_the_halves(reported):
+    layout, _ = reported
+    validation = pd.read_csv(layout.results / "validation.csv").set_index(["model", "term"])
+    difference = validation.loc[("high_minus_low", "c.ud#c.high_lap")]
+    assert difference["coef"] == pytest.approx(validation.loc[("high_lap", "ud"), "coef"]
+                                               - validation.loc[("low_lap", "ud"), "coef"], rel=1e-8)
+    assert difference["engine"] == "python" and difference["N_clust"] == 25
+
+
+def test_power_states_the_upper_bound_beside_the_mde(reported):
+    layout, report = reported
+    power = pd.read_csv(layout.results / "power.csv").set_index("quantity")["value"]
+    assert power["ucb_beta3"] == pytest.approx(power["beta3"] + stats.t.ppf(0.95, power["df_r"]) * power["se_beta3"])
+    assert power["ucb_share"] == pytest.approx(power["ucb_beta3"] * power["sd_lap"] / power["b1_standalone"])
+    for quantity in ("lap_gap", "lap_relative_gap", "placebo_mde_beta3", "sd_lap_post", "placebo_mde_share"):
+        assert pd.notna(power[quantity]), quantity
+    section = report[report.index("## 4. Detection"):report.index("## 5. Post-cutoff")]
+    assert "one-sided 95% upper confidence bound" in section
+    assert re.search(r"an interaction of ≥ \d+% of the standalone LLM effect per SD of LAP would have been detected "
+                     r"with 80% probability", section)
+
+
+def test_the_pairs_bootstrap_states_its_size_at_this_samples_ratio(reported):
+    """p_boot treats the in-sample beta_3 as fixed (as the paper does): its size under 'the same beta_3 before and
+    after' is 1 - Phi(1.645 / sqrt(1 + N_post/N_pre)): 6% at the paper's sizes, 12% at N_post = N_pre, 23% at
+    N_post = 4 N_pre. REPORT.md states it next to p_boot with this sample's ratio (here 250/375)."""
+    layout, report = reported
+    section = report[report.index("## Pairs bootstrap"):report.index("## Extended")]
+    n_post = int(pd.read_csv(layout.results / "bootstrap.csv")["N"].iloc[0])
+    n_pre = int(pd.read_csv(layout.results / "detection.csv")["N"].iloc[0])
+    size = stats.norm.sf(1.6448536 / (1 + n_post / n_pre) ** 0.5)
+    assert f"N_post/N_pre = {n_post:,}/{n_pre:,} = {n_post / n_pre:.3g}, so about {size:.1%}" in section
+    assert "12% when N_post = N_pre, 23% at N_post = 4 N_pre" in section
