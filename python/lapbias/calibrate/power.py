@@ -25,8 +25,12 @@ import pandas as pd
 
 from ..estimate import simulate
 from ..panel import high_lap_flags, integer_ids, period_labels
-from ..report.verdict import CONTAMINATION
+from ..config import EstimateConfig
+from ..report.verdict import CONTAMINATION, decide
 from . import corpus
+
+PLACEBO_UNINFORMATIVE = "placebo uninformative"
+"""report.verdict.decide's name for a placebo that passed but could not have rejected a paper-sized interaction."""
 
 
 @dataclass(frozen=True)
@@ -71,13 +75,28 @@ def simulated_panel(pairs: pd.DataFrame, rows: pd.DataFrame, cutoff: pd.Timestam
 
 def design_power(pairs: pd.DataFrame, rows: pd.DataFrame, cutoff: pd.Timestamp, n_exposed: int,
                  behaviour: PlantedBehaviour, reps: int, seed: int = 0, frequency: str = "day") -> dict[str, float]:
-    """Over `reps` simulated planted models: the share whose verdict is "Contamination detected", and the shares
-    with a significant beta_3 (one-sided p < 0.05), a passing placebo, and each verdict label."""
-    labels = []
+    """Over `reps` simulated planted models: the share whose verdict is "Contamination detected"
+    (`p_contamination`); the share whose placebo is informative (`p_placebo_informative`: its minimum detectable
+    share, power.csv's placebo_mde_share, at most [estimate] detectable_share); the share that misses
+    "Contamination detected" ONLY because the placebo is uninformative (`p_only_placebo_uninformative`: significant
+    beta_3, validation present, placebo passed); the median placebo_mde_share and mde_share; each label's share."""
+    thresholds = EstimateConfig()
+    labels, placebo_shares, mde_shares, only_placebo = [], [], [], []
     for rep in range(reps):
         pre, post = simulated_panel(pairs, rows, cutoff, n_exposed, behaviour, seed + rep, frequency)
-        labels.append(simulate.verdict(pre, post).label)
-    labels = pd.Series(labels)
+        found = simulate.tables(pre, post, thresholds)
+        verdict = decide(found["detection"], found["validation"], found["placebo"], found["power"], thresholds,
+                         found["notes"])
+        power = dict(zip(found["power"]["quantity"], found["power"]["value"].astype(float)))
+        labels.append(verdict.label)
+        placebo_shares.append(power.get("placebo_mde_share", np.nan))
+        mde_shares.append(power.get("mde_share", np.nan))
+        only_placebo.append(list(verdict.failed) == [PLACEBO_UNINFORMATIVE])
+    labels, placebo_shares = pd.Series(labels), pd.Series(placebo_shares, dtype=float)
     return {"n_exposed": n_exposed, "hit_rate": behaviour.hit_rate, "reps": reps,
             "p_contamination": float((labels == CONTAMINATION).mean()),
+            "p_placebo_informative": float((placebo_shares <= thresholds.detectable_share).mean()),
+            "p_only_placebo_uninformative": float(np.mean(only_placebo)),
+            "placebo_mde_share_median": float(placebo_shares.median()),
+            "mde_share_median": float(pd.Series(mde_shares, dtype=float).median()),
             **{f"share {label}": float(share) for label, share in labels.value_counts(normalize=True).items()}}
