@@ -67,7 +67,8 @@ def section(table: pd.DataFrame, pointwise: pd.DataFrame, reps: int) -> list[str
         "## ESS one-sided CI coverage by simulation",
         "",
         f"Machine: {describe()}. CPU time {table['cpu_s'].sum() / 60:.1f} min for all scenarios (process time; the "
-        "machine is shared, so wall time says little). Nominal coverage 1 − α = 0.95. Designs: "
+        "machine is shared, so wall time says little; a comparator's first row also pays for the Monte Carlo truth "
+        "R(n), which the later rows reuse). Nominal coverage 1 − α = 0.95. Designs: "
         "`lapbias/ess/simulation.py` (squared loss: Gaussian X, p = 2, comparators OLS and ridge; 0-1 loss: probit "
         "P(Y = 1 | X) = Φ(X'β), p = 2, comparators LDA and a ridge classifier); the \"LLM\" is a fixed rule with "
         "R(g) = R(n₀), n₀ = 20, so the true ESS is 20; N = K·20; grid (10, 20, 40). Test: the finite-K variance of "
@@ -97,15 +98,22 @@ def section(table: pd.DataFrame, pointwise: pd.DataFrame, reps: int) -> list[str
         "Pointwise two-sided 95% coverage of R(n) (the bands of the error curve) by variance estimator, over the "
         "replications of each scenario at each of its (n, K): fixed-n = eq. (4.5)/K (Theorem 4.2), fixed-K = eq. (B.2) "
         "(Corollary B.1), paper hybrid = fixed-n when K ≥ 20 else fixed-K, finite-K = `variance.finite_k`, larger = "
-        "max(finite-K, fixed-K), band = the rule `lapbias ess` uses for the bands (`variance.band`).",
+        "max(finite-K, fixed-K), band = the rule `lapbias ess` uses for the bands (`variance.band`); — = undefined (the "
+        "finite-K variance needs K ≥ 3 blocks).",
         "",
         "| loss | comparator | n | K | fixed-n | fixed-K | paper hybrid | finite-K | larger | band |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in pointwise.sort_values(["loss", "comparator", "K", "n"]).itertuples():
-        lines.append(f"| {r.loss} | {r.comparator} | {r.n} | {r.K} | {r.fixed_n:.3f} | {r.fixed_K:.3f} | "
-                     f"{r.paper_hybrid:.3f} | {r.finite_K:.3f} | {r.larger:.3f} | {r.band:.3f} |")
+        shares = " | ".join(_share(getattr(r, rule))
+                            for rule in ("fixed_n", "fixed_K", "paper_hybrid", "finite_K", "larger", "band"))
+        lines.append(f"| {r.loss} | {r.comparator} | {r.n} | {r.K} | {shares} |")
     return lines
+
+
+def _share(value: float) -> str:
+    """A coverage share, or "—" where the variance is undefined (NaN: the finite-K variance at K = 2)."""
+    return "—" if pd.isna(value) else f"{value:.3f}"
 
 
 if __name__ == "__main__":

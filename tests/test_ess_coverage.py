@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import multivariate_normal, norm
 
@@ -74,3 +75,20 @@ def test_benchmark_runs_and_writes_its_table(tmp_path):
     rows = [line for line in lines if line.startswith("| squared |") or line.startswith("| zero_one |")]
     assert {row.split(" | ")[1] for row in rows} == {"ols", "ridge", "lda", "ridge_classifier"}
     assert (BENCHMARKS / "results" / "ess_coverage.md").read_bytes() == real      # the real results are untouched
+
+
+def test_pointwise_coverage_of_an_undefined_variance_is_not_zero():
+    # At K = 2 blocks (n = 40 of N = 80) the finite-K variance is undefined: the benchmark's pointwise table must say
+    # so ("—"), not report that its interval never covers R(n) (0.000).
+    sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location("bench_ess_coverage_k2", BENCHMARKS / "bench_ess_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result, pointwise = coverage(Scenario("linear", "ols", 4), 5, seed=0)
+    at_two = pointwise[pointwise["K"] == 2].iloc[0]
+    assert np.isnan(at_two["finite_K"]) and at_two["band"] == at_two["fixed_K"] and 0 < at_two["fixed_K"] <= 1
+    assert not pointwise.loc[pointwise["K"] > 2, "finite_K"].isna().any()
+    result["cpu_s"] = 0.0
+    lines = module.section(pd.DataFrame([result]), pointwise.assign(loss="squared", comparator="ols", K_at_n0=4), 5)
+    row = next(line for line in lines if line.startswith("| squared | ols | 40 | 2 |"))
+    assert row.split(" | ")[7] == "—"

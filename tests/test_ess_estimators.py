@@ -180,6 +180,10 @@ def test_plug_in_and_t_statistic_edges():
     assert inference.plug_in([5, 10, 20], [0.4, 0.35, 0.31], 0.3) is None
     # As the grid allows it to be stated: censored below n₁ and above n_J.
     assert [inference.stated_plug_in([5, 10, 20], p) for p in (5, 10, None)] == ["≤ 5", "10", "> 20"]
+    # A grid starting at n = 1 censors nothing below it: the ESS is min{n ≥ 1 : R(n) ≤ R(g)} = 1 (Definition 2.1).
+    assert inference.stated_plug_in([1, 5], 1) == "1"
+    assert inference.below_grid([5, 10, 20], 5) and not inference.below_grid([5, 10, 20], None)
+    assert not inference.below_grid([1, 5], 1)
     assert inference.t_statistic(0.1, 0.0) == np.inf and inference.t_statistic(0.0, 0.0) == 0.0
 
 
@@ -209,3 +213,32 @@ def test_undefined_point_stops_the_procedure_in_both_forms():
     lower_ends = [inference.excess_risk_lower(d, s, 0.05) for d, s in zip([0.5, np.nan, 0.3], [0.1, 0.1, 0.1])]
     assert inference.sequential(grid, t, 0.05).lower == 3
     assert inference.lower_from_excess_ci(grid, lower_ends) == 3
+
+
+@pytest.mark.parametrize("s", [-1.0, 1.0])
+def test_finite_k_variance_against_a_known_hoeffding_decomposition(s):
+    # A loss whose Hoeffding parts are known exactly (variance.py): Z = (U, V) i.i.d. N(0, I₂), a training block D of
+    # n rows, ℓ(D, z) = a(D) + b(z) + h(D, z) with a = ū_D, b = 0.7u + 0.5(v² − 1), h = 3(ū_D v + s·v̄_D u). Then
+    # σ₁² = 1/n, σ₁₂ = 0.7/n, σ₂² = 0.99, τ² = 9(1 + s²)/n, ρ = 18s/n² and w = τ²/n: s = −1 puts ρ at its lower
+    # bound −w, where V̂ is unbiased; s = +1 at its upper bound +w, where V̂ exceeds Var R̂(n) by its documented
+    # conservative term n(ρ + w)/((K − 1)(m − 1)). Checks the exact finite-K variance and the four expectations
+    # solved for V̂ at K = 4 (where eq. 4.5 is far off).
+    K, n, reps = 4, 3, 10_000
+    N, m = K * n, (K - 1) * n
+    rng = np.random.default_rng(7)
+    risks, finite = np.empty(reps), np.empty(reps)
+    for r in range(reps):
+        u, v = rng.normal(size=N), rng.normal(size=N)
+
+        def losses(train, rows):
+            return (u[train].mean() + 0.7 * u[rows] + 0.5 * (v[rows] ** 2 - 1)
+                    + 3 * (u[train].mean() * v[rows] + s * v[train].mean() * u[rows]))
+
+        stats = block_out_cv(np.arange(N), n, losses, lambda rows, loss: loss[None]).linear([1.0])
+        risks[r], finite[r] = stats.risk, variance.finite_k(stats)
+    tau2, rho = 9 * (1 + s ** 2) / n, 18 * s / n ** 2
+    exact = (1 / n + 2 * 0.7 / n + 0.99 / n) / K + (tau2 / n + rho) / (K * (K - 1))
+    expected = exact + n * (rho + tau2 / n) / ((K - 1) * (m - 1))
+    assert np.var(risks, ddof=1) == pytest.approx(exact, rel=4 * np.sqrt(2 / reps))
+    assert abs(finite.mean() - expected) <= 4 * finite.std(ddof=1) / np.sqrt(reps)
+    assert expected == pytest.approx(exact if s < 0 else exact + 0.5)

@@ -88,6 +88,22 @@ def test_curve_caption_reads_the_configured_min_blocks(tmp_path):
     _data(tmp_path, lambda f: f["y"])
     _, text = _run(tmp_path, min_blocks=7)
     assert "when K ≥ 7 blocks" in text and "K ≥ 20" not in text
+    # Every value the bands' and the test's variance rules can take is explained in the caption (variance.band,
+    # variance.for_test).
+    from lapbias.ess.report import band_rule
+
+    assert all(f"{rule} = " in band_rule(7) for rule in ("finite_K", "fixed_K_fallback"))
+    assert all(f"{rule} = " in text for rule in ("finite_K", "fixed_K_fallback", "untested"))
     curve = pd.read_csv(tmp_path / "results" / "ess" / "curve.csv")
     # n = 5: K = 24 ≥ 7 → the finite-K variance; n = 10: K = 12 ≥ 7 as well (and the test's variance everywhere)
     assert set(curve["variance_rule"]) == {"finite_K"} and set(curve["excess_variance_rule"]) == {"finite_K"}
+
+
+def test_report_names_the_variance_the_test_used(tmp_path):
+    # test_variance = "sum": the report must not say the test used the loss difference's variance (eq. 4.6).
+    _data(tmp_path, lambda f: f["y"])
+    _, text = _run(tmp_path, test_variance="sum", outcomes=[{"name": "y", "column": "y", "llm_column": "g",
+                                                             "comparators": ["l1logit"]}])
+    assert "test variance: sum, eq. 4.7, the finite-K variance of the comparator's loss plus" in text
+    assert "with the variance of eq. 4.7 (`excess_se_sum`" in text
+    assert "finite-K variance of the loss difference and Student" not in text

@@ -1,4 +1,4 @@
-"""All-or-nothing stage outputs and run ids (issue 12, items 1-2; protocol Step 0: atomic writes).
+"""All-or-nothing stage outputs and run ids (protocol Step 0: atomic writes).
 
 A stage that writes several files (panel: panel.parquet + panel_pre.dta + panel_post.dta; estimate: every
 results/*.csv, figure and run_config.json; report: REPORT.md, .tex twins, descriptives, figures) writes them

@@ -130,7 +130,7 @@ def _tests(frame: pd.DataFrame, settings: Settings) -> pd.DataFrame:
 
 def summary(frame: pd.DataFrame, settings: Settings) -> dict:
     """One row of the ESS table (paper Table 1) from a curve. The plug-in is stated as the grid allows: "≤ n₁" when
-    the comparator already beats the LLM at the smallest n (the ESS lies somewhere in 1..n₁), "> n_J" when no n of
+    the comparator already beats the LLM at the smallest n > 1 (the ESS lies somewhere in 1..n₁), "> n_J" when no n of
     the grid reaches the LLM, else the grid n (§3.3)."""
     grid, blocks = list(frame["n"]), [int(k) for k in frame["K"]]
     chosen = inference.sequential(grid, list(frame["t_stat"]), settings.alpha, blocks)
@@ -142,7 +142,7 @@ def summary(frame: pd.DataFrame, settings: Settings) -> dict:
     return {
         "comparator": frame["comparator"].iloc[0],
         "ess_plugin": inference.stated_plug_in(grid, plug), "ess_plugin_n": np.nan if plug is None else plug,
-        "plugin_below_grid": plug == grid[0], "plugin_beyond_grid": plug is None,
+        "plugin_below_grid": inference.below_grid(grid, plug), "plugin_beyond_grid": plug is None,
         "ess_lower": chosen.lower, "ci": f"[{chosen.lower}, ∞)", "exceeds_grid": chosen.exceeds_grid,
         "ess_lower_difference": difference.lower, "ess_lower_sum": conservative.lower,
         "ess_lower_excess_ci": inference.lower_from_excess_ci(grid, list(frame["excess_ci_low"])),   # eq. (3.5)

@@ -3,8 +3,8 @@
 Grid n_1 < … < n_J, n_0 := 0. For each n_j the excess risk Δ̂_j = R̂(n_j) − R̂_LLM with standard error ŝ_j
 (variance.py: eq. 4.6, or the conservative 4.7).
 
-- Plug-in (§3.3): n̂ = min{n_j : R̂(n_j) ≤ R̂_LLM}; none on the grid → "> n_J"; n̂ = n_1 → "≤ n_1" (the
-  grid cannot place it lower).
+- Plug-in (§3.3): n̂ = min{n_j : R̂(n_j) ≤ R̂_LLM}; none on the grid → "> n_J"; n̂ = n_1 > 1 → "≤ n_1" (the
+  grid cannot place it lower; n̂ = n_1 = 1 is the ESS itself).
 - Test statistic (eq. 3.3): T_j = Δ̂_j / ŝ_j; H₀_j: R(n_j) ≤ R_LLM is rejected at level α when T_j > c_j (right
   tail, paper fn. 9). ŝ_j = 0 gives T_j = +∞ if Δ̂_j > 0, else no rejection.
 - Critical value c_j (`critical`): Proposition 4.1 gives the normal quantile z_{1−α} as K → ∞. ADOPTED for finite
@@ -40,12 +40,19 @@ def plug_in(grid: list[int], risk_ml: list[float], risk_llm: float) -> int | Non
     return None
 
 
+def below_grid(grid: list[int], plug: int | None) -> bool:
+    """Whether the plug-in is left-censored by the grid: the smallest n already reaches the LLM and n₁ > 1, so the
+    ESS is only known to lie in 1..n₁. With n₁ = 1 nothing is censored: the ESS is min{n ≥ 1 : …} = 1 (Definition
+    2.1)."""
+    return plug is not None and plug == grid[0] and grid[0] > 1
+
+
 def stated_plug_in(grid: list[int], plug: int | None) -> str:
-    """The plug-in as the grid allows it to be stated: "≤ n₁" when already the smallest n reaches the LLM (left-
-    censored: the ESS is somewhere in 1..n₁), "> n_J" when no n does (right-censored), else the grid n."""
+    """The plug-in as the grid allows it to be stated: "≤ n₁" when it is left-censored (`below_grid`), "> n_J" when
+    no n reaches the LLM (right-censored), else the grid n."""
     if plug is None:
         return f"> {grid[-1]}"
-    return f"≤ {plug}" if plug == grid[0] else str(plug)
+    return f"≤ {plug}" if below_grid(grid, plug) else str(plug)
 
 
 def t_statistic(excess: float, se: float) -> float:

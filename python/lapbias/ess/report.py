@@ -13,6 +13,10 @@ from ..report.tables import to_markdown
 from . import variance
 
 TITLE = "Equivalent sample size of the LLM (ESS audit)"
+TEST_VARIANCE = {"difference": "eq. 4.6, the finite-K variance of the loss difference",
+                 "sum": "eq. 4.7, the finite-K variance of the comparator's loss plus the variance of the LLM's mean "
+                        "loss"}
+"""The variance of Algorithm 3.1's test in words, by `test_variance` (variance.for_test, variance.sum_of_variances)."""
 
 
 def section(ess_dir: Path) -> list[str]:
@@ -27,6 +31,7 @@ def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
     llm = pd.read_csv(ess_dir / "llm.csv")
     curve = pd.read_csv(ess_dir / "curve.csv")
     alpha = float(ess["alpha"].iloc[0])
+    test_variance = ess["test_variance"].iloc[0]
     rows = []
     for r in ess.itertuples():
         lower = f"[{r.ess_lower}, ∞)" + (" (all grid nulls rejected)" if r.exceeds_grid else "")
@@ -40,10 +45,9 @@ def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
              "How many observations of this domain a comparator algorithm needs to predict as well as the LLM "
              "(Gao, Han, Liang): error curves by block-out cross-validation (§3.2), the LLM's error on the full "
              f"sample (eq. 3.1), and Algorithm 3.1's sequential one-sided tests at level {alpha:g} giving the lower "
-             f"confidence bound (test variance: {ess['test_variance'].iloc[0]}, eq. "
-             f"{'4.6' if ess['test_variance'].iloc[0] == 'difference' else '4.7'}, with the finite-K variance of "
-             "the loss difference and Student's t critical value with K − 1 degrees of freedom). The ESS is relative "
-             "to the algorithm, the model, its prompt and the task.", "",
+             f"confidence bound (test variance: {test_variance}, {TEST_VARIANCE[test_variance]}, and Student's t "
+             "critical value with K − 1 degrees of freedom). The ESS is relative to the algorithm, the model, its "
+             "prompt and the task.", "",
              to_markdown(pd.DataFrame(rows), list(rows[0])), ""]
     lines += [f"- {sentence}" for sentence in findings(ess, llm)] + [""]
     lines += ["LLM predictions:", "",
@@ -53,9 +57,13 @@ def markdown(ess_dir: Path, figures: str = "figures") -> list[str]:
     shown = curve[["outcome", "comparator", "n", "K", "risk", "ci_low", "ci_high", "variance_rule", "excess_risk",
                    "excess_ci_low", "excess_variance_rule", "rejected"]]
     lines += [f"Error curves (pointwise two-sided bands, `variance_rule`: {band_rule(int(ess['min_blocks'].iloc[0]))}; "
-              "`excess_ci_low` is the one-sided lower end for R(n) − R_LLM, Remark 3.1, with the variance in "
-              "`excess_variance_rule`: finite_K = the finite-K variance of the loss difference, untested = K = 2 "
-              "blocks, where no variance of the difference exists):", "",
+              "`excess_ci_low` is the one-sided lower end for R(n) − R_LLM, Remark 3.1, with "
+              + ("the variance in `excess_variance_rule`" if test_variance == "difference" else
+                 "the variance of eq. 4.7 (`excess_se_sum` in curve.csv; `excess_variance_rule` is the rule of the "
+                 "difference's variance, eq. 4.6, shown for comparison)")
+              + ": finite_K = the finite-K variance of the loss difference, fixed_K_fallback = eq. B.2 of the "
+              "difference where the finite-K variance is ≤ 0, untested = K = 2 blocks, where no variance of the "
+              "difference exists):", "",
               to_markdown(shown, list(shown.columns)), "",
               f"![ESS error curves]({figures}/ess_curve.png)", "",
               "Source: `results/ess/ess.csv`, `results/ess/curve.csv`, `results/ess/llm.csv`; configuration "

@@ -225,7 +225,8 @@ def coverage(scenario: Scenario, reps: int, seed: int = 0, min_blocks: int = var
     the true null at n₀ (the test's size), the coverage with the normal quantile instead of t_{K−1}, under the
     earlier rule (normal quantile, fixed-K variance of the difference below min_blocks) and under (4.7), and the
     pointwise two-sided 95% coverage of R(n) at each n by each variance: fixed_n (4.5), fixed_K (B.2), finite_K (V̂),
-    band (the rule the audit uses), paper_hybrid (fixed-n when K ≥ 20, else fixed-K) and larger (max(V̂, B.2))."""
+    band (the rule the audit uses), paper_hybrid (fixed-n when K ≥ 20, else fixed-K) and larger (max(V̂, B.2)); NaN
+    where the variance is undefined (V̂ at K = 2)."""
     s = scenario
     known = truth(s)
     z = norm.ppf(0.975)
@@ -245,9 +246,11 @@ def coverage(scenario: Scenario, reps: int, seed: int = 0, min_blocks: int = var
                       "paper_hybrid": result["var_fixed_n"].where(result["K"] >= 20, result["var_fixed_K"]),
                       "larger": np.maximum(result["var_finite_K"].fillna(0), result["var_fixed_K"])}
         for name, var in estimators.items():
-            half = z * np.sqrt(np.maximum(var.to_numpy(float), 0))
+            var = var.to_numpy(float)
+            covered = np.abs(result["risk"].to_numpy() - true) <= z * np.sqrt(np.maximum(var, 0))
+            # An undefined variance (the finite-K one at K = 2) gives no interval: NaN, not "not covered".
             points.append(pd.DataFrame({"n": result["n"], "K": result["K"], "rule": name,
-                                        "covered": np.abs(result["risk"].to_numpy() - true) <= half}))
+                                        "covered": np.where(np.isnan(var), np.nan, covered)}))
         if progress is not None:
             progress(r)
     table = pd.DataFrame(rows)

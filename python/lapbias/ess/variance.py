@@ -91,7 +91,8 @@ from .blockcv import BlockStats
 MIN_BLOCKS = 20
 """The bands' hybrid rule: V̂ alone when K ≥ MIN_BLOCKS, the larger of V̂ and B.2 below (`band`)."""
 BAND_RULE = ("finite_K = the finite-K variance when K ≥ {min_blocks} blocks; below, the larger of it and fixed_K "
-             "(Corollary B.1, eq. B.2); fixed_K alone at K = 2")
+             "(Corollary B.1, eq. B.2); fixed_K alone at K = 2; fixed_K_fallback = fixed_K where the finite-K "
+             "variance is ≤ 0")
 """The bands' rule in words, for the report (the configured threshold filled in)."""
 
 

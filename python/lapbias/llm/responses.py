@@ -1,4 +1,4 @@
-"""The schema and laws of a cached line and of its response, per task (issue 12, items 8 and 14).
+"""The schema and laws of a cached line and of its response, per task.
 
 A cached line is trusted only when it has the shape of ARCHITECTURE.md's cache line and its response obeys the
 laws of what it claims to be: a log-probability is a number <= 0 (natural log; 1e-4 of float32 rounding allowed), the

@@ -1,5 +1,5 @@
 """The tokenizer of a cache, recorded when the model is asked, so labels are checked on every derive without
-loading the model (protocol Step 2: "Check label tokenization first on the exact tokenizer"; issue 12, item 3).
+loading the model (protocol Step 2: "Check label tokenization first on the exact tokenizer").
 
 data/raw/<task>.tokenizer.json maps model_id -> {"labels": {label: token ids}, "tokenizer": the fast tokenizer's
 JSON (tokenizers' `Tokenizer.to_str()`) or null}. A label recorded is checked from its ids; a label never asked
