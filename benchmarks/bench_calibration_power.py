@@ -76,14 +76,17 @@ def main(argv: list[str] | None = None) -> None:
              "(lapbias.estimate.simulate.verdict). 95% Wilson intervals. The placebo is a one-sided test at 10%: "
              "about one simulated model in ten fails it by chance, which bounds every cell near 90%. \"placebo "
              "informative\": its minimum detectable share (power.csv placebo_mde_share, median given) at most "
-             "[estimate] detectable_share (0.37), which \"Contamination detected\" requires; \"only the placebo's "
-             "power missing\": beta_3 significant, validation present, placebo passed but uninformative.", "",
+             "[estimate] detectable_share (0.37), which \"Contamination detected\" requires unless its power "
+             "cannot be stated (b1 <= 0 or no post-cutoff standard error: report.verdict.placebo_power); \"only "
+             "the placebo's power missing\": beta_3 significant, validation present, placebo passed but "
+             "uninformative.", "",
              "| panel | exposed pairs | hit rate | Contamination detected | placebo informative | placebo MDE share "
              "(median) | only the placebo's power missing | Mixed/invalid | Underpowered | CPU s |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for (panel, frequency, n, hit, reps_, _), (result, seconds) in zip(jobs, done):
         lines.append(f"| {names[(panel, frequency)]} | {n} | {hit:.2f} | {wilson(result['p_contamination'], reps_)} | "
-                     f"{result['p_placebo_informative']:.1%} | {result['placebo_mde_share_median']:.2f} | "
+                     f"{result['p_placebo_informative']:.1%} (power unstated: {result['p_placebo_power_unstated']:.1%}) | "
+                     f"{result['placebo_mde_share_median']:.2f} | "
                      f"{result['p_only_placebo_uninformative']:.1%} | "
                      f"{result.get('share Mixed/invalid', 0):.1%} | {result.get('share Underpowered', 0):.1%} | "
                      f"{seconds:.0f} |")

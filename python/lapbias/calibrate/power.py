@@ -26,7 +26,7 @@ import pandas as pd
 from ..estimate import simulate
 from ..panel import high_lap_flags, integer_ids, period_labels
 from ..config import EstimateConfig
-from ..report.verdict import CONTAMINATION, decide
+from ..report.verdict import CONTAMINATION, decide, placebo_power
 from . import corpus
 
 PLACEBO_UNINFORMATIVE = "placebo uninformative"
@@ -77,11 +77,13 @@ def design_power(pairs: pd.DataFrame, rows: pd.DataFrame, cutoff: pd.Timestamp, 
                  behaviour: PlantedBehaviour, reps: int, seed: int = 0, frequency: str = "day") -> dict[str, float]:
     """Over `reps` simulated planted models: the share whose verdict is "Contamination detected"
     (`p_contamination`); the share whose placebo is informative (`p_placebo_informative`: its minimum detectable
-    share, power.csv's placebo_mde_share, at most [estimate] detectable_share); the share that misses
+    share, power.csv's placebo_mde_share, at most [estimate] detectable_share) and the share where its power cannot
+    be stated (`p_placebo_power_unstated`: no finite share, e.g. b1 <= 0, which the verdict does not count as
+    uninformative; report.verdict.placebo_power); the share that misses
     "Contamination detected" ONLY because the placebo is uninformative (`p_only_placebo_uninformative`: significant
     beta_3, validation present, placebo passed); the median placebo_mde_share and mde_share; each label's share."""
     thresholds = EstimateConfig()
-    labels, placebo_shares, mde_shares, only_placebo = [], [], [], []
+    labels, placebo_shares, informative, mde_shares, only_placebo = [], [], [], [], []
     for rep in range(reps):
         pre, post = simulated_panel(pairs, rows, cutoff, n_exposed, behaviour, seed + rep, frequency)
         found = simulate.tables(pre, post, thresholds)
@@ -90,12 +92,14 @@ def design_power(pairs: pd.DataFrame, rows: pd.DataFrame, cutoff: pd.Timestamp, 
         power = dict(zip(found["power"]["quantity"], found["power"]["value"].astype(float)))
         labels.append(verdict.label)
         placebo_shares.append(power.get("placebo_mde_share", np.nan))
+        informative.append(placebo_power(power, thresholds)[0])
         mde_shares.append(power.get("mde_share", np.nan))
         only_placebo.append(list(verdict.failed) == [PLACEBO_UNINFORMATIVE])
     labels, placebo_shares = pd.Series(labels), pd.Series(placebo_shares, dtype=float)
     return {"n_exposed": n_exposed, "hit_rate": behaviour.hit_rate, "reps": reps,
             "p_contamination": float((labels == CONTAMINATION).mean()),
-            "p_placebo_informative": float((placebo_shares <= thresholds.detectable_share).mean()),
+            "p_placebo_informative": float(np.mean([flag is True for flag in informative])),
+            "p_placebo_power_unstated": float(np.mean([flag is None for flag in informative])),
             "p_only_placebo_uninformative": float(np.mean(only_placebo)),
             "placebo_mde_share_median": float(placebo_shares.median()),
             "mde_share_median": float(pd.Series(mde_shares, dtype=float).median()),
