@@ -435,14 +435,19 @@ def test_power_of_the_committed_design_by_simulation():
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Each control run in turn in one root (base answers cached after the first, the planted model reused by
-    "shuffled"); after each, results/calibration/ and the command's output are kept under runs/<control>."""
+    "shuffled"); after each, results/calibration/, each model run's panel.parquet (the next control's run
+    rewrites the planted one) and the command's output are kept under runs/<control>."""
     root = tmp_path_factory.mktemp("calibrate")
+    work = root / "data/derived/calibration"
     out = {}
     for control in ("none", "shuffled", "flipped", "post_cutoff"):
         result = CliRunner().invoke(main, ["calibrate", str(tiny_config(root, control=control)), "--yes"])
         kept = root / "runs" / control
         shutil.copytree(root / "results/calibration", kept)
         shutil.copy(root / "results/figures/calibration.png", kept / "calibration.png")
+        for model in ("planted", "planted_shuffled"):
+            if (work / model / "data/derived/panel.parquet").exists():
+                shutil.copy(work / model / "data/derived/panel.parquet", kept / f"{model}_panel.parquet")
         out[control] = (kept, result)
     return root, out
 
@@ -503,9 +508,8 @@ def test_tiny_shuffled_control_permutes_the_recall_answers_only(runs):
     kept, result = out["shuffled"]
     _ended_as_expected(result, kept)
     assert "exists for these settings" in result.output and "LoRA training" not in result.output
-    work = root / "data/derived/calibration"
-    planted = pd.read_parquet(work / "planted/data/derived/panel.parquet").set_index("row_id")
-    shuffled = pd.read_parquet(work / "planted_shuffled/data/derived/panel.parquet").set_index("row_id")
+    planted = pd.read_parquet(kept / "planted_panel.parquet").set_index("row_id")
+    shuffled = pd.read_parquet(kept / "planted_shuffled_panel.parquet").set_index("row_id")
     pre = planted["post"] == 0
     assert sorted(planted.loc[pre, "lap_recall"]) == sorted(shuffled.loc[pre, "lap_recall"])
     assert not planted.loc[pre, "lap_recall"].equals(shuffled.loc[pre, "lap_recall"])
@@ -536,6 +540,7 @@ def test_power_benchmark_runs_and_writes_its_table(tmp_path):
     sys.path.insert(0, str(bench))
     spec = importlib.util.spec_from_file_location("smoke_calibration_power", bench / "bench_calibration_power.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its worker processes unpickle its cell function by module name
     spec.loader.exec_module(module)
     real = bench / "results/calibration_power.md"
     before = real.read_bytes() if real.exists() else None
