@@ -421,7 +421,7 @@ def test_power_simulation_reports_why_a_design_misses_the_verdict():
 
 @pytest.mark.xfail(strict=True, reason="MEASURED 2026-11-25 (docs/calibrate.md, 'Power calculation'): on the "
                    "calibration panel's 80 post-cutoff rows the placebo is never informative (median minimum "
-                   "detectable share 3.0 at 40 exposed pairs, 0.58 at 120 with perfect planting; the rule asks <= "
+                   "detectable share 2.8 at 40 exposed pairs, 0.58 at 120 with perfect planting; the rule asks <= "
                    "0.37), so no planted model can be 'Contamination detected' there")
 def test_power_of_the_committed_design_by_simulation():
     """The issue's requirement on the committed design: a planted model that behaves as assumed
