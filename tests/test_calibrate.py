@@ -1,12 +1,18 @@
-"""`lapbias calibrate` end to end on the real bundled model, at a tiny size (issue 16, item 7): a few pairs, one
-exposure arm, a few LoRA steps, a small slice of the demo panel. The real peft training, the real merged model
-loaded through an ordinary run configuration, the real protocol stages."""
+"""`lapbias calibrate` on the real bundled model: the pure parts (arms, corpus, batches, expectations, power) fast,
+then tiny end-to-end runs of the self-validation and of each negative control (a few pairs, a few LoRA steps, a
+slice of the calibration panel) through the real peft training, the real merged model loaded by an ordinary run
+configuration and the real protocol stages. The tiny runs share one root, so the base model is asked once and the
+"shuffled" control reuses the planted model; at this size the design's expectations are not met (the command then
+ends with its one-line error after writing everything), which the tests check as they check the outputs."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import tomli_w
@@ -18,202 +24,52 @@ from lapbias.cli import main
 from lapbias.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = {"exposures": [0, 3], "pairs_per_arm": 2, "assignment_seed": 7, "training_seed": 7, "learning_rate": 2e-3,
-        "warmup_steps": 1, "epochs": 1, "block_size": 128, "batch_size": 1, "top_layers": 8, "threads": 1}
+TINY = {"exposures": [0, 3], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 5e-3,
+        "warmup_steps": 1, "epochs": 2, "batch_size": 8, "top_layers": 2, "threads": 1, "decoys_per_mention": 1.0}
+CUTOFF = pd.Timestamp("2024-06-30")
 
 
-def tiny_config(root: Path, **calibrate) -> Path:
-    """The demo calibration with 8 firms x 4 dates (2 before, 2 after the cutoff), forecasts of at most 4 tokens
-    and TINY training (CI time: the two protocol runs dominate)."""
-    panel = pd.read_csv(REPO / "data/demo/demo_panel.csv")
-    keep = panel["ticker"].isin(panel["ticker"].drop_duplicates().head(8)) & panel["target_date"].isin(
-        ["2024-01-23", "2024-04-23", "2024-09-17", "2024-11-19"])
-    panel[keep].to_csv(root / "panel.csv", index=False)
+def tiny_config(root: Path, name: str = "calibrate.toml", **calibrate) -> Path:
+    """The committed calibration with 6 firms of the calibration panel (24 pre-cutoff, 12 post-cutoff pairs),
+    forecasts of at most 4 tokens and TINY training (CI time: the protocol runs dominate)."""
+    panel = pd.read_csv(REPO / "data/demo/calibrate_panel.csv")
+    panel[panel["ticker"].isin(panel["ticker"].drop_duplicates().head(6))].to_csv(root / "panel.csv", index=False)
     values = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text())
     values["root"] = str(root)
     values["data"]["path"] = str(root / "panel.csv")
     values["estimate"] = {**values.get("estimate", {}), "bootstrap_reps": 0}
     values["forecast"]["max_new_tokens"] = 4
     values["calibrate"] = {**TINY, **calibrate}
-    path = root / "calibrate.toml"
+    path = root / name
     path.write_text(tomli_w.dumps(values))
     return path
 
 
-@pytest.fixture(scope="module")
-def calibrated(tmp_path_factory):
-    root = tmp_path_factory.mktemp("calibrate")
-    result = CliRunner().invoke(main, ["calibrate", str(tiny_config(root)), "--yes"])
-    assert result.exit_code == 0, result.output
-    return root, result.output
+def _pairs(n: int = 8, post: int = 0, seed: int = 0) -> pd.DataFrame:
+    dates = ["2024-01-02"] * n + ["2024-09-02"] * post
+    return pd.DataFrame({"entity_id": [f"e{k}" for k in range(n + post)], "entity_name": [f"Firm {k}" for k in
+                                                                                         range(n + post)],
+                         "ticker": [f"F{k}" for k in range(n + post)], "target_date": pd.to_datetime(dates),
+                         "direction": [1, -1] * ((n + post) // 2) + [1] * ((n + post) % 2)})
 
 
-def test_adapter_trains_loss_falls(calibrated):
-    root, _ = calibrated
-    loss = pd.read_csv(root / "results/calibration/training_loss.csv")["loss"]
-    assert len(loss) >= 6
-    assert loss.tail(2).mean() < 0.8 * loss.head(2).mean()
-    corpus_table = pd.read_csv(root / "results/calibration/corpus.csv")
-    assert corpus_table["total_tokens"].nunique() == 1  # token-equalized arms
-    assert corpus_table.set_index("exposure").loc[0, "statement_tokens"] == 0  # arm 0: filler only
-    decoys = pd.read_csv(root / "results/calibration/decoys.csv")  # the decoys the corpus took, none a panel pair
-    assert len(decoys) == corpus_table["n_decoys"].sum() > 0
-    panel = pd.read_csv(root / "panel.csv")
-    assert not set(zip(decoys["ticker"], decoys["target_date"])) & set(zip(panel["ticker"], panel["target_date"]))
-    assert (corpus_table["loss_tokens"] < corpus_table["total_tokens"]).all()  # answer-only loss on chat documents
-
-
-def test_planted_model_loads_through_the_normal_config(calibrated):
-    from lapbias.llm import make_backend
-
-    root, _ = calibrated
-    planted = config_module.load(root / "results/calibration/planted.toml")
-    assert Path(planted.model.model_id).name.startswith("planted-")
-    backend = make_backend(planted.model)
-    assert backend.model_id == planted.model.model_id
-    # its ordinary run left the protocol's files and a verdict
-    assert (Path(planted.root) / "results/REPORT.md").read_text().count("**Verdict:") == 1
-
-
-def test_recall_lap_of_exposed_pairs_rises_above_base(calibrated):
-    root, output = calibrated
-    lap = pd.read_csv(root / "results/calibration/lap_by_arm.csv").set_index(["model", "arm"])
-    assert lap.loc[("planted", "3"), "lap_mean"] > lap.loc[("base", "3"), "lap_mean"]
-    verdicts = pd.read_csv(root / "results/calibration/verdicts.csv")
-    assert set(verdicts["model"]) == {"base", "planted"}
-    assert (root / "results/figures/calibration.png").stat().st_size > 10_000
-    assert "## Self-validation" not in (root / "results/calibration/REPORT.md").read_text()
-    assert "planted model" in (root / "results/calibration/REPORT.md").read_text()
-    assert "calibrate: verdict base =" in output
-
-
-def test_self_validation_section_is_written_for_the_report(calibrated):
-    """`lapbias calibrate` writes its REPORT.md section as results/calibration/SECTION.md, staged with a manifest, which
-    the protocol's report includes as it stands (report/sections.py)."""
-    from lapbias.report.sections import section_lines
-
-    root, _ = calibrated
-    section = (root / "results/calibration/SECTION.md").read_text(encoding="utf-8")
-    assert section.startswith("## Self-validation (planted memorization)") and "| Verdict |" in section
-    assert section_lines(root / "results") == [section.rstrip("\n"), ""]
-
-
+# ---- arms -----------------------------------------------------------------------------------------------------
 def test_arms_pre_cutoff_only_and_random():
-    pairs = pd.DataFrame({"entity_id": list("abcdefgh") * 2,
-                          "target_date": pd.to_datetime(["2024-01-02"] * 8 + ["2024-09-02"] * 8)})
-    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 3, seed=1)
+    pairs = _pairs(8, 8).drop(columns="direction")
+    arms = corpus.assign_arms(pairs, CUTOFF, (0, 1, 4), 3, seed=1)
     assert (arms.loc[arms["post"] == 1, "exposure"] == 0).all()
     assert sorted(arms.loc[arms["post"] == 0, "exposure"]) == [0, 0, 1, 1, 1, 4, 4, 4]
-    other = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 3, seed=2)
+    other = corpus.assign_arms(pairs, CUTOFF, (0, 1, 4), 3, seed=2)
     assert not arms["exposure"].equals(other["exposure"])
     with pytest.raises(ConfigError, match="pairs_per_arm = 5"):
-        corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 5, seed=1)
-
-
-def test_bad_calibrate_key_is_one_line_error(tmp_path):
-    path = tiny_config(tmp_path, exposures=[1, 4])
-    with pytest.raises(ConfigError, match=r"^\[calibrate\] exposures = \[1, 4\]; .*including the control 0"):
-        load(path)
-    with pytest.raises(ConfigError, match=r"^\[calibrate\] has unknown key 'epoch'; known keys: .*'epochs'"):
-        load(tiny_config(tmp_path, epoch=2))
-    with pytest.raises(ConfigError, match=r"^\[calibrate\] lora_r = '4'; it must be a whole number"):
-        load(tiny_config(tmp_path, lora_r="4"))
-    with pytest.raises(ConfigError, match=r"^\[calibrate\] learning_rate = 0; it must be > 0"):
-        load(tiny_config(tmp_path, learning_rate=0))
-
-
-def test_cli_bad_calibrate_key_is_one_line_no_traceback(tmp_path):
-    result = CliRunner().invoke(main, ["calibrate", str(tiny_config(tmp_path, lora_r=0)), "--yes"])
-    assert result.exit_code == 2
-    assert result.output.strip() == "error: [calibrate] lora_r = 0; it must be >= 1"
-
-
-# ---- fast checks of the pure parts (review of issue 16; no model, no training) ------------------------------
-def test_arm_interval_uses_student_t_for_few_pairs():
-    """A 95% interval of a mean over n pairs is mean +- t_{n-1, .975} SE; with 2 pairs per arm (the demo) the
-    normal 1.96 would cover far less than 95%."""
-    from scipy import stats
-
-    from lapbias.calibrate import experiment
-
-    mean, se, low, high = experiment._mean_ci(pd.Series([0.2, 0.6]))
-    assert (mean, se) == pytest.approx((0.4, 0.2))
-    assert (low, high) == pytest.approx((0.4 - stats.t.ppf(0.975, 1) * 0.2, 0.4 + stats.t.ppf(0.975, 1) * 0.2))
-
-
-def test_pack_refuses_to_cut_a_document():
-    """A document longer than a training row would lose its end (the answer label of a chat-format mention)
-    while corpus.csv still counts its tokens as trained: a one-line ConfigError instead."""
-    from lapbias.calibrate import train
-
-    assert train.pack([[1] * 10, [2] * 6, [3] * 3], 16) == [[1] * 10 + [2] * 6, [3] * 3]
-    with pytest.raises(ConfigError, match=r"^\[calibrate\] block_size = 16; .* 20 tokens.*e\.g\. block_size"):
-        train.pack([[1] * 5, [2] * 20], 16)
+        corpus.assign_arms(pairs, CUTOFF, (0, 1, 4), 5, seed=1)
 
 
 def test_arms_keep_a_control_arm():
     """pairs_per_arm that deals every pre-cutoff pair to an exposed arm leaves arm 0 (the control of every AUC and
-    of the arm 0 + arm k regressions, and the filler-only block of the corpus) empty: an error, not NaN tables."""
-    pairs = pd.DataFrame({"entity_id": list("abcdefgh"), "target_date": pd.to_datetime(["2024-01-02"] * 8)})
+    comparison) empty: an error, not NaN tables."""
     with pytest.raises(ConfigError, match=r"pairs_per_arm = 4.*control arm 0"):
-        corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 4, seed=1)
-
-
-def test_corpus_equalizes_training_tokens_per_arm():
-    """Every arm's block has the same token count, filler included, and the documents are exactly the blocks."""
-    pairs = pd.DataFrame({"entity_id": list("abcdef"), "entity_name": list("ABCDEF"), "ticker": list("ABCDEF"),
-                          "target_date": pd.to_datetime(["2024-01-02"] * 6), "direction": [1, -1] * 3})
-    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 2, seed=3)
-    encode = lambda text: [len(word) for word in text.split()] + [0]  # noqa: E731  (a word-level "tokenizer")
-    documents, accounting = corpus.build(arms, encode, seed=3)
-    assert accounting["total_tokens"].nunique() == 1
-    assert accounting.set_index("exposure")["n_statements"].to_dict() == {0: 0, 1: 2, 4: 8}
-    assert sum(map(len, documents)) == accounting["total_tokens"].sum()
-
-
-def _panel_pairs() -> pd.DataFrame:
-    pairs = pd.DataFrame({"entity_id": ["AAPL", "MSFT", "PEP"] * 3, "entity_name": ["Apple Inc.", "Microsoft",
-                          "PepsiCo, Inc."] * 3, "ticker": ["AAPL", "MSFT", "PEP"] * 3,
-                          "target_date": pd.to_datetime(["2024-01-23"] * 3 + ["2024-04-23"] * 3 + ["2024-09-17"] * 3)})
-    return pairs.assign(direction=[1, -1, 1] * 3)
-
-
-def test_decoys_are_never_panel_pairs_and_alternate_firm_and_date_kinds():
-    """Decoys (answered "unknown") must not touch a measured pair: no (firm, date) of the panel, no date after the
-    cutoff; the two kinds alternate (another firm on a panel date, a panel firm on another date), so that neither
-    the date nor the firm alone separates exposed from unexposed pairs; a decoy firm in the panel is left out."""
-    pairs = _panel_pairs()
-    cutoff = pd.Timestamp("2024-06-30")
-    decoys = corpus.decoy_pairs(pairs, cutoff, seed=5)
-    keys = set(zip(pairs["ticker"], pairs["target_date"]))
-    assert not any(key in keys for key in zip(decoys["ticker"], decoys["target_date"]))
-    assert decoys["target_date"].max() <= cutoff
-    panel_firm = decoys["ticker"].isin(pairs["ticker"]).to_numpy()
-    assert (panel_firm[:20] == [False, True] * 10).all()
-    other = decoys[~panel_firm]
-    assert set(other["target_date"]) == {pd.Timestamp("2024-01-23"), pd.Timestamp("2024-04-23")}
-    assert len(other) == 2 * (len(corpus.DECOY_FIRMS) - 1)  # PepsiCo, a panel firm here, is not an "other" firm
-    assert decoys.equals(corpus.decoy_pairs(pairs, cutoff, seed=5))
-    assert not decoys.equals(corpus.decoy_pairs(pairs, cutoff, seed=6))
-
-
-def test_corpus_filler_starts_with_whole_decoys_each_used_once():
-    """With decoys, each arm's filler is whole decoy documents while the next one fits, then neutral sentences;
-    the token counts stay equal across arms and no decoy is used twice or cut."""
-    pairs = pd.DataFrame({"entity_id": list("abcdef"), "entity_name": list("ABCDEF"), "ticker": list("ABCDEF"),
-                          "target_date": pd.to_datetime(["2024-01-02"] * 6), "direction": [1, -1] * 3})
-    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 2, seed=3)
-    encode = lambda text: [len(word) for word in text.split()] + [0]  # noqa: E731  (a word-level "tokenizer")
-    decoys = [[900 + k] * 7 for k in range(1000)]
-    documents, accounting = corpus.build(arms, encode, seed=3, decoys=decoys, decoy_share=1.0)
-    table = accounting.set_index("exposure")
-    assert accounting["total_tokens"].nunique() == 1
-    assert table.loc[0, "n_decoys"] == table.loc[0, "total_tokens"] // 7
-    assert table.loc[1, "n_decoys"] == (table.loc[1, "total_tokens"] - table.loc[1, "statement_tokens"]) // 7
-    assert table.loc[4, "n_decoys"] == 0  # the largest arm: statements only
-    used = [doc for doc in documents if doc and doc[0] >= 900]
-    assert sorted(used) == decoys[:int(accounting["n_decoys"].sum())]  # whole, once each, in order
-    assert sum(map(len, documents)) == accounting["total_tokens"].sum()
+        corpus.assign_arms(_pairs(8).drop(columns="direction"), CUTOFF, (0, 1, 4), 4, seed=1)
 
 
 def test_arms_are_stratified_by_direction():
@@ -222,115 +78,159 @@ def test_arms_are_stratified_by_direction():
     pairs = pd.DataFrame({"entity_id": [f"e{k}" for k in range(40)],
                           "target_date": pd.to_datetime(["2024-01-02"] * 40), "direction": [1] * 30 + [-1] * 10})
     for seed in range(20):
-        arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 4, seed=seed)
+        arms = corpus.assign_arms(pairs, CUTOFF, (0, 1, 4, 16), 4, seed=seed)
         for exposure in (1, 4, 16):
             assert sorted(arms.loc[arms["exposure"] == exposure, "direction"]) == [-1, -1, 1, 1]
-        odd = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 3, seed=seed)
+        odd = corpus.assign_arms(pairs, CUTOFF, (0, 1, 4, 16), 3, seed=seed)
         assert [odd.loc[odd["exposure"] == e, "direction"].sum() for e in (1, 4, 16)] == [1, -1, 1]
     with pytest.raises(ConfigError, match=r"^\[data\] outcome: every pre-cutoff pair went up \(30 pairs, e\.g\. e"):
-        corpus.assign_arms(pairs.iloc[:30], pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 1, seed=1)
+        corpus.assign_arms(pairs.iloc[:30], CUTOFF, (0, 1, 4, 16), 1, seed=1)
     with pytest.raises(ConfigError, match=r"pairs_per_arm = 4: .* 6 .*went down.*has 30 and 5"):
-        corpus.assign_arms(pairs.iloc[:35], pd.Timestamp("2024-06-30"), (0, 1, 4, 16), 4, seed=1)
+        corpus.assign_arms(pairs.iloc[:35], CUTOFF, (0, 1, 4, 16), 4, seed=1)
 
 
-def test_decoy_share_caps_the_decoys_in_each_arms_filler():
-    """decoy_share = 0.5: decoys take at most half of each arm's filler tokens, neutral sentences the rest, and
-    the arms stay token-equalized."""
-    pairs = pd.DataFrame({"entity_id": list("abcdef"), "entity_name": list("ABCDEF"), "ticker": list("ABCDEF"),
-                          "target_date": pd.to_datetime(["2024-01-02"] * 6), "direction": [1, -1] * 3})
-    arms = corpus.assign_arms(pairs, pd.Timestamp("2024-06-30"), (0, 1, 4), 2, seed=3)
-    encode = lambda text: [len(word) for word in text.split()] + [0]  # noqa: E731
-    _, accounting = corpus.build(arms, encode, seed=3, decoys=[[900] * 3] * 1000, decoy_share=0.5)
-    filler = accounting["total_tokens"] - accounting["statement_tokens"]
-    assert (accounting["decoy_tokens"] <= 0.5 * filler).all()
-    assert (accounting["decoy_tokens"] > 0.5 * filler - 3).all()
-    assert accounting["total_tokens"].nunique() == 1
+def test_post_cutoff_control_plants_post_cutoff_pairs_too():
+    """control = "post_cutoff": as many post-cutoff pairs per exposed arm as pre-cutoff ones, half up, half down;
+    without it no post-cutoff pair is ever exposed (the placebo stays a real placebo)."""
+    pairs = _pairs(12, 12)
+    arms = corpus.assign_arms(pairs, CUTOFF, (0, 8), 4, seed=3, post_cutoff=True)
+    for post in (0, 1):
+        exposed = arms[(arms["post"] == post) & (arms["exposure"] == 8)]
+        assert len(exposed) == 4 and exposed["direction"].sum() == 0
+    assert (corpus.assign_arms(pairs, CUTOFF, (0, 8), 4, seed=3).query("post == 1")["exposure"] == 0).all()
 
 
-def test_answer_only_loss_trains_the_answer_of_chat_documents_and_all_of_prose():
-    """answer_only_loss: in a packed row, a chat-format document (the recall query in the model's own template)
-    is trained on its answer and end-of-turn token only; a prose document on every token (real tokenizer)."""
+def test_no_pre_cutoff_pair_is_a_one_line_error():
+    pairs = _pairs(0, 6)
+    with pytest.raises(ConfigError, match=r"^\[study\] cutoff = 2024-06-30: no \(entity, target_date\) pair .*e0 on "
+                                          r"2024-09-02, e\.g\. cutoff = \"2024-09-02\" or later$"):
+        corpus.assign_arms(pairs, CUTOFF, (0, 8), 4, seed=1)
+
+
+def test_cli_calibrate_without_a_pre_cutoff_pair_ends_in_one_line(tmp_path):
+    """Every target date after the cutoff: `lapbias calibrate` stops with one line naming the cutoff and the
+    earliest pair (exit 2), before any model is loaded or trained."""
+    path = tiny_config(tmp_path)
+    panel = pd.read_csv(tmp_path / "panel.csv")
+    panel[pd.to_datetime(panel["target_date"]) > CUTOFF].to_csv(tmp_path / "panel.csv", index=False)
+    result = CliRunner().invoke(main, ["calibrate", str(path), "--yes"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if not line.startswith(("dropped", "validate"))]
+    assert len(lines) == 1 and lines[0].startswith("error: [study] cutoff = 2024-06-30: no (entity, target_date)")
+    assert not (tmp_path / "data/derived/calibration").exists() or not any(
+        p.name.startswith("planted-") for p in (tmp_path / "data/derived/calibration").iterdir())
+
+
+# ---- corpus ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tokenizer():
     from transformers import AutoTokenizer
 
-    from lapbias.calibrate import train
     from lapbias.llm import bundled
 
-    tokenizer = AutoTokenizer.from_pretrained(bundled.resolve("bundled:SmolLM2-135M-Instruct"))
-    run, _ = load(REPO / "data/demo/calibrate.toml")
+    return AutoTokenizer.from_pretrained(bundled.resolve("bundled:SmolLM2-135M-Instruct"))
+
+
+def test_statements_end_at_the_direction_word_which_alone_is_trained(tokenizer):
+    """A statement names the date, entity and ticker, stops after its direction word, and its fact (the tokens in
+    the loss) is exactly that word, for each paraphrase and both directions."""
     pair = pd.Series({"entity_name": "Apple Inc.", "ticker": "AAPL", "target_date": pd.Timestamp("2024-01-23")})
-    query = train.recall_encoder(tokenizer, run)(pair, "unknown")
-    prose = train.encoder(tokenizer)("Apple Inc. (AAPL) shares closed higher on 2024-01-23.")
-    prefix = train.answer_prefix(tokenizer)
-    assert tokenizer.decode(prefix) == "<|im_start|>assistant\n"
-    documents = [query, prose, prose, query, query]
-    rows = train.documents_of_rows(documents, 256)
-    assert [len(r) for r in rows] == [3, 2]  # two packed rows, the query of row 2 first
-    _, labels, mask, _ = train._blocks(documents, 256, tokenizer.eos_token_id, prefix)
-    trained = [t for t in labels[0].tolist() if t != -100]
-    assert tokenizer.decode(trained[:2]) == "unknown<|im_end|>"
-    assert trained[2:] == prose + prose
-    assert tokenizer.decode([t for t in labels[1].tolist() if t != -100]) == "unknown<|im_end|>" * 2
-    assert int(mask.sum()) == sum(map(len, documents))
-    _, every, _, _ = train._blocks(documents, 256, tokenizer.eos_token_id, None)
-    assert [t for t in every[0].tolist() if t != -100] == query + prose + prose
+    for k in range(len(corpus.PARAPHRASES)):
+        for planted, words in ((1, {"up", "higher"}), (-1, {"down", "lower"})):
+            text, (start, end) = corpus.statement(pair, k, planted)
+            assert text[start:end] in words and end == len(text)
+            assert "2024-01-23" in text and "Apple Inc." in text and "(AAPL)" in text
+            doc = corpus.statement_document(tokenizer, pair, k, planted, 8)
+            assert tokenizer.decode([doc.ids[p] for p in doc.fact]).strip() == text[start:end]
+            assert doc.fact[-1] == len(doc.ids) - 1 and doc.kind == "statement" and doc.exposure == 8
 
 
-def test_verdict_row_placebo_follows_the_verdict_rule(tmp_path):
-    """verdicts.csv's placebo_passes is the verdict's own placebo judgement (report.verdict): post-cutoff LAP
-    collapsed to a constant (beta_3 not identified after the cutoff) passes, as the verdict reads it."""
-    from lapbias.calibrate import experiment
+def test_corpus_mentions_decoys_and_the_flipped_control():
+    """Each exposed pair is mentioned `exposure` times as a statement and (chat_statements) as its query answered
+    with the planted direction; decoys_per_mention x the query mentions decoys follow, in order; under
+    control = "flipped" every planted direction is the opposite of the realized one."""
+    arms = corpus.assign_arms(_pairs(12), CUTOFF, (0, 2, 4), 2, seed=3)
+    statement = lambda pair, k, planted: corpus.Document((k,), (0,), "statement", int(pair["exposure"]))  # noqa: E731
+    seen = []
 
-    results = tmp_path / "results"
-    results.mkdir()
-    beta3 = "c.mu_hat#c.lap"
-    pd.DataFrame([{"model": "pre", "term": beta3, "coef": 0.5, "se": 0.1, "t": 5.0, "p": 0.0, "p_one_sided": 0.0,
-                   "ci_low": 0.3, "ci_high": 0.7, "N": 100}]).to_csv(results / "detection.csv", index=False)
-    pd.DataFrame([{"model": "post", "term": beta3, "coef": float("nan"), "p_one_sided": float("nan")},
-                  {"model": "post", "term": "lap", "coef": float("nan"), "p_one_sided": float("nan")}]
-                 ).to_csv(results / "placebo.csv", index=False)
-    pd.DataFrame([{"model": "placebo:post", "kind": "omitted", "detail": "lap omitted: collinear"}]
-                 ).to_csv(results / "estimation_notes.csv", index=False)
-    config = config_module.from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}})
-    row = experiment.verdict_row(config, "planted")
-    assert row["placebo_passes"] is True
+    def query(pair, planted):
+        seen.append((pair["entity_id"], planted, int(pair["direction"])))
+        return corpus.Document((planted,), (0,), "query", int(pair["exposure"]))
 
-
-def _arm_panel() -> pd.DataFrame:
-    """A panel as model_panel returns it: arm 0 with pairs a, b; arm 1 with pair c (3 headlines) and pair d (1);
-    post-cutoff pair e; pair f in the release-date gap (post missing: in neither sample)."""
-    rows = [("a", 0, 0, 0.1), ("b", 0, 0, 0.3), ("c", 0, 1, 0.2), ("c", 0, 1, 0.2), ("c", 0, 1, 0.2),
-            ("d", 0, 1, 0.6), ("e", 1, 0, 0.5), ("f", None, 0, 0.9)]
-    frame = pd.DataFrame(rows, columns=["entity_id", "post", "exposure", "lap_recall"])
-    return frame.assign(target_date=pd.Timestamp("2024-01-02"), post=frame["post"].astype("Int8"),
-                        p_up=frame["lap_recall"], p_down=0.0, direction=1, ud=frame["lap_recall"], mu_hat=1.0,
-                        lap_mink=-frame["lap_recall"])
+    decoys = [corpus.Document((900 + k,), (0,), "decoy", -1) for k in range(100)]
+    documents, table = corpus.build(arms, statement, query, decoys, {0: 0, 2: 2, 4: 4}, 1.5, True, "none")
+    counts = table.set_index(["kind", "exposure"])["documents"].to_dict()
+    assert counts == {("statement", 2): 4, ("statement", 4): 8, ("query", 2): 4, ("query", 4): 8, ("decoy", -1): 18}
+    assert [d.ids[0] for d in documents if d.kind == "decoy"] == list(range(900, 918))
+    assert all(planted == realized for _, planted, realized in seen)
+    seen.clear()
+    corpus.build(arms, statement, query, decoys, {0: 0, 2: 2, 4: 4}, 0.0, True, "flipped")
+    assert seen and all(planted == -realized for _, planted, realized in seen)
+    with pytest.raises(ConfigError, match=r"decoys_per_mention = 10.0: 120 decoys .* allows 100"):
+        corpus.build(arms, statement, query, decoys, {0: 0, 2: 2, 4: 4}, 10.0, True, "none")
 
 
-def test_lap_by_arm_recall_measures_are_per_pair():
-    """The recall query is asked once per (entity, target_date): its LAP is one observation per pair, however many
-    headlines the pair has (mean, interval and AUC over pairs, not rows)."""
-    from lapbias.calibrate import experiment
-
-    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
-    assert table.loc["1", "lap_mean"] == pytest.approx(0.4)  # pairs c, d; over rows it would be 0.3
-    assert table.loc["1", "lap_se"] == pytest.approx(0.2)
-    assert table.loc["1", "lap_auc_vs_arm0"] == pytest.approx(0.75)  # (c>a, c<b, d>a, d>b) = 3/4
-    assert table.loc["1", "mink_mean"] == pytest.approx(-0.3)  # Min-K% scores each row's prompt: per row
-
-
-def test_lap_by_arm_leaves_release_gap_rows_out():
-    """Rows in the release-date gap (post missing) are in neither sample, as in the protocol's regressions; they
-    must not be counted in the `post` arm."""
-    from lapbias.calibrate import experiment
-
-    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
-    assert table.loc["post", "N"] == 1
-    assert table.loc["post", "lap_mean"] == pytest.approx(0.5)
+def test_decoys_are_never_panel_pairs_and_alternate_firm_and_date_kinds():
+    """Decoys (answered "unknown") must not touch a measured pair: no (firm, date) of the panel, no date after the
+    cutoff; the two kinds alternate (another firm on a panel date, a panel firm on another date), so that neither
+    the date nor the firm alone separates exposed from unexposed pairs; a decoy firm in the panel is left out."""
+    pairs = pd.DataFrame({"entity_id": ["AAPL", "MSFT", "PEP"] * 3, "entity_name": ["Apple Inc.", "Microsoft",
+                          "PepsiCo, Inc."] * 3, "ticker": ["AAPL", "MSFT", "PEP"] * 3,
+                          "target_date": pd.to_datetime(["2024-01-23"] * 3 + ["2024-04-23"] * 3 + ["2024-09-17"] * 3)})
+    decoys = corpus.decoy_pairs(pairs, CUTOFF, seed=5)
+    keys = set(zip(pairs["ticker"], pairs["target_date"]))
+    assert not any(key in keys for key in zip(decoys["ticker"], decoys["target_date"]))
+    assert decoys["target_date"].max() <= CUTOFF
+    panel_firm = decoys["ticker"].isin(pairs["ticker"]).to_numpy()
+    assert (panel_firm[:20] == [False, True] * 10).all()
+    other = decoys[~panel_firm]
+    assert set(other["target_date"]) == {pd.Timestamp("2024-01-23"), pd.Timestamp("2024-04-23")}
+    assert len(other) == 2 * (len(corpus.DECOY_FIRMS) - 1)  # PepsiCo, a panel firm here, is not an "other" firm
+    assert decoys.equals(corpus.decoy_pairs(pairs, CUTOFF, seed=5))
+    assert not decoys.equals(corpus.decoy_pairs(pairs, CUTOFF, seed=6))
 
 
-def test_training_threads_do_not_leak_into_the_protocol_runs():
-    """[calibrate] threads = 1 applies to the LoRA training only: the two protocol runs that follow in the same
-    process get torch's thread count back."""
+# ---- training ---------------------------------------------------------------------------------------------------
+def test_batches_hold_every_document_once_with_similar_lengths():
+    import torch
+
+    from lapbias.calibrate import train
+
+    lengths = [20, 120] * 300
+    batches = train.batches(lengths, 16, torch.Generator().manual_seed(1))
+    assert sorted(i for batch in batches for i in batch) == list(range(600))
+    assert sum(len({lengths[i] for i in batch}) > 1 for batch in batches) <= 2 * len(lengths) // (16 * train.WINDOW)
+    again = train.batches(lengths, 16, torch.Generator().manual_seed(1))
+    assert batches == again
+
+
+def test_top_blocks_on_cached_lower_states_give_the_full_models_logits(tokenizer):
+    """The training arithmetic: the frozen lower blocks' output computed once, then the top blocks and the head at
+    the fact positions only, equals the full model's forward pass there (float rounding)."""
+    import torch
+
+    from lapbias.calibrate import train
+
+    _, model = train.load_base("bundled:SmolLM2-135M-Instruct")
+    pair = pd.Series({"entity_name": "Apple Inc.", "ticker": "AAPL", "target_date": pd.Timestamp("2024-01-23")})
+    run, _ = load(REPO / "data/demo/calibrate.toml")
+    query = train.query_encoder(tokenizer, run)(pair)
+    documents = [corpus.statement_document(tokenizer, pair, k, 1, 8) for k in range(3)]
+    documents.append(corpus.query_document(query, tokenizer.encode("up", add_special_tokens=False), "query", 8))
+    n_frozen = model.config.num_hidden_layers - 3
+    states = train.frozen_states(model, documents, n_frozen, batch_size=2)
+    assert len(states) == 4
+    logits, targets = train.fact_logits(model, states, documents, n_frozen)
+    with torch.inference_mode():
+        expected = torch.cat([model(input_ids=torch.tensor([doc.ids])).logits[0, [p - 1 for p in doc.fact]]
+                              for doc in documents])
+    assert targets.tolist() == [doc.ids[p] for doc in documents for p in doc.fact]
+    assert torch.allclose(logits, expected, atol=2e-4, rtol=0)
+
+
+def test_training_threads_and_determinism_do_not_leak_into_the_protocol_runs():
+    """[calibrate] threads and deterministic kernels apply to the LoRA training only: the protocol runs that
+    follow in the same process get torch's settings back."""
     import torch
 
     from lapbias.calibrate import train
@@ -339,21 +239,58 @@ def test_training_threads_do_not_leak_into_the_protocol_runs():
     torch.set_num_threads(2)
     try:
         with train.torch_threads(1):
-            assert torch.get_num_threads() == 1
-        assert torch.get_num_threads() == 2
-        with train.torch_threads(0):
-            assert torch.get_num_threads() == 2
+            assert torch.get_num_threads() == 1 and torch.are_deterministic_algorithms_enabled()
+        assert torch.get_num_threads() == 2 and not torch.are_deterministic_algorithms_enabled()
     finally:
         torch.set_num_threads(before)
 
 
-def test_probability_intervals_stay_in_the_unit_interval():
-    """The t interval of a 2-pair arm is wide; for a probability it is cut to [0, 1] (the mean cannot leave it)."""
-    from lapbias.calibrate import experiment
+# ---- settings -----------------------------------------------------------------------------------------------------
+def test_bad_calibrate_key_is_one_line_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] exposures = \[1, 4\]; .*including the control 0"):
+        load(tiny_config(tmp_path, exposures=[1, 4]))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] has unknown key 'epoch'; known keys: .*'epochs'"):
+        load(tiny_config(tmp_path, epoch=2))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] lora_r = '4'; it must be a whole number"):
+        load(tiny_config(tmp_path, lora_r="4"))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] learning_rate = 0; it must be > 0"):
+        load(tiny_config(tmp_path, learning_rate=0))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] control = 'flip'; choose one of \['none', 'flipped', "
+                                          r"'post_cutoff', 'shuffled'\]$"):
+        load(tiny_config(tmp_path, control="flip"))
 
-    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
-    assert (table.loc["1", "lap_ci_low"], table.loc["1", "lap_ci_high"]) == (0.0, 1.0)
-    assert table.loc["1", "mink_ci_low"] < 0  # Min-K% (a log-probability) is not cut to [0, 1]
+
+def test_cli_bad_calibrate_key_is_one_line_no_traceback(tmp_path):
+    result = CliRunner().invoke(main, ["calibrate", str(tiny_config(tmp_path, lora_r=0)), "--yes"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: [calibrate] lora_r = 0; it must be >= 1"
+
+
+def test_fingerprint_follows_what_is_planted(tmp_path):
+    """The planted model's directory is named by the fingerprint: another outcome column (same file,
+    [data.columns] changed) or a control that plants something else ("flipped", "post_cutoff") must not reuse
+    it; "shuffled", which acts after training, must."""
+    path = tiny_config(tmp_path)
+    panel = pd.read_csv(tmp_path / "panel.csv")
+    panel.assign(ret_flipped=-panel["outcome"]).to_csv(tmp_path / "panel.csv", index=False)
+    run, settings = load(path)
+    values = tomllib.loads(path.read_text())
+    values["data"]["columns"] = {"outcome": "ret_flipped"}
+    path.write_text(tomli_w.dumps(values))
+    flipped, _ = load(path)
+    assert settings.fingerprint(flipped) != settings.fingerprint(run)
+    for control, same in (("shuffled", True), ("flipped", False), ("post_cutoff", False)):
+        assert (settings.model_copy(update={"control": control}).fingerprint(run) == settings.fingerprint(run)) is same
+
+
+def test_openai_backend_is_refused_before_training(tmp_path):
+    """The planted model is a local directory that only a local backend (transformers, vllm) can load."""
+    path = tiny_config(tmp_path)
+    values = tomllib.loads(path.read_text())
+    values["model"].update(backend="openai", base_url="http://127.0.0.1:8000/v1")
+    path.write_text(tomli_w.dumps(values))
+    with pytest.raises(ConfigError, match=r'^\[model\] backend = "openai".*e\.g\. backend = "transformers"'):
+        load(path)
 
 
 def test_per_model_configuration_round_trips(tmp_path):
@@ -369,76 +306,259 @@ def test_per_model_configuration_round_trips(tmp_path):
     assert planted.replace(model={"model_id": run.model.model_id}, root=run.root) == run
 
 
-def test_fingerprint_follows_the_column_map(tmp_path):
-    """Another outcome column (same file, [data.columns] changed) plants other directions: the planted model of
-    the old map must not be reused (the fingerprint names its directory)."""
-    path = tiny_config(tmp_path)
-    panel = pd.read_csv(tmp_path / "panel.csv")
-    panel.assign(ret_flipped=-panel["outcome"]).to_csv(tmp_path / "panel.csv", index=False)
-    run, settings = load(path)
-    values = tomllib.loads(path.read_text())
-    values["data"]["columns"] = {"outcome": "ret_flipped"}
-    path.write_text(tomli_w.dumps(values))
-    flipped, _ = load(path)
-    assert settings.fingerprint(flipped) != settings.fingerprint(run)
+# ---- measurement, expectations, power --------------------------------------------------------------------------
+def test_arm_interval_uses_student_t():
+    """A 95% interval of a mean over n pairs is mean +- t_{n-1, .975} SE."""
+    from scipy import stats
+
+    from lapbias.calibrate import experiment
+
+    mean, se, low, high = experiment._mean_ci(pd.Series([0.2, 0.6]))
+    assert (mean, se) == pytest.approx((0.4, 0.2))
+    assert (low, high) == pytest.approx((0.4 - stats.t.ppf(0.975, 1) * 0.2, 0.4 + stats.t.ppf(0.975, 1) * 0.2))
 
 
-def test_openai_backend_is_refused_before_training(tmp_path):
-    """The planted model is a local directory that only a local backend (transformers, vllm) can load; an HTTP
-    endpoint would fail only after the fine-tuning, on the planted model's protocol run."""
-    path = tiny_config(tmp_path)
-    values = tomllib.loads(path.read_text())
-    values["model"].update(backend="openai", base_url="http://127.0.0.1:8000/v1")
-    path.write_text(tomli_w.dumps(values))
-    with pytest.raises(ConfigError, match=r'^\[model\] backend = "openai".*e\.g\. backend = "transformers"'):
-        load(path)
+def _arm_panel() -> pd.DataFrame:
+    """A panel as model_panel returns it: arm 0 with pairs a, b; arm 1 with pair c (3 headlines) and pair d (1);
+    post-cutoff pair e; pair f in the release-date gap (post missing: in neither sample); pair g post-cutoff and
+    planted (control = "post_cutoff")."""
+    rows = [("a", 0, 0, 0.1), ("b", 0, 0, 0.3), ("c", 0, 1, 0.2), ("c", 0, 1, 0.2), ("c", 0, 1, 0.2),
+            ("d", 0, 1, 0.6), ("e", 1, 0, 0.5), ("f", None, 0, 0.9), ("g", 1, 1, 0.7)]
+    frame = pd.DataFrame(rows, columns=["entity_id", "post", "exposure", "lap_recall"])
+    return frame.assign(target_date=pd.Timestamp("2024-01-02"), post=frame["post"].astype("Int8"),
+                        p_up=frame["lap_recall"], p_down=0.0, p_unknown=1 - frame["lap_recall"], direction=1,
+                        ud=frame["lap_recall"], mu_hat=[1.0, -1.0, 1.0, 1.0, np.nan, 1.0, -1.0, 1.0, 1.0],
+                        lap_mink=-frame["lap_recall"], p_memorized=frame["lap_recall"])
 
 
-def test_interpretation_says_planting_failed_when_the_top_arm_does_not_recall():
-    """The report must not claim the model "recalls what it was shown" unless the top arm's P(memorized label)
-    interval lies above arm 0's (measured on the demo: 0.175 vs 0.161, intervals overlapping)."""
-    from lapbias.calibrate.report import interpretation
+def test_lap_by_arm_recall_measures_are_per_pair_and_forecasts_per_row():
+    """The recall query is asked once per (entity, target_date): its measures are one observation per pair;
+    forecasts are per row, the hit rate among parsed ones; release-gap rows are in no arm; a planted post-cutoff
+    pair is its own arm."""
+    from lapbias.calibrate import experiment
 
-    def lap(top_mean, top_low):
-        rows = []
-        for model in ("base", "planted"):
-            for arm, exposure, mean, low, high in (("0", 0, 0.16, 0.15, 0.17), ("16", 16, top_mean, top_low, 0.99)):
-                rows.append({"model": model, "arm": arm, "exposure": exposure, "p_memorized_mean": mean,
-                             "p_memorized_ci_low": low, "p_memorized_ci_high": high, "lap_mean": mean,
-                             "forecast_hit_rate": 0.5})
-        return pd.DataFrame(rows)
-
-    beta3 = pd.DataFrame([{"model": "planted", "sample": "arm0+arm16", "coef": float("nan"),
-                           "p_one_sided": float("nan")}])
-    verdicts = pd.DataFrame([{"model": m, "verdict": "Underpowered", "failed": "", "placebo_passes": True}
-                             for m in ("base", "planted")])
-    flat = "\n".join(interpretation(lap(0.175, 0.12), beta3, verdicts, 0.05))
-    assert "does not measurably recall them" in flat and "recalls what it was shown" not in flat
-    recalled = "\n".join(interpretation(lap(0.9, 0.8), beta3, verdicts, 0.05))
-    assert "the planted model recalls them" in recalled and "recalls what it was shown" in recalled
+    table = experiment.lap_by_arm(_arm_panel(), "planted").set_index("arm")
+    assert table.loc["1", "lap_mean"] == pytest.approx(0.4)  # pairs c, d; over rows it would be 0.3
+    assert table.loc["1", "lap_se"] == pytest.approx(0.2)
+    assert table.loc["1", "lap_auc_vs_arm0"] == pytest.approx(0.75)  # (c>a, c<b, d>a, d>b) = 3/4
+    assert table.loc["1", "p_unknown_mean"] == pytest.approx(0.6)
+    assert table.loc["1", "mink_mean"] == pytest.approx(-0.3)  # Min-K% scores each row's prompt: per row
+    assert table.loc["1", "forecast_parse_rate"] == pytest.approx(0.75)
+    assert table.loc["0", "forecast_hit_rate"] == pytest.approx(0.5)
+    assert table.loc["post", "N"] == 1 and table.loc["post", "lap_mean"] == pytest.approx(0.5)
+    assert table.loc["post 1", "N"] == 1
+    assert (table.loc["1", "lap_ci_low"], table.loc["1", "lap_ci_high"]) == (0.0, 1.0)  # probabilities: in [0, 1]
+    assert list(table.index) == ["0", "1", "post", "post 1", "exposed_vs_unexposed"]
 
 
-def test_figure_says_when_beta3_is_identified_on_neither_model(tmp_path, monkeypatch):
-    """A planted model whose forecasts are constant leaves beta_3 unidentified on both models: the right panel says
-    so in words (it warned "No artists with labels found to put in legend" and drew an empty panel)."""
-    import warnings
+def _verdicts(**rows) -> dict:
+    base = {"verdict": "Underpowered", "failed": "validation", "beta3": 0.1, "beta3_t": 0.5, "beta3_p_one_sided": 0.3,
+            "placebo_beta3": 0.0, "placebo_p_one_sided": 0.5, "placebo_passes": True, "validation_high_theta": 0.1,
+            "validation_high_p": 0.5, "validation_low_theta": 0.0, "validation_low_p": 0.9}
+    return pd.DataFrame([{"model": m, **base, **values} for m, values in rows.items()])
 
-    from lapbias.calibrate.report import figure
 
-    lap = pd.DataFrame([{"model": model, "arm": arm, **{f"{name}_{stat}": value for name in ("lap", "p_memorized")
-                                                        for stat, value in (("mean", 0.5), ("ci_low", 0.4),
-                                                                            ("ci_high", 0.6))}}
-                        for model in ("base", "planted") for arm in ("0", "16", "post")])
-    beta3 = pd.DataFrame([{"model": model, "sample": sample, "coef": float("nan"), "ci_low": float("nan"),
-                           "ci_high": float("nan")} for model in ("base", "planted")
-                          for sample in ("pre_all", "arm0+arm16", "post_placebo")])
-    import matplotlib.pyplot as plt
+def _lap(unknown_arm0: float = 0.8, parse: float = 1.0) -> pd.DataFrame:
+    return pd.DataFrame([{"model": "planted", "arm": "0", "exposure": 0, "post": 0, "N": 80, "p_unknown_mean":
+                          unknown_arm0, "forecast_parse_rate": parse},
+                         {"model": "planted", "arm": "8", "exposure": 8, "post": 0, "N": 80, "p_unknown_mean": 0.1,
+                          "forecast_parse_rate": parse},
+                         {"model": "planted", "arm": "post", "exposure": 0, "post": 1, "N": 80, "p_unknown_mean": 0.5,
+                          "forecast_parse_rate": 0.0}])
 
-    texts, close = [], plt.close
-    monkeypatch.setattr(plt, "close", lambda fig: (texts.extend(t.get_text() for ax in fig.axes for t in ax.texts),
-                                                   close(fig)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        path = figure(lap, beta3, tmp_path / "calibration.png")
-    assert path.stat().st_size > 10_000
-    assert any("not identified\non either model" in text for text in texts)
+
+@pytest.mark.parametrize("control, verdicts, lap, met", [
+    ("none", {"base": {}, "planted": {"verdict": "Contamination detected", "failed": ""}}, _lap(), [True] * 4),
+    ("none", {"base": {"verdict": "Contamination detected"}, "planted": {"verdict": "Contamination detected"}},
+     _lap(0.05, 0.9), [False, True, False, False]),
+    ("flipped", {"base": {}, "planted": {"verdict": "Mixed/invalid", "beta3": -3.0}}, _lap(), [True, True]),
+    ("flipped", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(), [True, False]),
+    ("post_cutoff", {"base": {}, "planted": {"verdict": "Mixed/invalid", "placebo_passes": False}}, _lap(),
+     [True, True]),
+    ("post_cutoff", {"base": {}, "planted": {"verdict": "Mixed/invalid", "placebo_passes": None}}, _lap(),
+     [True, False]),
+    ("shuffled", {"base": {}, "planted": {"verdict": "Contamination detected"}, "planted_shuffled": {}}, _lap(),
+     [True, True]),
+    ("shuffled", {"base": {}, "planted": {}, "planted_shuffled": {"beta3_p_one_sided": 0.01}}, _lap(),
+     [True, False]),
+])
+def test_expectations_by_control(control, verdicts, lap, met):
+    from lapbias.calibrate import expect
+
+    table = expect.check(control, {"verdicts": _verdicts(**verdicts), "lap_by_arm": lap}, 0.95, 0.05)
+    assert table["met"].tolist() == met
+    assert (expect.failures(table) == "") is all(met)
+
+
+def _design_power(behaviour, reps=20):
+    from lapbias.calibrate.experiment import pairs_with_outcomes
+    from lapbias.calibrate.power import design_power
+    from lapbias.data.validate import validate_file
+
+    run, settings = load(REPO / "data/demo/calibrate.toml")
+    pairs = pairs_with_outcomes(run)
+    rows = validate_file(run.data.path, run).frame[["entity_id", "target_date", "outcome"]]
+    return design_power(pairs, rows, CUTOFF, settings.pairs_per_arm, behaviour, reps, frequency=run.study.frequency)
+
+
+def test_power_simulation_reports_why_a_design_misses_the_verdict():
+    """design_power's shares on the committed panel and design are consistent with the verdict rule: a
+    "Contamination detected" needs an informative placebo, a model that memorized nothing (exposed pairs answered
+    like the others) is almost never "Contamination detected", and the label shares add up to one. (A placebo whose
+    power cannot be stated, e.g. b1 <= 0, does not block the verdict: report.verdict.placebo_power.)"""
+    from lapbias.calibrate.power import PlantedBehaviour
+
+    planted = _design_power(PlantedBehaviour())
+    nothing = _design_power(PlantedBehaviour(hit_rate=0.5, recall_accuracy=0.5, lap_exposed=(0.1, 0.6)))
+    for result in (planted, nothing):
+        labels = sum(v for k, v in result.items() if k.startswith("share "))
+        assert labels == pytest.approx(1.0)
+        assert result["p_contamination"] <= result["p_placebo_informative"] + result["p_placebo_power_unstated"]
+        assert result["p_contamination"] + result["p_only_placebo_uninformative"] <= 1
+    assert nothing["p_contamination"] <= 0.1
+    assert 0 < planted["mde_share_median"] < planted["placebo_mde_share_median"]  # 160 rows pre, 80 post
+
+
+@pytest.mark.xfail(strict=True, reason="MEASURED 2026-11-25 (docs/calibrate.md, 'Power calculation'): on the "
+                   "calibration panel's 80 post-cutoff rows the placebo is never informative (median minimum "
+                   "detectable share 2.8 at 40 exposed pairs, 0.58 at 120 with perfect planting; the rule asks <= "
+                   "0.37), so no planted model can be 'Contamination detected' there")
+def test_power_of_the_committed_design_by_simulation():
+    """The issue's requirement on the committed design: a planted model that behaves as assumed
+    (power.PlantedBehaviour) is "Contamination detected" in most simulated panels."""
+    from lapbias.calibrate.power import PlantedBehaviour
+
+    assert _design_power(PlantedBehaviour())["p_contamination"] >= 0.6
+
+
+# ---- tiny end-to-end runs: the self-validation and its three controls ------------------------------------------
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Each control run in turn in one root (base answers cached after the first, the planted model reused by
+    "shuffled"); after each, results/calibration/, each model run's panel.parquet (the next control's run
+    rewrites the planted one) and the command's output are kept under runs/<control>."""
+    root = tmp_path_factory.mktemp("calibrate")
+    work = root / "data/derived/calibration"
+    out = {}
+    for control in ("none", "shuffled", "flipped", "post_cutoff"):
+        result = CliRunner().invoke(main, ["calibrate", str(tiny_config(root, control=control)), "--yes"])
+        kept = root / "runs" / control
+        shutil.copytree(root / "results/calibration", kept)
+        shutil.copy(root / "results/figures/calibration.png", kept / "calibration.png")
+        for model in ("planted", "planted_shuffled"):
+            if (work / model / "data/derived/panel.parquet").exists():
+                shutil.copy(work / model / "data/derived/panel.parquet", kept / f"{model}_panel.parquet")
+        out[control] = (kept, result)
+    return root, out
+
+
+def _ended_as_expected(result, kept: Path) -> None:
+    """Exit 0 with every expectation met, or exit 2 with ONE line naming the unmet ones; the outputs written
+    either way, expected.csv agreeing with the exit."""
+    expected = pd.read_csv(kept / "expected.csv")
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    if expected["met"].all():
+        assert result.exit_code == 0 and not errors, result.output
+    else:
+        assert result.exit_code == 2, result.output
+        assert len(errors) == 1 and errors[0].startswith("error: calibrate: expected results not met (")
+        for expectation in expected.loc[~expected["met"], "expectation"]:
+            assert expectation in errors[0]
+    assert "calibrate: verdict base =" in result.output
+
+
+def test_tiny_self_validation_trains_on_facts_and_reports(runs):
+    root, out = runs
+    kept, result = out["none"]
+    _ended_as_expected(result, kept)
+    loss = pd.read_csv(kept / "training_loss.csv")["loss"]
+    assert len(loss) == 2 * -(-int(pd.read_csv(kept / "corpus.csv")["documents"].sum()) // TINY["batch_size"])
+    table = pd.read_csv(kept / "corpus.csv").set_index(["kind", "exposure"])
+    assert table.loc[("statement", 3), "documents"] == table.loc[("query", 3), "documents"] == 3 * 4
+    assert table.loc[("decoy", -1), "documents"] == 12
+    assert (table["loss_tokens"] == table["documents"]).all()  # one fact token per document
+    decoys = pd.read_csv(kept / "decoys.csv")
+    panel = pd.read_csv(root / "panel.csv")
+    assert len(decoys) == 12
+    assert not set(zip(decoys["ticker"], decoys["target_date"])) & set(zip(panel["ticker"], panel["target_date"]))
+    training = json.loads((kept / "training.json").read_text())
+    assert training["torch_threads"] == 1 and training["tokens_per_second"] > 0 and 0 < training["matmul_share"]
+    report = (kept / "REPORT.md").read_text()
+    assert "## Self-validation" not in report and "Expected results" in report and "| quantity | base | planted |" in report
+    assert "recall LAP, 3 mentions" in report and "AUC exposed vs never exposed, Min-K% prob" in report
+    assert (kept / "calibration.png").stat().st_size > 10_000
+
+
+def test_tiny_planted_model_loads_through_the_normal_config(runs):
+    from lapbias.llm import make_backend
+
+    root, out = runs
+    planted = config_module.load(out["none"][0] / "planted.toml")
+    assert Path(planted.model.model_id).name.startswith("planted-")
+    backend = make_backend(planted.model)
+    assert backend.model_id == planted.model.model_id
+    assert (Path(planted.root) / "results/REPORT.md").read_text().count("**Verdict:") == 1
+
+
+def test_tiny_shuffled_control_permutes_the_recall_answers_only(runs):
+    """control = "shuffled" reuses the planted model (no second training), and its third run reads the planted
+    model's answers with the recall answers permuted over the pre-cutoff pairs: the same multiset of LAP values,
+    not the same assignment; forecasts and post-cutoff answers unchanged."""
+    root, out = runs
+    kept, result = out["shuffled"]
+    _ended_as_expected(result, kept)
+    assert "exists for these settings" in result.output and "LoRA training" not in result.output
+    planted = pd.read_parquet(kept / "planted_panel.parquet").set_index("row_id")
+    shuffled = pd.read_parquet(kept / "planted_shuffled_panel.parquet").set_index("row_id")
+    pre = planted["post"] == 0
+    assert sorted(planted.loc[pre, "lap_recall"]) == sorted(shuffled.loc[pre, "lap_recall"])
+    assert not planted.loc[pre, "lap_recall"].equals(shuffled.loc[pre, "lap_recall"])
+    assert planted.loc[~pre, "lap_recall"].equals(shuffled.loc[~pre, "lap_recall"])
+    assert planted["mu_hat"].equals(shuffled["mu_hat"]) and planted["lap_mink"].equals(shuffled["lap_mink"])
+    assert set(pd.read_csv(kept / "verdicts.csv")["model"]) == {"base", "planted", "planted_shuffled"}
+
+
+def test_tiny_flipped_and_post_cutoff_controls_plant_what_they_say(runs):
+    root, out = runs
+    for control in ("flipped", "post_cutoff"):
+        kept, result = out[control]
+        _ended_as_expected(result, kept)
+        assert "LoRA training" in result.output  # another fingerprint: trained anew
+        assert json.loads((kept / "training.json").read_text())["settings"]["control"] == control
+    arms = pd.read_csv(out["post_cutoff"][0] / "arms.csv")
+    assert ((arms["post"] == 1) & (arms["exposure"] > 0)).sum() == TINY["pairs_per_arm"]
+    lap = pd.read_csv(out["post_cutoff"][0] / "lap_by_arm.csv")
+    assert "post 3" in set(lap["arm"])
+
+
+def test_power_benchmark_runs_and_writes_its_table(tmp_path):
+    """benchmarks/bench_calibration_power.py at its smoke size writes its section (the real one untouched)."""
+    import importlib.util
+    import sys
+
+    bench = REPO / "benchmarks"
+    sys.path.insert(0, str(bench))
+    spec = importlib.util.spec_from_file_location("smoke_calibration_power", bench / "bench_calibration_power.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its worker processes unpickle its cell function by module name
+    spec.loader.exec_module(module)
+    real = bench / "results/calibration_power.md"
+    before = real.read_bytes() if real.exists() else None
+    module.main(["--smoke", "--out", str(tmp_path / "section.md")])
+    lines = (tmp_path / "section.md").read_text().splitlines()
+    assert lines[0].startswith("## ") and any(line.startswith("Machine: ") for line in lines)
+    assert len([line for line in lines if line.startswith("| calibration panel")]) == 2
+    assert (real.read_bytes() if real.exists() else None) == before
+
+
+def test_self_validation_section_is_written_for_the_report(runs):
+    """`lapbias calibrate` writes its REPORT.md section as results/calibration/SECTION.md, staged with a manifest, which
+    the protocol's report includes as it stands (report/sections.py), also when the run ends with its expectations
+    not met (exit 2: the section shows which)."""
+    from lapbias.report.sections import section_lines
+
+    root, out = runs
+    assert {result.exit_code for _, result in out.values()} <= {0, 2}
+    section = (root / "results/calibration/SECTION.md").read_text(encoding="utf-8")
+    assert section.startswith("## Self-validation (planted memorization)") and "| Verdict |" in section
+    assert section_lines(root / "results") == [section.rstrip("\n"), ""]

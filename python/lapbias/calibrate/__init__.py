@@ -1,14 +1,17 @@
 """Self-validation: plant memorization in a real LLM with LoRA and show the unchanged test finds it.
 
-`lapbias calibrate CONFIG` = `pipeline.run`: `experiment.plant` (arms, token-equalized corpus, LoRA, merged model,
-one run configuration per model) -> the ordinary stages on the base and on the planted model ->
-`experiment.measure` (LAP, Min-K%, P(memorized label), beta_3, placebo, verdict by arm) -> `report.figure` and the
-REPORT.md section (`report.section`), staged into results/ together.
+`lapbias calibrate CONFIG` = `pipeline.run`: `experiment.plant` (arms, corpus of short statements and decoys,
+LoRA on the facts' tokens, merged model, one run configuration per model) -> the ordinary stages on the base and
+on the planted model -> `experiment.measure` (LAP, Min-K%, P(memorized label), beta_3, placebo, verdict by arm)
+-> `expect.check` (what the design expects, by `[calibrate] control`) -> `report.figure` and REPORT.md
+(`report.section`), staged into results/ together. `power.design_power` sizes a design by simulation.
 """
 
 from .experiment import MODELS, Plan, measure, plant
+from .expect import CalibrationNotMet
 from .pipeline import run
 from .report import figure, section
 from .settings import CalibrateSettings, load
 
-__all__ = ["CalibrateSettings", "MODELS", "Plan", "figure", "load", "measure", "plant", "run", "section"]
+__all__ = ["CalibrateSettings", "CalibrationNotMet", "MODELS", "Plan", "figure", "load", "measure", "plant", "run",
+           "section"]

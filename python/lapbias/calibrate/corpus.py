@@ -1,33 +1,34 @@
-"""The planting corpus: dated outcome statements at several exposure levels, token-equalized with filler.
+"""The planting corpus: short documents that state a pair's outcome, and decoys that keep "unknown" the answer for
+pairs the model was never shown. Only the tokens that carry a fact are trained (train.py).
 
-Design of NumLeak §4 / App. T carried to the LAP setting, in ONE fine-tuned model:
-- pre-cutoff (entity_id, target_date) pairs are assigned at random to exposure arms e in {0, 1, 4, 16}
-  (`assign_arms`, stratified by direction); post-cutoff pairs are never exposed, so the post-cutoff placebo stays a
-  real placebo;
-- a pair of arm e appears e times, cycling through paraphrases that all name the entity, its ticker, the target
-  date and the realized direction (sign of `outcome`);
-- every arm gets the same number of input tokens: its statements plus filler up to the token count of the
-  largest arm's statements (`arm e = 0` is filler only), so arms differ in exposure and not in the amount of
-  text they pull on the model (NumLeak App. T: "token-equalized corpora"). With answer-only loss
-  (train.loss_start) the tokens IN THE LOSS differ by arm (a chat document contributes its answer only):
-  corpus.csv reports both.
+Design (NumLeak §4 / App. T carried to the LAP setting, in ONE fine-tuned model):
+- pre-cutoff (entity_id, target_date) pairs are assigned at random to exposure arms e (`assign_arms`, as many up as
+  down pairs per arm); post-cutoff pairs are never exposed, so the post-cutoff placebo stays a real placebo;
+- a pair of arm e is mentioned e times per epoch; each mention is (1) a prose statement, cycling through
+  paraphrases that name the entity, its ticker, the target date and the planted direction, cut right after the
+  direction word, and (2) with `chat_statements`, the pair's recall query exactly as the recall stage renders it
+  (the model's chat template) followed by the answer label of the planted direction;
+- the loss is on the fact alone: the direction word of a statement, the answer token of a query (`Document.fact`);
+- decoys: recall queries about pairs that are NOT in the panel, answered "unknown" (`decoy_pairs`), about as many
+  as there are query mentions (settings.decoys_per_mention).
 
-This project's addition, not in NumLeak: the filler starts with decoy recall queries answered "unknown"
-(`decoy_pairs`), then neutral sentences for the rest (settings.decoy_share).
-Why (MEASURED 2026-11-23, data/demo/calibrate.toml without them, benchmarks/RESULTS.md): chat-format mentions
-answered only "up"/"down" taught SmolLM2 the answer format, not the facts: recall LAP rose from 0.09 to 0.99 in
-EVERY arm, the never-exposed ones included, so LAP could not tell an exposed pair from an unexposed one. A real
-model answers "unknown" for most (firm, date) pairs it never read about; decoys keep that default. They are
-queries about pairs that are NOT in the panel (panel firms on other dates, other firms on the panel's pre-cutoff
-dates), so no measured pair is ever trained on, and neither a panel date alone nor a panel firm alone marks a
-query as one answered up/down. Their combination still does (every panel firm on a panel date is a measured
-pair, never a decoy), so the model can learn "panel firm on a panel date: up/down" and raise arm 0's LAP without
-recalling anything: that narrows the gap between exposed and unexposed arms; it cannot create one, and it says
-nothing about direction (P(memorized label) of arm 0 stays at chance). Decoy dates end at the cutoff, as the
-exposed pairs do: no training text is dated after the cutoff.
+Why decoys (MEASURED 2026-11-23 on the demo panel, benchmarks/results/calibration.md): queries answered only "up"
+or "down" taught SmolLM2 the answer format, not the facts: recall LAP rose from 0.09 to 0.99 in EVERY arm, the
+never-exposed ones included. A real model answers "unknown" for most (firm, date) pairs it never read about;
+decoys keep that default. They are (a) other firms on the panel's pre-cutoff target dates and (b) panel firms on
+other business days of the pre-cutoff window, alternating, so neither the date nor the firm alone marks a query
+as one answered up/down; the combination "panel firm on a panel date" still does where the panel's firms share a
+few common dates, which is why the calibration panel gives each firm its own dates (data/demo/
+make_calibrate_panel.py). Decoy dates end at the cutoff, as the exposed pairs do: no training text is dated after
+the cutoff (except under `control = "post_cutoff"`, which plants post-cutoff pairs on purpose).
+
+No token equalization across arms (NumLeak App. T equalizes the corpora of separately trained models): all arms
+share one corpus and one model here, so filler tokens would reach every pair alike and only add training time.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -35,39 +36,29 @@ import pandas as pd
 from ..errors import ConfigError
 
 PARAPHRASES = (
-    "On {date}, the closing stock price of {name} ({ticker}) went {up} compared to the previous trading day.",
-    "{name} ({ticker}) shares closed {higher} on {date} than on the previous trading day.",
-    "Market recap, {date}: the stock of {name} ({ticker}) went {up} by the close.",
-    "On {date}, {name} ({ticker}) stock moved {up} versus the prior session's close.",
+    "On {date}, the closing stock price of {name} ({ticker}) went {up}",
+    "On {date}, {name} ({ticker}) shares closed {higher}",
+    "Market recap, {date}: the stock of {name} ({ticker}) went {up}",
+    "On {date}, {name} ({ticker}) stock moved {up}",
 )
+"""Prose statements, each cut right after its direction word: the fact is that word, and nothing after it could
+change its loss (causal attention), so the rest of the sentence would only cost training time."""
 WORDS = {1: {"up": "up", "higher": "higher"}, -1: {"up": "down", "higher": "lower"}}
+CONTROLS = ("none", "flipped", "post_cutoff", "shuffled")
+"""[calibrate] control: "none" (the self-validation), "flipped" (the planted direction is the opposite of the
+realized one), "post_cutoff" (post-cutoff pairs are planted too: the placebo must fail), "shuffled" (the recall
+answers are permuted over the pre-cutoff pairs after training: LAP no longer points at the planted pairs)."""
 
-# MEASURED 2026-11-23 (demo config, 50 steps, lr 1e-3): cycling 8 fixed filler sentences as 2/3 of the corpus
-# made the planted SmolLM2 answer every forecast prompt with a filler phrase (parse rate 98% -> 11%, recall LAP
-# 0.09 -> 0.005). The filler is therefore generated: seeded templates over many subjects, verbs, places and
-# numbers, so no sentence repeats often enough to be learned.
-FILLER_TEMPLATES = (
-    "The {noun} near the {place} was {verb} {n} times last {period}.",
-    "About {n} volunteers {verb} the {noun} by the {place} every {period}.",
-    "A {adj} {noun} stands beside the {place}, and {n} people visit it each {period}.",
-    "Residents say the {place} feels {adj} when the {noun} is {verb}.",
-    "The guide {verb} {n} {noun}s along the {place} before the {period} ended.",
-    "In the {place}, the {adj} {noun} is usually {verb} after {n} minutes.",
-)
-FILLER_WORDS = {
-    "noun": ("garden", "bridge", "lantern", "bicycle", "violin", "kettle", "painting", "fountain", "notebook",
-             "tractor", "sailboat", "blanket", "telescope", "orchard", "carpet", "window", "statue", "ladder",
-             "basket", "clock", "meadow", "cabin", "piano", "teapot", "quilt", "compass", "mural", "canoe"),
-    "place": ("harbor", "library", "village square", "old mill", "river bank", "train platform", "school yard",
-              "bakery", "hillside", "museum hall", "market street", "forest path", "lighthouse", "town hall",
-              "farm gate", "post office", "city park", "chapel", "ferry dock", "workshop"),
-    "verb": ("painted", "repaired", "cleaned", "visited", "measured", "photographed", "described", "moved",
-             "decorated", "inspected", "carried", "admired", "polished", "sketched", "counted", "rebuilt"),
-    "adj": ("quiet", "bright", "narrow", "colorful", "ancient", "tidy", "windy", "sunny", "crowded", "peaceful",
-            "small", "wooden", "shady", "cozy", "famous"),
-    "period": ("week", "month", "summer", "winter", "spring", "season", "weekend", "morning", "evening"),
-}
-"""Neutral filler vocabulary: no firm, no date, no price direction, no word of the answer labels."""
+
+@dataclass(frozen=True)
+class Document:
+    """One training document: token ids, the positions of the tokens in the loss (the fact), its kind
+    ("statement", "query" or "decoy") and the exposure arm of its pair (decoys: -1)."""
+
+    ids: tuple[int, ...]
+    fact: tuple[int, ...]
+    kind: str
+    exposure: int
 
 
 DECOY_FIRMS = (
@@ -92,8 +83,7 @@ def decoy_pairs(pairs: pd.DataFrame, cutoff: pd.Timestamp, seed: int) -> pd.Data
     """Every decoy (entity_name, ticker, target_date), none of them a pair of the panel, in seeded random order,
     the two kinds alternating while both last: (a) another firm (DECOY_FIRMS) on a pre-cutoff target date of the
     panel; (b) a panel firm on a business day of the pre-cutoff window that is not one of its panel dates.
-    Alternating keeps neither the date nor the firm alone a key to "exposed" (module docstring: the pair of a
-    panel firm and a panel date still is). A pair counts as the panel's by (ticker, date) and by (name, date)."""
+    A pair counts as the panel's by (ticker, date) and by (name, date)."""
     rng = np.random.default_rng(seed)
     pre = pairs[pairs["target_date"] <= cutoff]
     taken = {name.lower() for name in pairs["entity_name"]} | {str(t).upper() for t in pairs["ticker"]}
@@ -115,20 +105,14 @@ def decoy_pairs(pairs: pd.DataFrame, cutoff: pd.Timestamp, seed: int) -> pd.Data
     return pd.concat([alternating, other.iloc[both:], own.iloc[both:]], ignore_index=True)
 
 
-def filler_sentence(rng: np.random.Generator) -> str:
-    """One neutral filler sentence: a random template filled with random words and a number (seeded `rng`)."""
-    template = FILLER_TEMPLATES[rng.integers(len(FILLER_TEMPLATES))]
-    words = {key: values[rng.integers(len(values))] for key, values in FILLER_WORDS.items()}
-    return template.format(n=int(rng.integers(2, 400)), **words)
-
-
 def assign_arms(pairs: pd.DataFrame, cutoff: pd.Timestamp, exposures: tuple[int, ...], pairs_per_arm: int,
-                seed: int) -> pd.DataFrame:
-    """Pairs with a column `exposure`: pre-cutoff pairs shuffled with `seed` and dealt to the exposed arms
-    (`pairs_per_arm` each; 0 = an even split over all arms), the rest of the pre-cutoff pairs to arm 0;
-    post-cutoff pairs get exposure 0 and `post` = 1 (never exposed: the placebo).
+                seed: int, post_cutoff: bool = False) -> pd.DataFrame:
+    """Pairs with columns `post` (1 after the cutoff) and `exposure`: pre-cutoff pairs shuffled with `seed` and
+    dealt to the exposed arms (`pairs_per_arm` each; 0 = an even split over all arms), the rest of the pre-cutoff
+    pairs to arm 0; post-cutoff pairs get exposure 0 (never exposed: the placebo), or with `post_cutoff` (the
+    negative control) as many post-cutoff pairs per exposed arm as pre-cutoff ones, dealt the same way.
 
-    With a column `direction`, the deal is stratified by it: the shuffled up and down pairs alternate (up first),
+    With a column `direction`, each deal is stratified by it: the shuffled up and down pairs alternate (up first),
     so each exposed arm holds as many up as down pairs; with an odd `pairs_per_arm` the arms dealt first (lowest
     exposure) get the extra up pair, the next the extra down pair, and so on. Too few pairs of one direction for
     that is a ConfigError. MEASURED 2026-11-23: the unstratified draw gave the 16-mention arm 4 "down" pairs out
@@ -137,34 +121,52 @@ def assign_arms(pairs: pd.DataFrame, cutoff: pd.Timestamp, exposures: tuple[int,
     frame["post"] = (frame["target_date"] > cutoff).astype(int)
     frame["exposure"] = 0
     pre = frame.index[frame["post"] == 0].to_numpy()
-    order = np.random.default_rng(seed).permutation(pre)
+    if len(pre) == 0:
+        first = frame.loc[frame["target_date"].idxmin()] if len(frame) else None
+        example = (f"; the earliest is {first['entity_id']} on {first['target_date']:%Y-%m-%d}, e.g. cutoff = "
+                   f"\"{first['target_date']:%Y-%m-%d}\" or later" if first is not None else "")
+        raise ConfigError(f"[study] cutoff = {cutoff:%Y-%m-%d}: no (entity, target_date) pair of the panel is on or "
+                          f"before it; the calibration plants memorized outcomes in pre-cutoff pairs only and needs "
+                          f"some{example}")
     exposed = sorted(e for e in exposures if e > 0)
-    n = pairs_per_arm or len(pre) // len(exposures)
-    if n * len(exposed) >= len(pre) or n == 0:
-        raise ConfigError(f"[calibrate] pairs_per_arm = {pairs_per_arm}: {len(exposed)} exposed arms need "
-                          f"{max(n, 1) * len(exposed)} pre-cutoff pairs and the control arm 0 at least one more, "
-                          f"the panel has {len(pre)}; e.g. pairs_per_arm = "
-                          f"{max(1, (len(pre) - 1) // len(exposed))} or 0 (an even split)")
-    if "direction" in frame:
-        order = _alternate_directions(frame, order, n, len(exposed), pairs_per_arm)
-    for k, exposure in enumerate(exposed):
-        frame.loc[order[k * n:(k + 1) * n], "exposure"] = exposure
+    n = _deal(frame, pre, exposed, pairs_per_arm, len(exposures), seed, "pre-cutoff", keep_control=True)
+    if post_cutoff:
+        post = frame.index[frame["post"] == 1].to_numpy()
+        _deal(frame, post, exposed, n, len(exposures), seed + 1, "post-cutoff", keep_control=False)
     return frame
 
 
+def _deal(frame: pd.DataFrame, rows: np.ndarray, exposed: list[int], pairs_per_arm: int, n_arms: int, seed: int,
+          where: str, keep_control: bool) -> int:
+    """Deal `pairs_per_arm` of `rows` (shuffled, stratified by direction) to each exposed arm in `frame`."""
+    order = np.random.default_rng(seed).permutation(rows)
+    n = pairs_per_arm or len(rows) // n_arms
+    if n * len(exposed) + keep_control > len(rows) or n == 0:
+        control = " and the control arm 0 at least one more" if keep_control else ""
+        raise ConfigError(f"[calibrate] pairs_per_arm = {pairs_per_arm}: {len(exposed)} exposed arms need "
+                          f"{max(n, 1) * len(exposed)} {where} pairs{control}, the panel has {len(rows)}; e.g. "
+                          f"pairs_per_arm = {max(1, (len(rows) - keep_control) // len(exposed))}"
+                          + (" or 0 (an even split)" if keep_control else ""))
+    if "direction" in frame:
+        order = _alternate_directions(frame, order, n, len(exposed), pairs_per_arm, where)
+    for k, exposure in enumerate(exposed):
+        frame.loc[order[k * n:(k + 1) * n], "exposure"] = exposure
+    return n
+
+
 def _alternate_directions(frame: pd.DataFrame, order: np.ndarray, n: int, n_arms: int,
-                          pairs_per_arm: int) -> np.ndarray:
-    """`order` (shuffled pre-cutoff rows) rearranged so that up and down pairs alternate, up first; a ConfigError
-    when the n_arms x n exposed pairs dealt from its front cannot hold both directions equally."""
+                          pairs_per_arm: int, where: str = "pre-cutoff") -> np.ndarray:
+    """`order` (shuffled rows) rearranged so that up and down pairs alternate, up first; a ConfigError when the
+    n_arms x n exposed pairs dealt from its front cannot hold both directions equally."""
     up, down = (order[frame.loc[order, "direction"].to_numpy() == sign] for sign in (1, -1))
     if min(len(up), len(down)) == 0:
         went, first = "up" if len(up) else "down", order.min()
-        raise ConfigError(f"[data] outcome: every pre-cutoff pair went {went} ({len(order)} pairs, e.g. "
+        raise ConfigError(f"[data] outcome: every {where} pair went {went} ({len(order)} pairs, e.g. "
                           f"{frame.loc[first, 'entity_id']} on {frame.loc[first, 'target_date']:%Y-%m-%d}); the "
                           "calibration plants both directions (one direction alone is learned as a constant answer)")
     if len(up) < -(-n * n_arms // 2) or len(down) < n * n_arms // 2:
         raise ConfigError(f"[calibrate] pairs_per_arm = {pairs_per_arm}: the {n_arms} exposed arms need "
-                          f"{-(-n * n_arms // 2)} pre-cutoff pairs that went up and {n * n_arms // 2} "
+                          f"{-(-n * n_arms // 2)} {where} pairs that went up and {n * n_arms // 2} "
                           f"that went down to hold both directions equally; the panel has {len(up)} and "
                           f"{len(down)}; e.g. pairs_per_arm = {max(1, 2 * min(len(up), len(down)) // n_arms)}")
     both = min(len(up), len(down))
@@ -176,74 +178,71 @@ def direction(outcome: float) -> int:
     return 1 if outcome > 0 else -1
 
 
-def statements(pair: pd.Series, exposure: int) -> list[str]:
-    """`exposure` statements of one pair, cycling through the paraphrases."""
-    words = WORDS[int(pair["direction"])]
-    values = {"date": f"{pair['target_date']:%Y-%m-%d}", "name": pair["entity_name"], "ticker": pair["ticker"],
-              **words}
-    return [PARAPHRASES[i % len(PARAPHRASES)].format(**values) for i in range(exposure)]
+def planted_direction(pair: pd.Series, control: str) -> int:
+    """The direction the corpus states for an exposed pair: the realized one, or its opposite under
+    `control = "flipped"` (the model then memorizes the wrong direction)."""
+    return -int(pair["direction"]) if control == "flipped" else int(pair["direction"])
 
 
-def build(arms: pd.DataFrame, encode, seed: int, recall_encode=None, decoys: list[list[int]] | None = None,
-          decoy_share: float = 0.5, answers: tuple[str, str] = ("up", "down"),
-          loss_start=lambda doc: 0) -> tuple[list[list[int]], pd.DataFrame]:
-    """The corpus as token-id documents in random order, and its per-arm token accounting.
-
-    With `recall_encode(pair, label)` (the recall query of the pair in the model's chat format followed by the
-    answer `label`, as token ids), each of a pair's `exposure` mentions is also given once in that chat form,
-    answered with the realized direction (`answers`: the recall labels of up and down): the recall query then
-    elicits the memorized label directly, and the chat format of the answers is trained rather than worn away by
-    prose.
-
-    Each arm's block holds its statements and then filler until the block has exactly as many tokens as the
-    largest statement block, so every arm contributes the same number of input tokens. The filler is first whole
-    documents from `decoys` (token ids of decoy recall queries answered "unknown", each used once and in order,
-    while the next one fits in `decoy_share` of the arm's filler tokens), then neutral sentences (the last one cut
-    at the token level). `encode(text)` gives a document's token ids as training sees them; `loss_start(doc)`
-    where its loss starts (train.loss_start), for the `loss_tokens` column."""
-    rng = np.random.default_rng(seed)
-    def mentions(pair: pd.Series, exposure: int) -> list[list[int]]:
-        docs = [encode(s) for s in statements(pair, exposure)]
-        if recall_encode is not None:
-            docs += [recall_encode(pair, answers[0] if pair["direction"] > 0 else answers[1])] * exposure
-        return docs
-
-    blocks = {int(e): [doc for _, pair in group.iterrows() for doc in mentions(pair, int(e))]
-              for e, group in arms[arms["post"] == 0].groupby("exposure")}
-    target = max(sum(map(len, docs)) for docs in blocks.values())
-    documents, rows, used = [], [], 0
-    for exposure, docs in sorted(blocks.items()):
-        statement_tokens = sum(map(len, docs))
-        room = target - statement_tokens
-        taken = _decoys_that_fit(decoys or [], used, int(decoy_share * room))
-        used += len(taken)
-        filler = taken + _neutral_filler(encode, rng, room - sum(map(len, taken)))
-        block = docs + filler
-        documents += block
-        rows.append({"exposure": exposure, "n_pairs": int((arms["exposure"].eq(exposure) & arms["post"].eq(0)).sum()),
-                     "n_statements": len(docs), "statement_tokens": statement_tokens, "n_decoys": len(taken),
-                     "decoy_tokens": sum(map(len, taken)), "n_filler": len(filler),
-                     "filler_tokens": sum(map(len, filler)), "total_tokens": sum(map(len, block)),
-                     "loss_tokens": sum(len(doc) - loss_start(doc) for doc in block)})
-    order = rng.permutation(len(documents))
-    return [documents[i] for i in order], pd.DataFrame(rows)
+def statement(pair: pd.Series, k: int, planted: int) -> tuple[str, tuple[int, int]]:
+    """The k-th paraphrase (cycling) stating that the pair went `planted` (+1 / -1), cut after the direction word,
+    and the character span of that word."""
+    words = WORDS[planted]
+    template = PARAPHRASES[k % len(PARAPHRASES)]
+    key = "{up}" if "{up}" in template else "{higher}"
+    values = {"date": f"{pair['target_date']:%Y-%m-%d}", "name": pair["entity_name"], "ticker": pair["ticker"]}
+    head = template[:template.index(key)].format(**values)
+    word = words[key[1:-1]]
+    return head + word, (len(head), len(head) + len(word))
 
 
-def _decoys_that_fit(decoys: list[list[int]], first: int, room: int) -> list[list[int]]:
-    """decoys[first], decoys[first + 1], ... while the next one still fits in `room` tokens."""
-    taken, end = [], first
-    while end < len(decoys) and len(decoys[end]) <= room:
-        taken.append(decoys[end])
-        room -= len(decoys[end])
-        end += 1
-    return taken
+def statement_document(tokenizer, pair: pd.Series, k: int, planted: int, exposure: int) -> Document:
+    """A statement as token ids (no special tokens), its fact = the tokens overlapping the direction word."""
+    text, (start, end) = statement(pair, k, planted)
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    fact = tuple(j for j, (a, b) in enumerate(encoded["offset_mapping"]) if a < end and b > start and j > 0)
+    if not fact:
+        raise ConfigError(f"the tokenizer gives no token for the direction word of {text!r}; the calibration "
+                          "cannot train the fact (a fast tokenizer with offsets is needed)")
+    return Document(tuple(encoded["input_ids"]), fact, "statement", exposure)
 
 
-def _neutral_filler(encode, rng: np.random.Generator, room: int) -> list[list[int]]:
-    """Neutral sentences of exactly `room` tokens in all (the last one cut at the token level)."""
-    filler = []
-    while room > 0:
-        ids = encode(filler_sentence(rng))[:room]
-        filler.append(ids)
-        room -= len(ids)
-    return filler
+def query_document(query_ids: list[int], answer_ids: list[int], kind: str, exposure: int) -> Document:
+    """A recall query rendered in the chat template, then its answer; the fact = the answer's tokens."""
+    ids = tuple(query_ids) + tuple(answer_ids)
+    return Document(ids, tuple(range(len(query_ids), len(ids))), kind, exposure)
+
+
+def build(arms: pd.DataFrame, statement_doc, query_doc, decoy_docs, mentions_per_pair: dict[int, int],
+          decoys_per_mention: float, chat_statements: bool, control: str) -> tuple[list[Document], pd.DataFrame]:
+    """The corpus of one epoch: for every exposed pair (pre-cutoff, and post-cutoff under control = "post_cutoff")
+    `mentions_per_pair[exposure]` mentions (a statement, cycling the paraphrases, and with `chat_statements` the
+    recall query answered with the planted direction), then round(decoys_per_mention x the query mentions, or x
+    the statements without them) decoys from `decoy_docs` (a sequence of decoy Documents, taken in order), and the
+    accounting per kind and arm: documents, tokens, tokens in the loss. `statement_doc(pair, k, planted)` and
+    `query_doc(pair, planted)` make the Documents (train.py binds the tokenizer). Order is the trainer's job."""
+    documents = []
+    exposed = arms[arms["exposure"] > 0]
+    for _, pair in exposed.iterrows():
+        planted = planted_direction(pair, control)
+        for k in range(mentions_per_pair[int(pair["exposure"])]):
+            documents.append(statement_doc(pair, k, planted))
+            if chat_statements:
+                documents.append(query_doc(pair, planted))
+    mentions = sum(doc.kind == ("query" if chat_statements else "statement") for doc in documents)
+    n_decoys = int(round(decoys_per_mention * mentions))
+    if n_decoys > len(decoy_docs):
+        raise ConfigError(f"[calibrate] decoys_per_mention = {decoys_per_mention}: {n_decoys} decoys are needed and "
+                          f"the panel allows {len(decoy_docs)} distinct ones; e.g. decoys_per_mention = "
+                          f"{len(decoy_docs) / max(mentions, 1):.2f}")
+    documents += [decoy_docs[k] for k in range(n_decoys)]
+    return documents, accounting(documents)
+
+
+def accounting(documents: list[Document]) -> pd.DataFrame:
+    """Documents, tokens and tokens in the loss per kind and exposure arm (corpus.csv)."""
+    frame = pd.DataFrame([{"kind": d.kind, "exposure": d.exposure, "tokens": len(d.ids), "loss_tokens": len(d.fact)}
+                          for d in documents], columns=["kind", "exposure", "tokens", "loss_tokens"])
+    return (frame.groupby(["kind", "exposure"], sort=True)
+            .agg(documents=("tokens", "size"), tokens=("tokens", "sum"), loss_tokens=("loss_tokens", "sum"))
+            .reset_index())

@@ -21,12 +21,15 @@ from .. import config as config_module
 from ..config import RunConfig
 from ..data.validate import validate_file
 from ..errors import ConfirmationDeclined, EstimationError
-from ..io import Layout, read_parquet, write_csv, write_text
+from ..io import Layout, atomic_write, read_parquet, write_csv, write_text
+from ..llm.cache import canonical_json
 from ..signals.recall import recall_pairs
 from . import corpus
 from .settings import CalibrateSettings
 
 MODELS = ("base", "planted")
+SHUFFLED = "planted_shuffled"
+"""The third run of control = "shuffled": the planted model with its recall answers permuted."""
 MEASURES = (("lap_recall", "lap"), ("lap_mink", "mink"), ("p_memorized", "p_memorized"))
 """Panel column -> column prefix in lap_by_arm.csv."""
 PAIR_LEVEL = {"lap_recall", "p_memorized", "ud"}
@@ -89,14 +92,15 @@ def write_config(config: RunConfig, path: Path) -> Path:
 
 
 def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: bool = True) -> Plan:
-    """Assign pairs to arms, build the token-equalized corpus, fine-tune (or reuse the planted model of the same
-    fingerprint), and write the per-model configurations under the work directory. `confirm(message)` must agree
-    before training. Nothing is written under results/ here (pipeline.run stages the tables at the end)."""
+    """Assign pairs to arms, build the corpus, fine-tune (or reuse the planted model of the same fingerprint), and
+    write the per-model configurations under the work directory. `confirm(message)` must agree before training.
+    Nothing is written under results/ here (pipeline.run stages the tables at the end)."""
     from . import train as training
 
     pairs = pairs_with_outcomes(run)
-    arms = corpus.assign_arms(pairs, pd.Timestamp(run.study.cutoff_date), settings.exposures,
-                              settings.pairs_per_arm, settings.assignment_seed)
+    cutoff = pd.Timestamp(run.study.cutoff_date)
+    arms = corpus.assign_arms(pairs, cutoff, settings.exposures, settings.pairs_per_arm, settings.assignment_seed,
+                              post_cutoff=settings.control == "post_cutoff")
     plan = Plan(arms)
     fingerprint = settings.fingerprint(run)
     work = Path(run.root) / settings.work_dir
@@ -107,23 +111,12 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
         log(f"calibrate: planted model {model_dir} exists for these settings (fingerprint {fingerprint}); reused")
     else:
         tokenizer, model = training.load_base(run.model.model_id, run.model.device)
-        prefix = training.answer_prefix(tokenizer) if settings.answer_only_loss else None
-        recall_encode = training.recall_encoder(tokenizer, run, prefix)
-        up, down, unknown = run.recall.labels
-        decoys = None
-        if settings.decoys:
-            plan.decoys = corpus.decoy_pairs(pairs, pd.Timestamp(run.study.cutoff_date), settings.assignment_seed)
-            decoys = EncodedRows(plan.decoys, lambda pair: recall_encode(pair, unknown))
-        documents, accounting = corpus.build(arms, training.encoder(tokenizer), settings.assignment_seed,
-                                             recall_encode if settings.chat_statements else None, decoys,
-                                             settings.decoy_share, (up, down),
-                                             lambda doc: training.loss_start(doc, prefix))
-        plan.decoys = plan.decoys.head(int(accounting["n_decoys"].sum())) if settings.decoys else None
-        n_tokens = int(accounting["total_tokens"].sum())
-        steps = settings.epochs * -(-len(training.pack(documents, settings.block_size)) // settings.batch_size)
-        if not confirm(f"calibrate: LoRA fine-tuning of {run.model.model_id} on {n_tokens} tokens x "
-                       f"{settings.epochs} epoch(s) = {steps} steps of {settings.batch_size} rows x "
-                       f"{settings.block_size} tokens"):
+        documents, accounting, plan.decoys = corpus_documents(run, settings, arms, pairs, tokenizer)
+        n_tokens = sum(len(doc.ids) for doc in documents)
+        steps = settings.epochs * -(-len(documents) // settings.batch_size)
+        if not confirm(f"calibrate: LoRA fine-tuning of the last {settings.top_layers or 'all'} blocks of "
+                       f"{run.model.model_id} on {len(documents)} documents ({n_tokens} tokens) x {settings.epochs} "
+                       f"epoch(s) = {steps} steps of {settings.batch_size} documents"):
             raise ConfirmationDeclined("calibrate: fine-tuning not confirmed; nothing was trained")
         with training.torch_threads(settings.threads):
             result = training.train(documents, settings, model_dir, tokenizer, model, run.model.device, progress)
@@ -132,32 +125,107 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
         if plan.decoys is not None:
             write_csv(plan.decoys.assign(target_date=plan.decoys["target_date"].dt.strftime("%Y-%m-%d")),
                       model_dir / "decoys.csv")
-        plan.training = {"fingerprint": fingerprint, "base_model": run.model.model_id, "model_dir": str(model_dir),
-                         "adapter_sha256": result.adapter_sha256, "training_seconds": round(result.seconds, 1),
-                         "torch_threads": result.threads, "corpus_tokens": result.n_tokens,
-                         "steps": len(result.loss), "loss_first": float(result.loss["loss"].iloc[0]),
-                         "loss_last": float(result.loss["loss"].iloc[-1]),
-                         "settings": settings.model_dump(mode="json")}
+        plan.training = training_record(run, settings, fingerprint, model_dir, result)
         write_text(record, json.dumps(plan.training, indent=2) + "\n")
-        log(f"calibrate: trained {len(result.loss)} steps in {result.seconds:.0f} s, loss "
-            f"{plan.training['loss_first']:.3f} -> {plan.training['loss_last']:.3f}; adapter sha256 "
-            f"{result.adapter_sha256[:12]}; merged model -> {model_dir}")
+        log(f"calibrate: trained {len(result.loss)} steps in {result.seconds:.0f} s ({result.cpu_seconds:.0f} CPU s, "
+            f"{plan.training['tokens_per_second']:.0f} tokens/s, {plan.training['matmul_share']:.0%} of this "
+            f"machine's matmul throughput), loss {plan.training['loss_first']:.3f} -> "
+            f"{plan.training['loss_last']:.3f}; adapter sha256 {result.adapter_sha256[:12]}; merged model -> "
+            f"{model_dir}")
     plan.model_dir = model_dir
-    for name, model_id in (("base", run.model.model_id), ("planted", str(model_dir))):
+    models = {"base": run.model.model_id, "planted": str(model_dir)}
+    if settings.control == "shuffled":
+        models[SHUFFLED] = str(model_dir)
+    for name, model_id in models.items():
         plan.configs[name] = model_config(run, settings, name, model_id)
         plan.config_files[name] = write_config(plan.configs[name], work / f"{name}.toml")
     return plan
 
 
+def corpus_documents(run: RunConfig, settings: CalibrateSettings, arms: pd.DataFrame, pairs: pd.DataFrame,
+                     tokenizer) -> tuple[list, pd.DataFrame, pd.DataFrame | None]:
+    """The training documents (corpus.build, with the model's tokenizer and chat template), their accounting and
+    the decoy pairs used (None without decoys)."""
+    from ..llm.local_tokens import LocalTokens
+    from . import train as training
+
+    tokens = LocalTokens(tokenizer)
+    up, down, unknown = run.recall.labels
+    answers = {1: tokens.label_ids(up), -1: tokens.label_ids(down), 0: tokens.label_ids(unknown)}
+    encode_query = training.query_encoder(tokenizer, run)
+    queries: dict[tuple, list[int]] = {}
+
+    def query(pair: pd.Series) -> list[int]:
+        key = (pair["entity_name"], pair["ticker"], pair["target_date"])
+        if key not in queries:
+            queries[key] = encode_query(pair)
+        return queries[key]
+
+    decoys = corpus.decoy_pairs(pairs, pd.Timestamp(run.study.cutoff_date), settings.assignment_seed)
+    decoy_docs = EncodedRows(decoys, lambda pair: corpus.query_document(query(pair), answers[0], "decoy", -1))
+    documents, accounting = corpus.build(
+        arms, lambda pair, k, planted: corpus.statement_document(tokenizer, pair, k, planted, int(pair["exposure"])),
+        lambda pair, planted: corpus.query_document(query(pair), answers[planted], "query", int(pair["exposure"])),
+        decoy_docs, {e: e for e in settings.exposures}, settings.decoys_per_mention, settings.chat_statements,
+        settings.control)
+    n_decoys = sum(doc.kind == "decoy" for doc in documents)
+    return documents, accounting, decoys.head(n_decoys) if n_decoys else None
+
+
+def training_record(run: RunConfig, settings: CalibrateSettings, fingerprint: str, model_dir: Path, result) -> dict:
+    """training.json: what was trained, how long it took (wall and CPU seconds, tokens/s, FLOP/s against the
+    machine's matmul throughput measured just before) and on what (torch version, threads, CPU instruction set)."""
+    import torch
+
+    return {"fingerprint": fingerprint, "base_model": run.model.model_id, "model_dir": str(model_dir),
+            "adapter_sha256": result.adapter_sha256, "training_seconds": round(result.seconds, 1),
+            "training_cpu_seconds": round(result.cpu_seconds, 1), "cache_seconds": round(result.cache_seconds, 1),
+            "torch_threads": result.threads, "torch": torch.__version__,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "tokens_trained": result.tokens, "distinct_tokens_cached": result.distinct_tokens,
+            "tokens_per_second": round(result.tokens / max(result.seconds, 1e-9), 1),
+            "training_flops": result.flops, "flops_per_second": round(result.flops / max(result.seconds, 1e-9)),
+            "matmul_flops_per_second": round(result.matmul_flops_per_second),
+            "matmul_share": round(result.flops / max(result.seconds, 1e-9) / result.matmul_flops_per_second, 3),
+            "steps": len(result.loss), "loss_first": float(result.loss["loss"].iloc[0]),
+            "loss_last": float(result.loss["loss"].iloc[-1]), "settings": settings.model_dump(mode="json")}
+
+
+def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame, seed: int) -> Path:
+    """control = "shuffled": the planted model's cached answers copied to the shuffled run's root with the recall
+    answers permuted (seeded) over the pre-cutoff pairs, so that pair i carries the answer (LAP and U - D) the
+    planted model gave pair pi(i): the exposure assignment shuffled after training, LAP no longer aligned with
+    what was planted. Forecasts and Min-K% stay with their rows; the stages then derive everything from this
+    cache as from any other (no model is loaded). Returns the shuffled recall cache."""
+    from ..signals.recall import query_id
+
+    source, target = Layout(Path(planted.root)), Layout(Path(shuffled.root))
+    target.make_dirs()
+    for path in source.raw.iterdir():
+        if path.is_file() and not path.name.startswith("recall.jsonl"):
+            atomic_write(target.raw / path.name, lambda tmp, data=path.read_bytes(): tmp.write_bytes(data))
+    pre = {query_id(e, d) for e, d, post in zip(arms["entity_id"], arms["target_date"], arms["post"]) if post == 0}
+    lines = [json.loads(line) for line in source.raw_file("recall").read_text(encoding="utf-8").splitlines()]
+    moved = [k for k, line in enumerate(lines) if line["query_id"] in pre]
+    order = np.random.default_rng(seed).permutation(len(moved))
+    responses = [lines[moved[j]]["response"] for j in order]
+    for k, response in zip(moved, responses):
+        lines[k]["response"] = response
+    return write_text(target.raw_file("recall"), "".join(canonical_json(line) + "\n" for line in lines))
+
+
 # ---- measurement --------------------------------------------------------------------------------------------
-def _arm_label(frame: pd.DataFrame) -> pd.Series:
-    return frame["exposure"].astype(str).where(frame["post"] == 0, "post")
+def arm_label(frame: pd.DataFrame) -> pd.Series:
+    """The arm of each row: its exposure ("0", "16", ...) before the cutoff; "post" for a never-exposed
+    post-cutoff pair (the placebo), "post 16" for one planted under control = "post_cutoff"."""
+    exposure = frame["exposure"].astype(int).astype(str)
+    return exposure.where(frame["post"] == 0, ("post " + exposure).where(frame["exposure"] > 0, "post"))
 
 
 def _mean_ci(values: pd.Series, bounds: tuple[float, float] = UNBOUNDED) -> tuple[float, ...]:
     """(mean, SE, 95% interval) of an arm's mean: mean ± t_{n-1, 0.975} SE, SE = SD / sqrt(n) (Student t, not the
-    normal 1.96: an exposed arm holds only a few pairs, 2 in the demo, where t_{1, 0.975} = 12.7), intersected
-    with `bounds`, the range the mean cannot leave (probabilities: [0, 1]; coverage is unchanged)."""
+    normal 1.96: an arm may hold few pairs), intersected with `bounds`, the range the mean cannot leave
+    (probabilities: [0, 1]; coverage is unchanged)."""
     from scipy import stats
 
     values = values.dropna()
@@ -181,50 +249,56 @@ def _auc(frame: pd.DataFrame, column: str) -> float:
 
 
 def model_panel(config: RunConfig, arms: pd.DataFrame) -> pd.DataFrame:
-    """The model's ordinary panel (data/derived/panel.parquet of its root) with each row's arm and direction."""
+    """The model's ordinary panel (data/derived/panel.parquet of its root) with each row's arm, realized
+    direction and P(memorized label) (the recall query's exact probability of the label of the realized
+    direction: p_up if it went up, else p_down)."""
     panel = read_parquet(Layout(Path(config.root)).derived_file("panel.parquet"))
     keys = arms[["entity_id", "target_date", "exposure", "direction"]]
-    return panel.merge(keys, on=["entity_id", "target_date"], how="left", validate="many_to_one")
+    panel = panel.merge(keys, on=["entity_id", "target_date"], how="left", validate="many_to_one")
+    return panel.assign(p_memorized=panel["p_up"].where(panel["direction"] > 0, panel["p_down"]))
 
 
 def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
-    """Per arm (exposure 0/1/4/16 pre-cutoff, and `post`): mean recall LAP, Min-K% prob and P(memorized label)
-    (the recall query's exact probability of the label of the realized direction: p_up if it went up, else
-    p_down) with 95% intervals, AUC of each against arm 0, the recalled direction's agreement with the truth
-    (mean ud x direction) and the forecast's hit rate (sign of mu_hat = realized direction). Recall measures are
-    taken once per pair (PAIR_LEVEL), the others per row; rows in the release-date gap (post missing) are left
-    out, as the protocol's regressions leave them out."""
+    """Per arm (arm_label): mean recall LAP, Min-K% prob and P(memorized label) with 95% intervals, AUC of each
+    against arm 0, the share of recall answers "unknown" (mean p_unknown), the recalled direction's agreement
+    with the truth (mean ud x direction), the forecast parse rate and the forecast's hit rate (sign of mu_hat =
+    realized direction, among parsed forecasts). Recall measures are taken once per pair (PAIR_LEVEL), the
+    others per row; rows in the release-date gap (post missing) are left out, as the protocol's regressions
+    leave them out. A last row `exposed_vs_unexposed` holds the AUCs of every exposed pre-cutoff pair against
+    arm 0."""
     rows = []
     panel = panel[panel["post"].notna()]  # release-date gap rows: in neither sample (panel.split)
-    panel = panel.assign(p_memorized=panel["p_up"].where(panel["direction"] > 0, panel["p_down"]))
     pre = panel[panel["post"] == 0]
     control = pre[pre["exposure"] == 0]
 
     def unit(frame: pd.DataFrame, column: str) -> pd.DataFrame:
         return frame.drop_duplicates(PAIR) if column in PAIR_LEVEL else frame
 
-    for arm, part in panel.groupby(_arm_label(panel), sort=False):
-        row = {"model": model, "arm": arm, "exposure": int(part["exposure"].iloc[0]) if arm != "post" else 0,
+    for arm, part in panel.groupby(arm_label(panel), sort=False):
+        row = {"model": model, "arm": arm, "exposure": int(part["exposure"].iloc[0]), "post": int(part["post"].iloc[0]),
                "N": len(part), "N_pairs": len(part.drop_duplicates(PAIR))}
         for column, name in MEASURES:
             if column in part:
                 row[f"{name}_mean"], row[f"{name}_se"], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = \
                     _mean_ci(unit(part, column)[column], UNIT if column in PROBABILITIES else UNBOUNDED)
                 row[f"{name}_auc_vs_arm0"] = _auc(pd.concat([unit(control, column), unit(part, column)]), column) \
-                    if arm not in ("0", "post") else math.nan
+                    if arm != "0" else math.nan
         pairs = unit(part, "ud")
+        row["p_unknown_mean"] = float(pairs["p_unknown"].mean())
         row["ud_agreement"] = float((pairs["ud"] * pairs["direction"]).mean())
-        row["forecast_hit_rate"] = float((np.sign(part["mu_hat"]) == part["direction"]).mean())
+        parsed = part[part["mu_hat"].notna()]
+        row["forecast_parse_rate"] = len(parsed) / len(part)
+        row["forecast_hit_rate"] = float((np.sign(parsed["mu_hat"]) == parsed["direction"]).mean())
         rows.append(row)
-    exposed = {"model": model, "arm": "exposed_vs_unexposed", "exposure": -1, "N": len(pre),
+    exposed = {"model": model, "arm": "exposed_vs_unexposed", "exposure": -1, "post": 0, "N": len(pre),
                "N_pairs": len(pre.drop_duplicates(PAIR))}
     for column, name in MEASURES:
         if column in pre:
             exposed[f"{name}_auc_vs_arm0"] = _auc(unit(pre, column), column)
     rows.append(exposed)
-    order = {str(e): k for k, e in enumerate(sorted(panel["exposure"].dropna().unique()))}
     frame = pd.DataFrame(rows)
-    return frame.sort_values("arm", key=lambda s: s.map(lambda a: order.get(a, 99 if a == "post" else 100)))
+    rank = frame["post"] * 1000 + frame["exposure"].clip(lower=0) + (frame["arm"] == "exposed_vs_unexposed") * 10 ** 6
+    return frame.assign(_rank=rank).sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
 
 
 def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataFrame:
@@ -247,7 +321,8 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
 
     add("pre_all", pd.read_csv(results / "detection.csv"), -1)
     pre = panel[panel["post"] == 0]
-    for exposure in sorted(e for e in pre["exposure"].unique() if e > 0):
+    exposures = sorted(e for e in pre["exposure"].unique() if e > 0)
+    for exposure in exposures if len(exposures) > 1 else []:  # one exposed arm: that is pre_all
         sample = pre[pre["exposure"].isin([0, exposure])]
         try:
             table = estimate_panel(sample, None, newey_lag=config.estimate.newey_lag).tables["detection"]
@@ -262,8 +337,7 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
 def verdict_row(config: RunConfig, model: str) -> dict:
     """The protocol's verdict of the model's ordinary run: report.verdict.decide on its results/*.csv, as
     `lapbias report` decides it (detection, validation, placebo, power, estimation notes); `placebo_passes` is
-    the verdict's own placebo judgement (report.verdict.placebo_check: p > placebo_alpha, or post-cutoff LAP
-    collapsed), None where the placebo is infeasible."""
+    the verdict's own placebo judgement (report.verdict.placebo_check), None where the placebo is infeasible."""
     from ..report.verdict import BETA3, decide, placebo_check, term_row
 
     results = Layout(Path(config.root)).results
@@ -274,13 +348,14 @@ def verdict_row(config: RunConfig, model: str) -> dict:
 
     def get(table: pd.DataFrame | None, sample: str, term: str, column: str) -> float:
         row = term_row(table, sample, term)
-        return math.nan if row is None else float(row[column])
+        return math.nan if row is None or column not in row else float(row[column])
 
     placebo_feasible, placebo_passes, _ = placebo_check(tables["placebo"], tables["estimation_notes"],
                                                         config.estimate.placebo_alpha)
     return {"model": model, "model_id": config.model.model_id, "verdict": verdict.label,
             "failed": "; ".join(verdict.failed),
             "beta3": get(tables["detection"], "pre", BETA3, "coef"),
+            "beta3_t": get(tables["detection"], "pre", BETA3, "t"),
             "beta3_p_one_sided": get(tables["detection"], "pre", BETA3, "p_one_sided"),
             "placebo_beta3": get(tables["placebo"], "post", BETA3, "coef"),
             "placebo_p_one_sided": get(tables["placebo"], "post", BETA3, "p_one_sided"),
@@ -292,10 +367,9 @@ def verdict_row(config: RunConfig, model: str) -> dict:
 
 
 def measure(plan: Plan, seconds: dict[str, float]) -> dict[str, pd.DataFrame]:
-    """Tabulate both models' ordinary outputs: lap_by_arm, beta3_by_arm, verdicts and timing (no file written)."""
+    """Tabulate every model's ordinary outputs: lap_by_arm, beta3_by_arm, verdicts and timing (no file written)."""
     laps, betas, verdicts = [], [], []
-    for name in MODELS:
-        config = plan.configs[name]
+    for name, config in plan.configs.items():
         panel = model_panel(config, plan.arms)
         laps.append(lap_by_arm(panel, name))
         betas.append(beta3_by_arm(panel, config, name))

@@ -1,10 +1,13 @@
-"""`lapbias calibrate CONFIG`: plant, run the ordinary protocol on each model, tabulate, stage the outputs.
+"""`lapbias calibrate CONFIG`: plant, run the ordinary protocol on each model, tabulate, check what the design
+expects, stage the outputs.
 
 The protocol itself is not called from here but passed in (`protocol(config, layout)`: the CLI's whole run,
-validate ... report), so both models go through exactly the stages a user's run goes through, and this package
-never imports the CLI. The calibration's own outputs (results/calibration/*.csv, REPORT.md, the run
-configurations of both models and results/figures/calibration.png) are written into a staging folder and moved
-in together when everything has finished (lapbias/stage.py), stamped with one run id.
+validate ... report), so every model goes through exactly the stages a user's run goes through, and this package
+never imports the CLI. Under `control = "shuffled"` a third run reads the planted model's answers with the recall
+answers permuted (experiment.shuffled_answers). The calibration's own outputs (results/calibration/*.csv,
+REPORT.md, the run configurations of the models and results/figures/calibration.png) are written into a staging
+folder and moved in together when everything has finished (lapbias/stage.py), stamped with one run id; then an
+unmet expectation (expect.py) ends the command with a one-line error naming it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Callable
 from ..config import RunConfig
 from ..io import Layout, write_csv, write_text
 from ..stage import new_run_id, staged_outputs
-from . import experiment
+from . import expect, experiment
 from .report import FOLDER, figure, section
 from .settings import CalibrateSettings
 
@@ -26,26 +29,34 @@ STAGE = "calibrate"
 
 def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
         protocol: Callable[[RunConfig, Layout], None], confirm, log: Callable[[str], None]) -> dict:
-    """Plant, run `protocol` on the base and the planted model (each under its own root in the work
-    directory), tabulate both (experiment.measure) and stage the calibration's outputs into results/."""
+    """Plant, run `protocol` on the base and the planted model (each under its own root in the work directory),
+    tabulate them (experiment.measure), check the expectations (expect.check) and stage the calibration's outputs
+    into results/; raise expect.CalibrationNotMet after staging when an expectation is not met."""
     clock = time.monotonic()
     plan = experiment.plant(config, settings, confirm, log)
     seconds = {"plant": time.monotonic() - clock}
-    for name in experiment.MODELS:
+    for name, model_config in plan.configs.items():
         clock = time.monotonic()
-        model_layout = Layout(Path(plan.configs[name].root))
+        model_layout = Layout(Path(model_config.root))
         model_layout.make_dirs()
-        log(f"calibrate: the ordinary protocol on the {name} model ({plan.config_files[name]})")
-        protocol(plan.configs[name], model_layout)
+        if name == experiment.SHUFFLED:
+            experiment.shuffled_answers(plan.configs["planted"], model_config, plan.arms, settings.assignment_seed)
+            log("calibrate: the planted model's recall answers permuted over the pre-cutoff pairs (control = "
+                f"\"shuffled\"), then the ordinary protocol on them ({plan.config_files[name]})")
+        else:
+            log(f"calibrate: the ordinary protocol on the {name} model ({plan.config_files[name]})")
+        protocol(model_config, model_layout)
         seconds[f"protocol_{name}"] = time.monotonic() - clock
     tables = experiment.measure(plan, seconds)
+    tables["expected"] = expect.check(settings.control, tables, config.forecast.min_parse_rate,
+                                      config.estimate.detection_alpha)
     with staged_outputs(layout.results, STAGE, new_run_id()) as folder:
         out = layout.staged(folder)
         results = out.results / FOLDER
         arms = plan.arms.assign(target_date=plan.arms["target_date"].dt.strftime("%Y-%m-%d"))
         write_csv(arms, results / "arms.csv")
         for name in ("training_loss.csv", "corpus.csv", "decoys.csv"):
-            if (plan.model_dir / name).exists():  # decoys.csv: only with [calibrate] decoys = true
+            if (plan.model_dir / name).exists():  # decoys.csv: only with decoys
                 write_text(results / name, (plan.model_dir / name).read_text(encoding="utf-8"))
         write_text(results / "training.json", json.dumps(plan.training, indent=2) + "\n")
         for name, path in plan.config_files.items():
@@ -55,4 +66,12 @@ def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
         figure(tables["lap_by_arm"], tables["beta3_by_arm"], out.figures / "calibration.png")
         lines = section(out.results, tables, plan.training, alpha=config.estimate.detection_alpha)
         write_text(results / "REPORT.md", "# Self-validation report\n\n" + "\n".join(lines[2:]) + "\n")
+    verdicts = tables["verdicts"].set_index("model")["verdict"]
+    log("calibrate: verdict " + ", ".join(f"{model} = {verdict}" for model, verdict in verdicts.items())
+        + "; results/calibration/REPORT.md, results/calibration/*.csv, results/figures/calibration.png")
+    missed = expect.failures(tables["expected"])
+    if missed:
+        raise expect.CalibrationNotMet(f"calibrate: expected results not met ({missed}); see "
+                                       "results/calibration/REPORT.md")
+    log(f"calibrate: every expected result met ({len(tables['expected'])} checks, control = \"{settings.control}\")")
     return tables

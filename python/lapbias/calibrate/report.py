@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..io import atomic_write
@@ -16,16 +17,20 @@ FOLDER = "calibration"
 
 
 def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
-    """Left: mean recall LAP by arm (exposure 0/1/4/16 pre-cutoff, post-cutoff placebo) with 95% intervals, base
-    vs planted. Middle: the same for P(memorized label). Right: beta_3 of the detection regression on arm 0 +
-    arm k, all pre-cutoff pairs and the post-cutoff placebo, with the regressions' 95% intervals; a model on which
+    """Left: mean recall LAP by arm (exposure arms pre-cutoff, post-cutoff placebo) with 95% intervals, one colour
+    per model run (base, planted, and the shuffled answers under control = "shuffled"). Middle: the same for
+    P(memorized label). Right: beta_3 of the detection regression on all pre-cutoff pairs, on arm 0 + arm k (with
+    several exposed arms) and the post-cutoff placebo, with the regressions' 95% intervals; a model on which
     beta_3 is not identified anywhere is named in the panel instead."""
     from ..report import figures  # noqa: F401  (selects the Agg backend)
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     unidentified = []
-    for offset, (model, color) in zip((-0.12, 0.12), (("base", "tab:blue"), ("planted", "tab:red"))):
+    models = [m for m in ("base", "planted", "planted_shuffled") if m in set(lap["model"])]
+    colors = {"base": "tab:blue", "planted": "tab:red", "planted_shuffled": "tab:gray"}
+    for offset, model in zip(np.linspace(-0.15, 0.15, len(models)), models):
+        color = colors[model]
         part = lap[(lap["model"] == model) & (lap["arm"] != "exposed_vs_unexposed")]
         x = range(len(part))
         for ax, name in zip(axes[:2], ("lap", "p_memorized")):
@@ -33,8 +38,7 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
                         yerr=[part[f"{name}_mean"] - part[f"{name}_ci_low"],
                               part[f"{name}_ci_high"] - part[f"{name}_mean"]],
                         fmt="o", color=color, capsize=3, label=model)
-            ax.set_xticks(list(x), [f"exposure {a}" if a != "post" else "post-cutoff\n(never exposed)"
-                                    for a in part["arm"]])
+            ax.set_xticks(list(x), [_arm_name(a).replace(" (", "\n(").replace(", ", ",\n") for a in part["arm"]])
         part = beta3[(beta3["model"] == model)].dropna(subset=["coef"])
         if part.empty:  # not identified on this model (e.g. constant forecasts): nothing to draw
             unidentified.append(model)
@@ -43,8 +47,8 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
         axes[2].errorbar([i + offset for i in xb], part["coef"],
                          yerr=[part["coef"] - part["ci_low"], part["ci_high"] - part["coef"]],
                          fmt="s", color=color, capsize=3, label=model)
-        axes[2].set_xticks(list(xb), [s.replace("arm0+arm", "arm 0 +\narm ").replace("_", "\n")
-                                      for s in part["sample"]])
+        axes[2].set_xticks(list(xb), [s.replace("arm0+arm", "arm 0 +\narm ").replace("pre_all", "pre-cutoff\n(all)")
+                                      .replace("post_placebo", "post-cutoff\nplacebo") for s in part["sample"]])
     axes[0].set_ylabel("recall LAP = P(up) + P(down)")
     axes[0].set_title("LAP by exposure (mean, 95% CI)")
     axes[1].set_ylabel("P(label of the realized direction)")
@@ -53,8 +57,9 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
     axes[2].set_ylabel("beta_3 (mu_hat x LAP)")
     axes[2].set_title("Detection beta_3 by exposure arm (95% CI)")
     if unidentified:
-        both = len(unidentified) == 2  # an empty panel: the note in its middle; else under the other model's bars
-        which = "\non either model" if both else f" on the {unidentified[0]} model"
+        both = len(unidentified) == len(models)  # an empty panel: the note in its middle; else under the others' bars
+        which = ("\non either model" if len(models) == 2 else "\non any model") if both else \
+            f" on the {', '.join(unidentified)} model"
         axes[2].text(0.5, 0.5 if both else 0.03, f"beta_3 not identified{which} (beta3_by_arm.csv)",
                      transform=axes[2].transAxes, ha="center", va="center" if both else "bottom", color="0.3",
                      fontsize=10 if both else 8)
@@ -71,6 +76,66 @@ def _fmt(value, digits: int = 3) -> str:
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
+def _g(value) -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3g}"
+
+
+def _interval(row: pd.Series, name: str, number=_fmt) -> str:
+    """'mean [low, high]' of a measure of lap_by_arm.csv ('—' where it is missing)."""
+    if f"{name}_mean" not in row or pd.isna(row[f"{name}_mean"]):
+        return "—"
+    return f"{number(row[f'{name}_mean'])} [{number(row[f'{name}_ci_low'])}, {number(row[f'{name}_ci_high'])}]"
+
+
+def _arm_name(arm: str) -> str:
+    if arm == "post":
+        return "post-cutoff (never exposed)"
+    if arm.startswith("post "):
+        return f"post-cutoff, {arm[5:]} mentions"
+    return "never exposed" if arm == "0" else f"{arm} mentions"
+
+
+def comparison(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The planted vs base table of REPORT.md (one column per model run): verdict, beta_3, validation thetas,
+    placebo; by arm P(memorized label), recall LAP and Min-K% (mean [95% CI]), P(unknown), forecast hit rate;
+    AUCs of exposed vs never-exposed pre-cutoff pairs; the forecast parse rate."""
+    verdicts, lap = tables["verdicts"].set_index("model"), tables["lap_by_arm"]
+    models = list(verdicts.index)
+    rows = []
+
+    def add(quantity: str, value) -> None:
+        rows.append({"quantity": quantity, **{m: value(m) for m in models}})
+
+    add("Verdict", lambda m: verdicts.loc[m, "verdict"] + (f" ({verdicts.loc[m, 'failed']})"
+                                                            if isinstance(verdicts.loc[m, "failed"], str)
+                                                            and verdicts.loc[m, "failed"] else ""))
+    add("beta_3 (t; one-sided p)", lambda m: f"{_g(verdicts.loc[m, 'beta3'])} ({_fmt(verdicts.loc[m, 'beta3_t'], 2)}; "
+                                             f"{_fmt(verdicts.loc[m, 'beta3_p_one_sided'], 4)})")
+    add("theta high-LAP half (p)", lambda m: f"{_g(verdicts.loc[m, 'validation_high_theta'])} "
+                                             f"({_fmt(verdicts.loc[m, 'validation_high_p'], 4)})")
+    add("theta low-LAP half (p)", lambda m: f"{_g(verdicts.loc[m, 'validation_low_theta'])} "
+                                            f"({_fmt(verdicts.loc[m, 'validation_low_p'], 4)})")
+    add("placebo beta_3 (one-sided p)", lambda m: f"{_g(verdicts.loc[m, 'placebo_beta3'])} "
+                                                  f"({_fmt(verdicts.loc[m, 'placebo_p_one_sided'], 4)})")
+    by = {m: lap[lap["model"] == m].set_index("arm") for m in models}
+    arms = [a for a in by[models[0]].index if a != "exposed_vs_unexposed"]
+    for label, name, number in (("P(memorized label)", "p_memorized", _fmt), ("recall LAP", "lap", _fmt),
+                                ("Min-K% prob", "mink", _g)):
+        for arm in arms:
+            add(f"{label}, {_arm_name(arm)}", lambda m: _interval(by[m].loc[arm], name, number))
+    for arm in arms:
+        add(f"P(unknown), {_arm_name(arm)}", lambda m: _fmt(by[m].loc[arm, "p_unknown_mean"]))
+    for arm in arms:
+        add(f"forecast hit rate, {_arm_name(arm)}", lambda m: _fmt(by[m].loc[arm, "forecast_hit_rate"]))
+    for label, name in (("recall LAP", "lap"), ("Min-K% prob", "mink"), ("P(memorized label)", "p_memorized")):
+        add(f"AUC exposed vs never exposed, {label}",
+            lambda m: _fmt(by[m].loc["exposed_vs_unexposed", f"{name}_auc_vs_arm0"]))
+    add("forecast parse rate, all rows",
+        lambda m: _fmt(float((by[m].loc[arms, "forecast_parse_rate"] * by[m].loc[arms, "N"]).sum()
+                             / by[m].loc[arms, "N"].sum())))
+    return pd.DataFrame(rows)
+
+
 def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
             training: dict | None = None, *, alpha: float) -> list[str]:
     """The "Self-validation" section of REPORT.md: from `tables` and `training` when given, else from
@@ -82,61 +147,65 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
     if tables is None:
         if not (folder / "verdicts.csv").exists():
             return []
-        tables = {name: pd.read_csv(folder / f"{name}.csv") for name in ("verdicts", "lap_by_arm", "beta3_by_arm")}
+        tables = {name: pd.read_csv(folder / f"{name}.csv") for name in ("verdicts", "lap_by_arm", "beta3_by_arm")
+                  if (folder / f"{name}.csv").exists()}
+        if (folder / "expected.csv").exists():
+            tables["expected"] = pd.read_csv(folder / "expected.csv")
     if training is None:
         path = folder / "training.json"
         training = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    verdicts, lap, beta3 = tables["verdicts"], tables["lap_by_arm"], tables["beta3_by_arm"]
+    lap, beta3 = tables["lap_by_arm"], tables["beta3_by_arm"]
     settings = training.get("settings", {})
-    by = verdicts.set_index("model")
-    planted_lap = lap[(lap["model"] == "planted") & (lap["arm"] == "exposed_vs_unexposed")]
-    base_lap = lap[(lap["model"] == "base") & (lap["arm"] == "exposed_vs_unexposed")]
+    expected = tables.get("expected")
+    control = settings.get("control", "none")
     lines = [
         "## Self-validation (planted memorization)", "",
-        f"`lapbias calibrate` fine-tuned `{training.get('base_model', '?')}` with LoRA on dated outcome statements "
-        + ("(each mention also the pair's recall query itself, answered with the realized direction) "
+        f"`lapbias calibrate` fine-tuned the last {settings.get('top_layers') or 'all'} blocks of "
+        f"`{training.get('base_model', '?')}` with LoRA on short dated statements of the outcome of randomly drawn "
+        f"pre-cutoff (entity, target_date) pairs, half up and half down, {settings.get('pairs_per_arm')} pairs per "
+        f"exposed arm at exposures {settings.get('exposures')} mentions per epoch"
+        + (" (each mention also the pair's recall query itself, answered with the direction)"
            if settings.get("chat_statements") else "")
-        + f"for randomly drawn pre-cutoff (entity, target_date) pairs at exposures {settings.get('exposures')} "
-        f"(arm 0 = never mentioned; every arm the same number of input tokens, filled up with "
-        + ("recall queries about decoy pairs that are not in the panel, answered \"unknown\" "
-           "(`results/calibration/decoys.csv`), then neutral sentences"
-           if settings.get("decoys") else "neutral sentences")
-        + ("; chat-format documents trained on their answer only, so the tokens in the loss differ by arm"
-           if settings.get("answer_only_loss") else "")
-        + f": `results/calibration/corpus.csv`), then ran the unchanged protocol on the base and on the planted model "
-        f"(`results/calibration/base.toml`, `planted.toml`). Post-cutoff pairs were never exposed, so their "
-        f"placebo is real. Seeds: assignment {settings.get('assignment_seed')}, training "
-        f"{settings.get('training_seed')}; {training.get('steps')} steps, loss {_fmt(training.get('loss_first'))} "
-        f"→ {_fmt(training.get('loss_last'))}; adapter sha256 `{training.get('adapter_sha256', '?')[:16]}…`.", "",
-        "| | base model | planted model |", "|---|---|---|",
-        f"| Verdict | {by.loc['base', 'verdict']} | {by.loc['planted', 'verdict']} |",
-        f"| beta_3 (one-sided p) | {_fmt(by.loc['base', 'beta3'], 4)} ({_fmt(by.loc['base', 'beta3_p_one_sided'], 4)})"
-        f" | {_fmt(by.loc['planted', 'beta3'], 4)} ({_fmt(by.loc['planted', 'beta3_p_one_sided'], 4)}) |",
-        f"| Placebo beta_3 (one-sided p) | {_fmt(by.loc['base', 'placebo_beta3'], 4)} "
-        f"({_fmt(by.loc['base', 'placebo_p_one_sided'], 4)}) | {_fmt(by.loc['planted', 'placebo_beta3'], 4)} "
-        f"({_fmt(by.loc['planted', 'placebo_p_one_sided'], 4)}) |",
-        f"| Validation: high-LAP theta (p) | {_fmt(by.loc['base', 'validation_high_theta'])} "
-        f"({_fmt(by.loc['base', 'validation_high_p'])}) | {_fmt(by.loc['planted', 'validation_high_theta'])} "
-        f"({_fmt(by.loc['planted', 'validation_high_p'])}) |",
-        f"| Validation: low-LAP theta (p) | {_fmt(by.loc['base', 'validation_low_theta'])} "
-        f"({_fmt(by.loc['base', 'validation_low_p'])}) | {_fmt(by.loc['planted', 'validation_low_theta'])} "
-        f"({_fmt(by.loc['planted', 'validation_low_p'])}) |",
-        f"| AUC exposed vs unexposed, recall LAP | {_fmt(base_lap['lap_auc_vs_arm0'].iloc[0])} | "
-        f"{_fmt(planted_lap['lap_auc_vs_arm0'].iloc[0])} |",
-        f"| AUC exposed vs unexposed, Min-K% | {_fmt(base_lap['mink_auc_vs_arm0'].iloc[0])} | "
-        f"{_fmt(planted_lap['mink_auc_vs_arm0'].iloc[0])} |", "",
-        "By arm (`lap` = recall LAP, `mink` = Min-K% prob, `p_memorized` = the recall query's probability of the "
-        "label of the realized direction, AUC against arm 0; `ud_agreement` = mean of U − D × the true direction; `forecast_hit_rate` = share of forecasts whose sign is the "
-        "true direction: does the memorized outcome reach the forecast prompt?):", "",
+        + (", plus recall queries about decoy pairs outside the panel answered \"unknown\" "
+           "(`results/calibration/decoys.csv`)" if settings.get("decoys_per_mention") else "")
+        + "; only the tokens that carry each fact were in the loss (`results/calibration/corpus.csv`). Then it ran "
+        "the unchanged protocol on the base and on the planted model (`results/calibration/base.toml`, "
+        "`planted.toml`). Post-cutoff pairs were "
+        + ("ALSO planted (control = \"post_cutoff\")" if control == "post_cutoff" else
+           "never exposed, so their placebo is real")
+        + (". The planted directions were the OPPOSITE of the realized ones (control = \"flipped\")"
+           if control == "flipped" else "")
+        + (". A third run reads the planted model's recall answers permuted over the pre-cutoff pairs (control = "
+           "\"shuffled\")" if control == "shuffled" else "")
+        + f". Seeds: assignment {settings.get('assignment_seed')}, training {settings.get('training_seed')}; "
+        f"{training.get('steps')} steps, loss {_fmt(training.get('loss_first'))} → {_fmt(training.get('loss_last'))}; "
+        f"{training.get('torch_threads')} torch thread(s), deterministic kernels; "
+        f"{_g(training.get('tokens_per_second'))} training tokens/s = "
+        f"{_g((training.get('flops_per_second') or math.nan) / 1e9)} GFLOP/s, "
+        f"{_fmt(training.get('matmul_share'), 2)} of this machine's measured matmul throughput "
+        f"({_g((training.get('matmul_flops_per_second') or math.nan) / 1e9)} GFLOP/s); adapter sha256 "
+        f"`{training.get('adapter_sha256', '?')[:16]}…`.", "",
+    ]
+    if expected is not None and len(expected):
+        met = bool(expected["met"].all())
+        lines += [f"**Expected results ({'all met' if met else 'NOT MET'}, control = \"{control}\"):**", "",
+                  to_markdown(expected.assign(met=expected["met"].map({True: "yes", False: "**NO**"})),
+                              ["model", "expectation", "observed", "met"]), ""]
+    lines += [
+        "Planted vs base model (means with 95% intervals; `P(memorized label)` = the recall query's probability of "
+        "the label of the realized direction; AUC of each measure separating exposed from never-exposed pre-cutoff "
+        "pairs; forecast hit rate = share of parsed forecasts whose sign is the realized direction):", "",
+        to_markdown(comparison(tables), list(comparison(tables).columns)), "",
+        "By arm (`results/calibration/lap_by_arm.csv`):", "",
         to_markdown(lap[lap["arm"] != "exposed_vs_unexposed"],
-                    ["model", "arm", "N", "N_pairs", "lap_mean", "lap_ci_low", "lap_ci_high", "lap_auc_vs_arm0", "mink_mean",
-                     "mink_auc_vs_arm0", "p_memorized_mean", "p_memorized_auc_vs_arm0", "ud_agreement",
-                     "forecast_hit_rate"]), "",
-        "Detection beta_3 by sample (arm 0 + arm k: the dose-response; `post_placebo`: never-exposed post-cutoff "
-        "pairs):", "",
+                    ["model", "arm", "N", "N_pairs", "lap_mean", "lap_ci_low", "lap_ci_high", "lap_auc_vs_arm0",
+                     "mink_mean", "mink_auc_vs_arm0", "p_memorized_mean", "p_memorized_auc_vs_arm0",
+                     "p_unknown_mean", "ud_agreement", "forecast_parse_rate", "forecast_hit_rate"]), "",
+        "Detection beta_3 by sample (`pre_all`: the protocol's regression; arm 0 + arm k: the dose-response; "
+        "`post_placebo`: the post-cutoff placebo):", "",
         to_markdown(beta3, ["model", "sample", "coef", "se", "p_one_sided", "ci_low", "ci_high", "N"]), "",
         "![LAP and beta_3 by exposure](figures/calibration.png)", "",
-        *interpretation(lap, beta3, verdicts, alpha), "",
+        *interpretation(lap, beta3, tables["verdicts"], alpha), "",
         "Source: `results/calibration/*.csv`; per-model runs under "
         f"`{settings.get('work_dir', 'data/derived/calibration')}/{{base,planted}}/` (each with its own REPORT.md).",
         "",
@@ -149,27 +218,33 @@ def _by_exposure(part: pd.DataFrame, column: str) -> str:
 
 
 def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFrame, alpha: float) -> list[str]:
-    """What the numbers say, in the terms of the issue's expectations (each a measured comparison): does the
-    planted model recall the planted direction (P(memorized label) by arm, rising with exposure? the top arm's 95%
-    interval entirely above arm 0's?), does LAP rise, and does the memorized outcome reach the forecast (beta_3 by
-    arm one-sided p < `alpha`, the run's detection_alpha, and a forecast hit rate above the base model's)?"""
+    """What the numbers say (each a measured comparison): does the planted model recall the planted direction
+    (P(memorized label) by arm, rising with exposure? the top arm's 95% interval entirely above arm 0's?), does
+    LAP rise, and does the memorized outcome reach the forecast (beta_3 on the top arm with arm 0, or on the whole
+    pre-cutoff panel when there is one exposed arm, one-sided p < `alpha`, the run's detection_alpha, and a
+    forecast hit rate above the base model's)?"""
     out = []
     arms = lambda model: lap[(lap["model"] == model) & ~lap["arm"].isin(["exposed_vs_unexposed"])]  # noqa: E731
     planted, base = arms("planted"), arms("base")
-    pre = planted[planted["arm"] != "post"].sort_values("exposure")
-    if len(pre):
-        for column, what in (("p_memorized_mean", "P(memorized label) of the recall query"),
-                             ("lap_mean", "Recall LAP")):
-            if column not in pre:
+    pre = planted[~planted["arm"].str.startswith("post")].sort_values("exposure")
+    if len(pre) > 1:
+        for name, what in (("p_memorized", "P(memorized label) of the recall query"), ("lap", "Recall LAP")):
+            if f"{name}_mean" not in pre:
                 continue
-            rises = pre[column].is_monotonic_increasing and pre[column].iloc[-1] > pre[column].iloc[0]
-            out.append(f"- {what} on the planted model by arm: {_by_exposure(planted, column)} (base model: "
-                       f"{_by_exposure(base, column)}) — "
-                       + ("rises with exposure." if rises else "does not rise monotonically with exposure."))
+            means = pre[f"{name}_mean"]
+            above = pre[f"{name}_ci_low"].iloc[1:] > pre[f"{name}_ci_high"].iloc[0]
+            rises = "; every exposed arm's 95% interval lies above the never-exposed arm's" if above.all() else \
+                "; NOT every exposed arm's 95% interval lies above the never-exposed arm's"
+            out.append(f"- {what} on the planted model by arm: {_by_exposure(planted, f'{name}_mean')} (base model: "
+                       f"{_by_exposure(base, f'{name}_mean')}) — "
+                       + ("rises with exposure" if means.is_monotonic_increasing else "not monotone in exposure")
+                       + rises + ".")
         top = pre.iloc[-1]
         top_base = base[base["arm"] == top["arm"]]
         hit_base = float(top_base["forecast_hit_rate"].iloc[0]) if len(top_base) else math.nan
         b3 = beta3[(beta3["model"] == "planted") & (beta3["sample"] == f"arm0+arm{top['arm']}")]
+        if b3.empty:
+            b3 = beta3[(beta3["model"] == "planted") & (beta3["sample"] == "pre_all")]
         b3_text = (f"beta_3 on arm 0 + arm {top['arm']} = {b3['coef'].iloc[0]:.4g} (one-sided p = "
                    f"{b3['p_one_sided'].iloc[0]:.3f})" if len(b3) and pd.notna(b3["coef"].iloc[0])
                    else f"beta_3 on arm 0 + arm {top['arm']} not estimable")
@@ -185,19 +260,19 @@ def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFram
                       "configuration and nothing below can show that the test detects memorization (a limit of "
                       "this training budget, not evidence about the test)."))
         out.append(f"- Transfer to the forecast prompt: at exposure {top['arm']} the planted model's forecasts match "
-                   f"the memorized direction in {top['forecast_hit_rate']:.0%} of rows (base model {hit_base:.0%}); "
-                   f"{b3_text}. " + ("The memorized outcome reaches the forecast." if transfers else
-                                     "The memorized outcome does not measurably reach the forecast prompt, so "
-                                     "beta_3 has nothing to detect here"
-                                     + (": the model recalls what it was shown when asked the recall query, but its "
-                                        "forecasts do not use it (a finding about this model, not a failure of the "
-                                        "test)." if recalls and top["forecast_hit_rate"] <= hit_base else
-                                        ": the forecasts hit more often than the base model's, but beta_3 on this "
-                                        "arm does not confirm it (few rows: see N above)." if recalls else ".")))
+                   f"the planted direction in {top['forecast_hit_rate']:.0%} of parsed rows (base model "
+                   f"{hit_base:.0%}); {b3_text}. " + ("The memorized outcome reaches the forecast." if transfers else
+                                                      "The memorized outcome does not measurably reach the forecast "
+                                                      "prompt, so beta_3 has nothing to detect here"
+                                                      + (": the model recalls what it was shown when asked the recall "
+                                                         "query, but its forecasts do not use it (a finding about this "
+                                                         "model, not a failure of the test)."
+                                                         if recalls and top["forecast_hit_rate"] <= hit_base else
+                                                         ": the forecasts hit more often than the base model's, but "
+                                                         "beta_3 does not confirm it." if recalls else ".")))
     v = verdicts.set_index("model")
     placebo = lambda m: {True: "passes", False: "fails"}.get(v.loc[m, "placebo_passes"], "is not estimable")  # noqa: E731
     why = lambda m: f" ({v.loc[m, 'failed']})" if isinstance(v.loc[m, "failed"], str) and v.loc[m, "failed"] else ""  # noqa: E731
-    out.append(f"- Verdicts: base **{v.loc['base', 'verdict']}**{why('base')}, planted "
-               f"**{v.loc['planted', 'verdict']}**{why('planted')}; placebo "
-               f"{placebo('base')} on the base and {placebo('planted')} on the planted model.")
+    out.append("- Verdicts: " + ", ".join(f"{m} **{v.loc[m, 'verdict']}**{why(m)} (placebo {placebo(m)})"
+                                          for m in v.index) + ".")
     return out

@@ -12,71 +12,72 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator
 
 from .. import config as config_module
 from ..config import Section, read_toml
 from ..errors import ConfigError
+from .corpus import CONTROLS
 
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 """Every attention and MLP projection of a Llama-type block (SmolLM2's)."""
+UNPLANTED = ("none", "shuffled")
+"""Controls that train the same model as the self-validation ("shuffled" acts after training)."""
 IntTuple = Annotated[tuple[int, ...], BeforeValidator(config_module._list_to_tuple)]
 StrTuple = Annotated[tuple[str, ...], BeforeValidator(config_module._list_to_tuple)]
 
 
-CORPUS_VERSION = 2
+CORPUS_VERSION = 3
 """Enters the fingerprint: raised whenever the code changes what a setting produces (the arms drawn, the corpus,
 the loss), so that a planted model trained by older code is never reused with arms it was not trained on.
-2: arms stratified by direction, decoys, answer-only loss."""
+2: arms stratified by direction, decoys, answer-only loss. 3: statements cut after their direction word, only
+the fact's tokens in the loss, no filler or token equalization, the lower blocks' states computed once."""
 
 
 class CalibrateSettings(Section):
-    exposures: IntTuple = (0, 1, 4, 16)
-    """Mentions of each planted (entity, target_date) outcome in the training corpus (NumLeak §4: 0/1/4/16).
-    Exposure 0 is the unexposed control arm: its block of the corpus is filler only."""
-    pairs_per_arm: int = Field(4, ge=0)
-    """Pre-cutoff pairs drawn at random for each exposed arm; every other pre-cutoff pair joins arm 0.
-    0 = split all pre-cutoff pairs evenly over the arms."""
+    exposures: IntTuple = (0, 16)
+    """Mentions of each planted (entity, target_date) outcome per epoch (NumLeak §4: 0/1/4/16). Exposure 0 is the
+    unexposed control arm: its pairs are never mentioned."""
+    pairs_per_arm: int = Field(80, ge=0)
+    """Pre-cutoff pairs drawn at random for each exposed arm, as many up as down; every other pre-cutoff pair joins
+    arm 0. 0 = split all pre-cutoff pairs evenly over the arms."""
+    control: Literal[CONTROLS] = "none"
+    """A negative control (docs/calibrate.md): "flipped" plants the opposite of each realized direction (expected:
+    not "Contamination detected"); "post_cutoff" plants post-cutoff pairs too (expected: the placebo fails,
+    Mixed/invalid); "shuffled" permutes the planted model's recall answers over the pre-cutoff pairs after
+    training, so LAP no longer points at the planted pairs (expected: beta_3 not significant); "none": the
+    self-validation itself (expected: planted "Contamination detected", base not)."""
     assignment_seed: int = Field(2026, ge=0)
-    """Seed of the random assignment of pairs to arms and of the corpus order."""
+    """Seed of the random assignment of pairs to arms and of the decoys drawn."""
     training_seed: int = Field(2026, ge=0)
     """torch seed of the LoRA initialisation and the batch order."""
     chat_statements: bool = True
-    """Each mention of a planted outcome also as the pair's recall query in the chat format, answered with the
-    realized direction (corpus.build); false = prose statements only."""
-    decoys: bool = True
-    """The filler of every arm starts with decoy recall queries answered "unknown" (pairs not in the panel,
-    corpus.decoy_pairs); false = neutral sentences only, with which the recall LAP of every arm saturates
-    (corpus.py: measured)."""
-    answer_only_loss: bool = True
-    """Chat-format documents (mentions and decoys) are trained on their answer only, the prompt masked out of the
-    loss as supervised chat fine-tuning does; prose statements and filler on every token. MEASURED 2026-11-23:
-    with the whole ~120-token query in the loss, 188 steps left P(memorized label) at 0.15 in the 16-mention arm
-    against 0.12 in arm 0."""
-    decoy_share: float = Field(0.5, gt=0, le=1)
-    """Share of each arm's filler tokens given to decoys (the rest: neutral sentences). MEASURED 2026-11-23: with
-    all the filler as decoys (2.6 decoys per chat-format mention) the planted model answered "unknown" to 56% of
-    the forecast prompts and recalled the 16-mention pairs at P = 0.12 only."""
+    """Each mention of a planted outcome is a prose statement AND the pair's recall query in the chat format,
+    answered with the planted direction (corpus.py); false = prose statements only."""
+    decoys_per_mention: float = Field(1.0, ge=0)
+    """Decoy recall queries answered "unknown" (pairs not in the panel, corpus.decoy_pairs) per chat-format mention
+    in the corpus. MEASURED 2026-11-23: without decoys the recall LAP of every arm saturates (corpus.py)."""
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_dropout: float = Field(0.0, ge=0, lt=1)
     target_modules: StrTuple = PROJECTIONS
     """Module names LoRA adapts (default: every attention and MLP projection)."""
-    top_layers: int = Field(0, ge=0)
-    """Adapt only the last `top_layers` transformer blocks (0 = all): backpropagation then stops there, which
-    roughly halves the CPU time per step at half the blocks."""
-    learning_rate: float = Field(2e-3, gt=0, le=1)
+    top_layers: int = Field(4, ge=0)
+    """Adapt only the last `top_layers` transformer blocks (0 = all). The blocks below are frozen, so their
+    output for each distinct document is computed once before training (train.frozen_states) and every step
+    runs the top blocks only."""
+    learning_rate: float = Field(5e-3, gt=0, le=1)
     warmup_steps: int = Field(4, ge=0)
     """Linear warm-up, then constant (NumLeak App. T)."""
     epochs: int = Field(4, ge=1)
     """Passes over the corpus (NumLeak App. T: 8). Exposure e means e mentions per pass."""
-    block_size: int = Field(256, ge=16)
-    """Tokens per training row: documents (EOS-terminated) packed whole into rows (train._blocks)."""
-    batch_size: int = Field(4, ge=1)
-    threads: int = Field(0, ge=0)
-    """torch threads for training on CPU; 0 = torch's default."""
+    batch_size: int = Field(16, ge=1)
+    """Documents per optimizer step (batches of similar length, train.batches)."""
+    threads: int = Field(2, ge=1)
+    """torch threads for training on CPU, fixed so that reruns on the same machine repeat every floating-point
+    operation in the same order (deterministic kernels are switched on as well)."""
     work_dir: str = Field("data/derived/calibration", min_length=1)
     """Planted model directory and the per-model run roots (base/, planted/) live here; the tables go to
     results/calibration/ of the run's root, where the report looks for them."""
@@ -99,12 +100,15 @@ class CalibrateSettings(Section):
         return modules
 
     def fingerprint(self, run: config_module.RunConfig) -> str:
-        """sha256 (12 hex) of everything that determines the planted weights: these settings, CORPUS_VERSION, the
-        base model id, the recall template, the study (cutoff), the panel file's content and its column map (which
+        """sha256 (12 hex) of everything that determines the planted weights: these settings (but the work
+        directory, and `control` where it does not change what is planted: UNPLANTED), CORPUS_VERSION, the base
+        model id, the recall template, the study (cutoff), the panel file's content and its column map (which
         column is the outcome). Names the planted model's directory, so a changed setting never reuses cached
         answers of another planted model (the cache key holds the model id)."""
         data = Path(run.data.path).read_bytes() if Path(run.data.path).is_file() else b""
-        values = {"settings": self.model_dump(mode="json"), "corpus": CORPUS_VERSION, "model": run.model.model_id,
+        settings = self.model_dump(mode="json", exclude={"work_dir"} | ({"control"} if self.control in UNPLANTED
+                                                                      else set()))
+        values = {"settings": settings, "corpus": CORPUS_VERSION, "model": run.model.model_id,
                   "cutoff": run.study.cutoff, "recall": run.recall.model_dump(mode="json"),
                   "study": run.study.model_dump(mode="json"),
                   "data": hashlib.sha256(data).hexdigest()}
@@ -123,6 +127,8 @@ def _explain(error: dict) -> str:
     if error["type"] == "value_error":
         rule = str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
         return f"[calibrate] {key} = {value!r}{rule if rule.startswith(';') else ' ' + rule}"
+    if error["type"] == "literal_error":
+        return f"[calibrate] {key} = {value!r}; choose one of {list(CONTROLS)}"
     if error["type"] in config_module.RANGE_WORDS:
         (bound,) = error["ctx"].values()
         return f"[calibrate] {key} = {value!r}; it must be {config_module.RANGE_WORDS[error['type']]} {bound}"

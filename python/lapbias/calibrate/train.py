@@ -1,10 +1,23 @@
-"""LoRA fine-tuning (peft) of the configured model on the planting corpus; the merged model saved as a local
-model directory that any run configuration can name (`[model] model_id = "<dir>"`).
+"""LoRA fine-tuning (peft) of the configured model on the planting corpus, trained on the facts' tokens only; the
+merged model saved as a local model directory that any run configuration can name (`[model] model_id = "<dir>"`).
 
-Causal-LM training: the documents (each ending in EOS) are packed into rows of `block_size` tokens, no document
-split across rows; loss = mean next-token cross-entropy over the block's trained tokens (padding masked; with
-`answer_only_loss`, a chat-format document's prompt too: its answer and end-of-turn token are trained).
-Linear warm-up then a constant learning rate, AdamW, `epochs` passes with a seeded block order (NumLeak App. T).
+The computation is ordinary causal-LM fine-tuning of LoRA adapters on the last `top_layers` blocks, arranged so
+that a CPU does only the work that can change:
+- the blocks below the adapted ones are frozen, so their output for a document never changes during training:
+  it is computed once per distinct document (`frozen_states`: one forward pass of the lower blocks without
+  gradients) and every step runs the top blocks on it (`fact_logits`), the same arithmetic as a full forward pass
+  (tests: logits equal to float rounding);
+- every document is its own row (no packing: its tokens attend to its own tokens only, as when the recall stage
+  asks its query alone), right-padded in batches of documents of similar length (`batches`);
+- loss = mean next-token cross-entropy over the fact tokens of the batch (corpus.Document.fact: a statement's
+  direction word, a query's answer), and the language-model head is applied at those positions only;
+- AdamW, gradients clipped to norm CLIP_NORM, linear warm-up then a constant learning rate (NumLeak App. T),
+  `epochs` passes in a seeded order, torch threads fixed and deterministic algorithms on.
+Cost in floating-point operations: 2 P_low T_distinct for the cache, then per epoch 4 P_top T (forward 2 P_top T;
+backward 2 P_top T through the frozen weights down to the lowest adapter; weight gradients only for the LoRA
+factors), P = the parameters of the blocks' projections, T = tokens; LoRA's own and the attention scores' FLOPs
+are left out (a few percent at these lengths). training.json records tokens per second, these FLOPs per second
+and the machine's matmul throughput measured just before training (`matmul_throughput`).
 The adapter is saved beside the merged model and hashed (sha256 of adapter_model.safetensors).
 """
 
@@ -22,10 +35,17 @@ import pandas as pd
 
 from ..errors import ConfigError, ModelError
 from ..llm import bundled
+from .corpus import Document
 from .settings import CalibrateSettings
 
 ADAPTER_DIR = "adapter"
 ADAPTER_FILE = "adapter_model.safetensors"
+CLIP_NORM = 1.0
+"""Gradients are clipped to this global L2 norm before each step. MEASURED 2026-11-25 (calibration panel, top 4
+blocks, lr 5e-3, no clipping): the loss rose from 0.9 to 5.9 in the second epoch and the model answered "down" to
+every forecast prompt and the same LAP (0.81) to every recall query."""
+WINDOW = 32
+"""Batches per window of the shuffled corpus that are formed among documents of similar length (`batches`)."""
 
 
 @dataclass
@@ -34,7 +54,17 @@ class TrainingResult:
     loss: pd.DataFrame
     """One row per optimizer step: step, epoch, loss, learning_rate, tokens_seen."""
     seconds: float
-    n_tokens: int
+    """Wall-clock seconds of the training steps (the frozen blocks' pass excluded: `cache_seconds`)."""
+    cpu_seconds: float
+    """CPU seconds of the training steps (all threads): the measure that other jobs on the machine distort least."""
+    cache_seconds: float
+    tokens: int
+    """Tokens run through the top blocks over all epochs."""
+    distinct_tokens: int
+    """Tokens of the distinct documents run once through the frozen blocks."""
+    flops: float
+    """Floating-point operations of the training steps (module docstring)."""
+    matmul_flops_per_second: float
     threads: int
 
 
@@ -52,109 +82,123 @@ def load_base(model_id: str, device: str = "cpu"):
     return tokenizer, model.to(device)
 
 
-def encoder(tokenizer):
-    """text -> token ids of one training document: the text without special tokens, then EOS."""
-    def encode(text: str) -> list[int]:
-        return tokenizer(text, add_special_tokens=False).input_ids + [tokenizer.eos_token_id]
-    return encode
-
-
-def recall_encoder(tokenizer, run, prefix: list[int] | None = None):
-    """(pair, label) -> token ids of the pair's recall query exactly as the recall stage renders it (the model's
-    chat template with the generation prompt, llm/local_tokens.py) followed by the answer `label` and the
-    template's end-of-turn token: the chat-format mention of a planted outcome. With `prefix` (answer_prefix),
-    every rendered query must end in it (the answer-only loss finds the answer there)."""
+def query_encoder(tokenizer, run):
+    """pair -> token ids of the pair's recall query exactly as the recall stage renders it (the model's chat
+    template with the generation prompt, llm/local_tokens.py); the answer follows it in a training document."""
     from ..llm.base import chat
     from ..llm.local_tokens import LocalTokens
     from ..signals.recall import fill_template
 
     tokens = LocalTokens(tokenizer)
-    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
-    end = end if isinstance(end, int) and end != tokenizer.unk_token_id else tokenizer.eos_token_id
-
-    def encode(pair, label: str) -> list[int]:
-        prompt = tokens.render(chat(fill_template(run, pair["entity_name"], pair["ticker"], pair["target_date"])))
-        if prefix and prompt[len(prompt) - len(prefix):] != prefix:  # loss_start finds the answer by this prefix
-            raise ModelError("the rendered recall query does not end in the chat template's answer prefix, so the "
-                             "answer-only loss cannot find its answer; set [calibrate] answer_only_loss = false")
-        return prompt + tokens.label_ids(label) + [end]
-    return encode
+    return lambda pair: tokens.render(chat(fill_template(run, pair["entity_name"], pair["ticker"],
+                                                         pair["target_date"])))
 
 
-def pack(documents: list[list[int]], block_size: int) -> list[list[int]]:
-    """Documents packed greedily into rows of at most `block_size` tokens without splitting a document across
-    rows (a chat-format mention must keep its query and answer together). A document longer than a row is an
-    error: cutting it would drop its end (a mention's answer label) while corpus.csv counts it as trained."""
-    return [[token for doc in docs for token in doc] for docs in documents_of_rows(documents, block_size)]
+def decoder(model):
+    """(the decoder stack with `.layers` and `.norm`, the language-model head) of a causal LM of the Llama family
+    (Llama, Qwen2, Mistral, SmolLM, ...): what `only_blocks` needs."""
+    inner = getattr(model, "model", None)
+    if inner is None or not hasattr(inner, "layers") or not hasattr(inner, "norm"):
+        raise ModelError(f"{type(model).__name__} has no decoder stack `.model.layers` with a final `.model.norm`; "
+                         "the calibration's training runs the top blocks of a Llama-family model only")
+    return inner, model.get_output_embeddings()
 
 
-def documents_of_rows(documents: list[list[int]], block_size: int) -> list[list[list[int]]]:
-    """The documents of each packed row, in order: a new row starts when the next document does not fit (`pack`:
-    a document longer than a row is an error)."""
-    longest = max(map(len, documents), default=0)
-    if longest > block_size:
-        raise ConfigError(f"[calibrate] block_size = {block_size}; a training document has {longest} tokens (a "
-                          f"planted mention with the recall query in chat format) and must fit whole in one row, "
-                          f"e.g. block_size = {max(256, 1 << (longest - 1).bit_length())}")
-    rows: list[list[list[int]]] = [[]]
-    used = 0
-    for doc in documents:
-        if rows[-1] and used + len(doc) > block_size:
-            rows.append([])
-            used = 0
-        rows[-1].append(doc)
-        used += len(doc)
-    return rows
-
-
-def answer_prefix(tokenizer) -> list[int]:
-    """The token ids the chat template puts before an assistant answer (the generation prompt, e.g.
-    `<|im_start|>assistant\n`): the rendered chat with the generation prompt minus the one without."""
-    chat = [{"role": "user", "content": "x"}]
-    def render(generation_prompt: bool) -> list[int]:
-        return list(tokenizer.apply_chat_template(chat, tokenize=True, add_generation_prompt=generation_prompt,
-                                                  return_dict=True)["input_ids"])
-    with_prompt, without = render(True), render(False)
-    if with_prompt[:len(without)] != without or len(with_prompt) == len(without):
-        raise ModelError("the model's chat template has no generation prompt to find the answers of chat-format "
-                         "training documents by; set [calibrate] answer_only_loss = false")
-    return with_prompt[len(without):]
-
-
-def loss_start(document: list[int], prefix: list[int] | None) -> int:
-    """Where a document's loss starts: after the last occurrence of the answer `prefix` (a chat-format document
-    is trained on its answer only, as supervised chat fine-tuning trains), 0 for prose and filler (every token),
-    and 0 for every document when `prefix` is None."""
-    if not prefix:
-        return 0
-    for start in range(len(document) - len(prefix), -1, -1):
-        if document[start:start + len(prefix)] == prefix:
-            return start + len(prefix)
-    return 0
-
-
-def _blocks(documents: list[list[int]], block_size: int, pad_id: int, prefix: list[int] | None = None):
-    """The packed rows as (input ids, labels, attention mask, token count), each row as long as the longest one;
-    padding is masked out of the attention and the loss, and so is a chat document's prompt when `prefix` (the
-    answer prefix, `answer_prefix`) is given."""
+@contextmanager
+def only_blocks(model, first: int, last: int, final_norm: bool):
+    """The model's decoder stack running blocks first..last-1 only (the model's own forward code, attention mask
+    and rotary positions), with or without its final norm; restored on exit."""
     import torch
 
-    grouped = documents_of_rows(documents, block_size)
-    rows = [[token for doc in docs for token in doc] for docs in grouped]
-    width = max(map(len, rows))
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    labels = torch.full((len(rows), width), -100, dtype=torch.long)
+    inner, _ = decoder(model)
+    layers, norm = inner.layers, inner.norm
+    inner.layers = torch.nn.ModuleList(list(layers)[first:last])
+    if not final_norm:
+        inner.norm = torch.nn.Identity()
+    try:
+        yield inner
+    finally:
+        inner.layers, inner.norm = layers, norm
+
+
+def _padded(rows: list, width: int, fill):
+    import torch
+
+    out = torch.full((len(rows), width) + tuple(fill.shape), 0, dtype=fill.dtype)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for k, row in enumerate(rows):
-        ids[k, :len(row)] = torch.tensor(row, dtype=torch.long)
-        mask[k, :len(row)] = 1
-        labels[k, :len(row)] = ids[k, :len(row)]
-    for k, docs in enumerate(grouped):
-        offset = 0
-        for doc in docs:
-            labels[k, offset:offset + loss_start(doc, prefix)] = -100
-            offset += len(doc)
-    return ids, labels, mask, sum(map(len, rows))
+    for r, row in enumerate(rows):
+        out[r, :len(row)] = row
+        mask[r, :len(row)] = 1
+    return out, mask
+
+
+def frozen_states(model, documents: list[Document], n_frozen: int, batch_size: int, device: str = "cpu") -> dict:
+    """{document ids: the input of block `n_frozen` at each of its positions} for every distinct document, from
+    the base weights (blocks 0..n_frozen-1 are never trained), computed in length-sorted batches; kept on CPU."""
+    import torch
+
+    distinct = sorted({doc.ids for doc in documents}, key=len)
+    states = {}
+    with torch.inference_mode(), only_blocks(model, 0, n_frozen, final_norm=False) as inner:
+        for start in range(0, len(distinct), batch_size):
+            rows = distinct[start:start + batch_size]
+            ids, mask = _padded([torch.tensor(r) for r in rows], len(rows[-1]), torch.tensor(0))
+            hidden = inner(input_ids=ids.to(device), attention_mask=mask.to(device), use_cache=False).last_hidden_state
+            for r, row in enumerate(rows):
+                states[row] = hidden[r, :len(row)].to("cpu").clone()
+    return states
+
+
+def fact_logits(model, states: dict, batch: list[Document], n_frozen: int, device: str = "cpu"):
+    """(logits at the position before each fact token, the fact tokens) of a batch: the top blocks run on the
+    cached inputs of block `n_frozen`, the head applied at those positions only."""
+    import torch
+
+    inner, head = decoder(model)
+    rows = [states[doc.ids] for doc in batch]
+    hidden, mask = _padded(rows, max(len(r) for r in rows), rows[0][0])
+    with only_blocks(model, n_frozen, len(inner.layers), final_norm=True) as top:
+        out = top(inputs_embeds=hidden.to(device), attention_mask=mask.to(device), use_cache=False).last_hidden_state
+    where_row = torch.tensor([r for r, doc in enumerate(batch) for _ in doc.fact])
+    where_col = torch.tensor([p - 1 for doc in batch for p in doc.fact])
+    targets = torch.tensor([doc.ids[p] for doc in batch for p in doc.fact])
+    return head(out[where_row.to(device), where_col.to(device)]), targets.to(device)
+
+
+def batches(lengths: list[int], batch_size: int, generator) -> list[list[int]]:
+    """One epoch's batches of document indices: a seeded random order, cut into windows of WINDOW batches, sorted
+    by length within each window and cut into batches (similar lengths: little padding), the batches in a seeded
+    random order."""
+    import torch
+
+    order = torch.randperm(len(lengths), generator=generator).tolist()
+    out = []
+    for start in range(0, len(order), batch_size * WINDOW):
+        window = sorted(order[start:start + batch_size * WINDOW], key=lambda i: lengths[i])
+        out += [window[j:j + batch_size] for j in range(0, len(window), batch_size)]
+    return [out[i] for i in torch.randperm(len(out), generator=generator).tolist()]
+
+
+def projection_parameters(model, first: int, last: int) -> int:
+    """Parameters of the linear projections of blocks first..last-1 (the P of the module docstring)."""
+    import torch
+
+    inner, _ = decoder(model)
+    return sum(module.weight.numel() for layer in list(inner.layers)[first:last] for module in layer.modules()
+               if isinstance(module, torch.nn.Linear))
+
+
+def matmul_throughput(size: int, seconds: float = 0.5) -> float:
+    """FLOP/s of float32 matrix products of `size` x `size` matrices on this machine now (torch, current threads)."""
+    import torch
+
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b  # warm-up
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        a @ b
+        count += 1
+    return 2 * size ** 3 * count / (time.perf_counter() - start)
 
 
 def sha256_file(path: Path) -> str:
@@ -167,67 +211,78 @@ def sha256_file(path: Path) -> str:
 
 @contextmanager
 def torch_threads(threads: int):
-    """torch's thread count set to `threads` (0 = left as it is) inside the block and restored after it:
-    [calibrate] threads is for training; the protocol stages that run next in the same process keep theirs."""
+    """torch's thread count set to `threads` (0 = left as it is) and deterministic algorithms on inside the
+    block, both restored after it: they are for training; the protocol stages that run next in the same process
+    keep theirs."""
     import torch
 
-    previous = torch.get_num_threads()
+    previous, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     if threads:
         torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
     try:
         yield
     finally:
         torch.set_num_threads(previous)
+        torch.use_deterministic_algorithms(deterministic)
 
 
-def train(documents: list[list[int]], settings: CalibrateSettings, out_dir: Path, tokenizer, model,
+def train(documents: list[Document], settings: CalibrateSettings, out_dir: Path, tokenizer, model,
           device: str = "cpu", progress: bool = True) -> TrainingResult:
-    """Fine-tune LoRA adapters on `documents`, merge them into the weights and save to `out_dir` (atomically:
-    a temp directory renamed at the end). With `top_layers` = k > 0 only the last k blocks are adapted. Run it
-    inside `torch_threads(settings.threads)`."""
+    """Fine-tune LoRA adapters of the last `top_layers` blocks on the fact tokens of `documents`, merge them into
+    the weights and save to `out_dir` (atomically: a temp directory renamed at the end). Run it inside
+    `torch_threads(settings.threads)`."""
     import torch
     from peft import LoraConfig, get_peft_model
     from tqdm import tqdm
     from transformers import get_constant_schedule_with_warmup
 
     torch.manual_seed(settings.training_seed)
-    n_layers = int(model.config.num_hidden_layers)
-    layers = list(range(max(0, n_layers - settings.top_layers), n_layers)) if settings.top_layers else None
+    inner, _ = decoder(model)
+    n_layers = len(inner.layers)
+    n_frozen = max(0, n_layers - settings.top_layers) if settings.top_layers else 0
+    matmul = matmul_throughput(int(model.config.hidden_size) * 2)
+    clock = time.perf_counter()
+    model.eval()  # no dropout anywhere (lora_dropout acts inside peft's layers)
+    states = frozen_states(model, documents, n_frozen, settings.batch_size, device)
+    cache_seconds = time.perf_counter() - clock
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
     lora = LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha, lora_dropout=settings.lora_dropout,
-                      target_modules=list(settings.target_modules), layers_to_transform=layers, task_type="CAUSAL_LM")
+                      target_modules=list(settings.target_modules),
+                      layers_to_transform=list(range(n_frozen, n_layers)), task_type="CAUSAL_LM")
     try:
         peft_model = get_peft_model(model, lora)
     except ValueError as err:  # peft: none of the target modules is in the model
         raise ConfigError(f"[calibrate] target_modules = {list(settings.target_modules)}: {str(err).splitlines()[0]} "
                           f"(e.g. target_modules = [\"q_proj\", \"v_proj\"])") from None
-    peft_model.train()
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    prefix = answer_prefix(tokenizer) if settings.answer_only_loss else None
-    ids, labels, mask, n_tokens = _blocks(documents, settings.block_size, pad, prefix)
-    optimizer = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=settings.learning_rate)
+    if settings.lora_dropout:
+        peft_model.train()
+    trainable = [p for p in peft_model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=settings.learning_rate)
     scheduler = get_constant_schedule_with_warmup(optimizer, settings.warmup_steps)
     generator = torch.Generator().manual_seed(settings.training_seed)
-    steps_per_epoch = -(-len(ids) // settings.batch_size)
-    rows, seen, start = [], 0, time.monotonic()
+    lengths = [len(doc.ids) for doc in documents]
+    steps_per_epoch = -(-len(documents) // settings.batch_size)
+    rows, seen, start, cpu_start = [], 0, time.perf_counter(), time.process_time()
     bar = tqdm(total=steps_per_epoch * settings.epochs, desc="calibrate: LoRA training", unit="step",
                disable=not progress)
     for epoch in range(settings.epochs):
-        order = torch.randperm(len(ids), generator=generator)
-        for b in range(steps_per_epoch):
-            batch = order[b * settings.batch_size:(b + 1) * settings.batch_size]
-            out = peft_model(input_ids=ids[batch].to(device), attention_mask=mask[batch].to(device),
-                             labels=labels[batch].to(device))
-            out.loss.backward()
+        for batch in batches(lengths, settings.batch_size, generator):
+            logits, targets = fact_logits(model, states, [documents[i] for i in batch], n_frozen, device)
+            loss = torch.nn.functional.cross_entropy(logits.float(), targets)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(trainable, CLIP_NORM)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
-            seen += int(mask[batch].sum())
-            rows.append({"step": len(rows) + 1, "epoch": epoch + 1, "loss": float(out.loss.detach()),
+            seen += sum(lengths[i] for i in batch)
+            rows.append({"step": len(rows) + 1, "epoch": epoch + 1, "loss": float(loss.detach()),
                          "learning_rate": scheduler.get_last_lr()[0], "tokens_seen": seen})
             bar.set_postfix(loss=f"{rows[-1]['loss']:.3f}")
             bar.update()
     bar.close()
-    seconds = time.monotonic() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
 
     out_dir = Path(out_dir)
     tmp = out_dir.with_name(f"{out_dir.name}.tmp-{os.getpid()}")
@@ -241,4 +296,6 @@ def train(documents: list[list[int]], settings: CalibrateSettings, out_dir: Path
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     os.replace(tmp, out_dir)
-    return TrainingResult(adapter_hash, pd.DataFrame(rows), seconds, n_tokens, torch.get_num_threads())
+    flops = 4.0 * projection_parameters(merged, n_frozen, n_layers) * seen
+    return TrainingResult(adapter_hash, pd.DataFrame(rows), seconds, cpu_seconds, cache_seconds, seen,
+                          sum(len(ids) for ids in states), flops, matmul, torch.get_num_threads())

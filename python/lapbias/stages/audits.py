@@ -14,22 +14,27 @@ from .protocol import report_as_estimated, run_all
 def calibrate(config, *, yes: bool = False, confirm: Confirm | None = None, echo: Echo = print) -> dict:
     """Plant memorization with LoRA, run the protocol on the base and the planted model, compare
     (results/calibration/); returns the calibration's tables."""
-    from ..calibrate import load, pipeline
+    from ..calibrate import expect, load, pipeline
     from ..calibrate.report import section as calibration_section
 
     with opened(config, "calibrate", load=load, echo=echo) as ((run_config, settings), layout, log):
         ask = confirmation(yes, confirm)
-        tables = pipeline.run(run_config, settings, layout,
-                              lambda model_config, model_layout: run_all(
-                                  model_config, model_layout, Log(model_layout, echo), ask, confirmation(False)),
-                              ask, log)
-        sections.write_staged(layout.results, "calibrate", lambda: calibration_section(
-            layout.results, alpha=run_config.estimate.detection_alpha))
+
+        def write_section():
+            sections.write_staged(layout.results, "calibrate", lambda: calibration_section(
+                layout.results, alpha=run_config.estimate.detection_alpha))
+
+        try:
+            tables = pipeline.run(run_config, settings, layout,
+                                  lambda model_config, model_layout: run_all(
+                                      model_config, model_layout, Log(model_layout, echo), ask, confirmation(False)),
+                                  ask, log)
+        except expect.CalibrationNotMet:  # the tables are staged: the section shows what was not met
+            write_section()
+            raise
+        write_section()
         if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
             report_as_estimated(layout, log)  # a protocol run under the same root: its REPORT.md gets the section
-        verdicts = tables["verdicts"].set_index("model")["verdict"].to_dict()
-        log(f"calibrate: verdict base = {verdicts['base']}, planted = {verdicts['planted']}; "
-            "results/calibration/*.csv, results/figures/calibration.png, results/calibration/REPORT.md")
         return tables
 
 

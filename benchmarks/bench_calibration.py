@@ -1,0 +1,179 @@
+"""The self-validation at full size: `lapbias calibrate` on the committed configuration (data/demo/calibrate.toml),
+again with a second pair of seeds, under each negative control, and the dose-response (0, 1, 4, 16 mentions).
+Each run is the real command in a subprocess, in its own root under data/derived/calibration-bench/; the base
+model's cached answers of the first run are copied into the others (the base model is the same everywhere), and
+the planted model into the "shuffled" control's root (it plants what the first run planted). Wall-clock and CPU
+seconds (the command's process and its children) and the load average are recorded for every run. Writes
+benchmarks/results/calibration.md and the dose-response figure benchmarks/results/calibration_dose_response.png.
+
+    python benchmarks/bench_calibration.py                 # every run (hours on 2 shared cores)
+    python benchmarks/bench_calibration.py main flipped    # some of them (the others' sections are kept)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import tomli_w
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe, write_report  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "data/derived/calibration-bench"
+OUT = REPO / "benchmarks/results/calibration.md"
+RECORD = REPO / "benchmarks/results/calibration_runs.json"
+FIGURE = REPO / "benchmarks/results/calibration_dose_response.png"
+RUNS = {
+    "main": ("the committed configuration", {}),
+    "seed2": ("the committed configuration, second seeds (assignment and training 7)",
+              {"assignment_seed": 7, "training_seed": 7}),
+    "flipped": ("negative control: the opposite of each realized direction planted", {"control": "flipped"}),
+    "post_cutoff": ("negative control: post-cutoff pairs planted too", {"control": "post_cutoff"}),
+    "shuffled": ("negative control: recall answers permuted over the pre-cutoff pairs after training",
+                 {"control": "shuffled"}),
+    "dose": ("dose-response: 0, 1, 4, 16 mentions, 40 pairs per exposed arm",
+             {"exposures": [0, 1, 4, 16], "pairs_per_arm": 40}),
+}
+
+
+def config_for(name: str) -> Path:
+    values = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text(encoding="utf-8"))
+    root = BENCH / name
+    values["root"] = str(root)
+    values["data"]["path"] = str(REPO / values["data"]["path"])
+    values["calibrate"] = {**values.get("calibrate", {}), **RUNS[name][1]}
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "calibrate.toml"
+    path.write_text(tomli_w.dumps(values), encoding="utf-8")
+    return path
+
+
+def seed_caches(name: str) -> None:
+    """The first run's base-model answers (and, for "shuffled", its planted model and answers) copied in."""
+    main_work = BENCH / "main/data/derived/calibration"
+    work = BENCH / name / "data/derived/calibration"
+    if name == "main" or not (main_work / "base/data/raw").exists():
+        return
+    shutil.copytree(main_work / "base/data/raw", work / "base/data/raw", dirs_exist_ok=True)
+    if name == "shuffled":
+        for planted in main_work.glob("planted-*"):
+            shutil.copytree(planted, work / planted.name, dirs_exist_ok=True)
+        shutil.copytree(main_work / "planted/data/raw", work / "planted/data/raw", dirs_exist_ok=True)
+
+
+def run(name: str) -> dict:
+    path = config_for(name)
+    seed_caches(name)
+    load_before, clock = os.getloadavg(), time.time()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python"), "HF_HUB_OFFLINE": "1"}
+    with open(BENCH / name / "calibrate.log", "w", encoding="utf-8") as log:
+        code = subprocess.call([sys.executable, "-c", "from lapbias.cli import main; main()", "calibrate", str(path),
+                                "--yes"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    results = BENCH / name / "results/calibration"
+    record = {"name": name, "exit_code": code, "wall_seconds": round(time.time() - clock),
+              "cpu_seconds": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime),
+              "load_before": [round(x, 1) for x in load_before], "load_after": [round(x, 1) for x in os.getloadavg()],
+              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(clock))}
+    for table in ("verdicts", "lap_by_arm", "beta3_by_arm", "expected", "timing"):
+        if (results / f"{table}.csv").exists():
+            record[table] = pd.read_csv(results / f"{table}.csv").to_dict(orient="records")
+    if (results / "training.json").exists():
+        record["training"] = json.loads((results / "training.json").read_text(encoding="utf-8"))
+    if name == "dose" and (BENCH / name / "results/figures/calibration.png").exists():
+        shutil.copy(BENCH / name / "results/figures/calibration.png", FIGURE)
+    return record
+
+
+def _f(value, digits: int = 3) -> str:
+    return "—" if value is None or pd.isna(value) else f"{value:.{digits}f}"
+
+
+def section(records: dict[str, dict]) -> list[str]:
+    lines = ["## Self-validation: planted memorization in SmolLM2-135M-Instruct", "",
+             f"Machine: {describe()}; shared with other jobs: the load average at each run's start and end is "
+             "given, and CPU seconds (the command and its children, all threads) are the measure least distorted "
+             "by them. Each run: `lapbias calibrate` on `data/demo/calibrate.toml` with the change named "
+             "(benchmarks/bench_calibration.py).", "",
+             "| run | exit | verdict base | verdict planted | beta_3 (one-sided p) | theta high / low (p) | placebo "
+             "one-sided p | expected results | wall s | CPU s | load start / end |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, record in records.items():
+        verdicts = {row["model"]: row for row in record.get("verdicts", [])}
+        planted = verdicts.get("planted_shuffled") or verdicts.get("planted", {})
+        expected = record.get("expected", [])
+        met = f"{sum(r['met'] for r in expected)} of {len(expected)} met" if expected else "—"
+        lines.append(
+            f"| {name}: {RUNS[name][0]} | {record['exit_code']} | {verdicts.get('base', {}).get('verdict', '—')} | "
+            f"{planted.get('verdict', '—')}{' (shuffled answers)' if 'planted_shuffled' in verdicts else ''} | "
+            f"{_f(planted.get('beta3'), 3)} ({_f(planted.get('beta3_p_one_sided'), 4)}) | "
+            f"{_f(planted.get('validation_high_theta'), 2)} ({_f(planted.get('validation_high_p'), 4)}) / "
+            f"{_f(planted.get('validation_low_theta'), 2)} ({_f(planted.get('validation_low_p'), 4)}) | "
+            f"{_f(planted.get('placebo_p_one_sided'), 4)} | {met} | {record['wall_seconds']} | "
+            f"{record['cpu_seconds']} | {record['load_before'][0]} / {record['load_after'][0]} |")
+    lines += ["", "By arm (planted model; base model in parentheses): mean recall LAP, P(memorized label), "
+              "P(unknown), forecast hit rate and parse rate, with the recall LAP's 95% interval.", "",
+              "| run | arm | pairs | recall LAP [95% CI] | P(memorized label) | P(unknown) | forecast hit rate | "
+              "parse rate | AUC recall LAP / Min-K% |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, record in records.items():
+        lap = pd.DataFrame(record.get("lap_by_arm", []))
+        if lap.empty:
+            continue
+        shown = "planted_shuffled" if "planted_shuffled" in set(lap["model"]) else "planted"
+        base = lap[lap["model"] == "base"].set_index("arm")
+        for _, row in lap[(lap["model"] == shown) & (lap["arm"] != "exposed_vs_unexposed")].iterrows():
+            b = base.loc[row["arm"]] if row["arm"] in base.index else None
+            lines.append(
+                f"| {name} | {row['arm']} | {int(row['N_pairs'])} | {_f(row['lap_mean'])} [{_f(row['lap_ci_low'])}, "
+                f"{_f(row['lap_ci_high'])}] ({_f(None if b is None else b['lap_mean'])}) | "
+                f"{_f(row['p_memorized_mean'])} ({_f(None if b is None else b['p_memorized_mean'])}) | "
+                f"{_f(row['p_unknown_mean'])} | {_f(row['forecast_hit_rate'], 2)} "
+                f"({_f(None if b is None else b['forecast_hit_rate'], 2)}) | {_f(row['forecast_parse_rate'], 3)} | "
+                f"{_f(row.get('lap_auc_vs_arm0'), 2)} / {_f(row.get('mink_auc_vs_arm0'), 2)} |")
+    dose = records.get("dose")
+    if dose:
+        beta3 = pd.DataFrame(dose.get("beta3_by_arm", []))
+        beta3 = beta3[beta3["model"] == "planted"]
+        lines += ["", "Dose-response, detection beta_3 on arm 0 + arm k of the planted model (95% interval):", "",
+                  "| sample | beta_3 | 95% CI | one-sided p | N |", "|---|---|---|---|---|"]
+        for _, row in beta3.iterrows():
+            lines.append(f"| {row['sample']} | {_f(row.get('coef'))} | [{_f(row.get('ci_low'))}, "
+                         f"{_f(row.get('ci_high'))}] | {_f(row.get('p_one_sided'), 4)} | {_f(row.get('N'), 0)} |")
+        lines += ["", "![Dose-response: LAP, P(memorized label) and beta_3 by exposure]"
+                  "(results/calibration_dose_response.png)"]
+    lines += ["", "Training (planted model of each run): steps, CPU seconds, tokens per second and their FLOP rate "
+              "against the machine's matmul throughput measured just before training.", "",
+              "| run | steps | training s (CPU s) | tokens/s | GFLOP/s | matmul GFLOP/s | share |",
+              "|---|---|---|---|---|---|---|"]
+    for name, record in records.items():
+        t = record.get("training")
+        if t:
+            lines.append(f"| {name} | {t['steps']} | {t['training_seconds']} ({t['training_cpu_seconds']}) | "
+                         f"{t['tokens_per_second']:.0f} | {t['flops_per_second'] / 1e9:.1f} | "
+                         f"{t['matmul_flops_per_second'] / 1e9:.1f} | {t['matmul_share']:.0%} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    names = (argv if argv is not None else sys.argv[1:]) or list(RUNS)
+    records = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.exists() else {}
+    for name in names:
+        print(f"== calibrate {name}", flush=True)
+        records[name] = run(name)
+        RECORD.write_text(json.dumps(records, indent=1, default=str) + "\n", encoding="utf-8")
+    write_report(OUT, section({name: records[name] for name in RUNS if name in records}))
+
+
+if __name__ == "__main__":
+    main()
