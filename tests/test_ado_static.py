@@ -729,7 +729,7 @@ def test_documented_examples_open_files_the_demo_writes_and_cluster_on_entity_nu
             if example.startswith(("use ", "append using")):
                 assert re.search(r"data/derived/panel_(pre|post)\b", example), f"{command}: {example}"
     readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Using lapbias from Stata", 1)[1].split("\n## ", 1)[0]
+    section = readme.split("## From Stata", 1)[1].split("\n## ", 1)[0]
     for block in re.findall(r"```stata\n(.*?)```", section, re.S):
         assert "ticker" not in block
         assert "//" not in block and "///" not in block, block

@@ -42,7 +42,7 @@ def test_dry_run_estimates_each_stage_from_a_cached_probe(tmp_path, monkeypatch)
     # moderator `small`: 2 x (3 validation + detection), the power's standalone regression, Tables II (2), III (2),
     # IV (2, no confidence_regex), V (2 + 2), the bootstrap's in-sample beta_3 and its draws
     (estimate,) = [line for line in first.output.splitlines() if line.strip().startswith("estimate")]
-    assert "estimate  20 regressions + 10,000 bootstrap draws" in estimate and "queries" not in estimate
+    assert "estimate  22 regressions + 10,000 bootstrap draws" in estimate and "queries" not in estimate
     rates = json.loads((tmp_path / "cache" / "probe_rates.json").read_text(encoding="utf-8"))
     (probe,) = rates.values()
     assert set(probe) == {"forecast", "recall", "minkprob"} and all(r["tokens_per_s"] > 0 for r in probe.values())

@@ -140,9 +140,9 @@ def probe_rates(backend, config: RunConfig, queries: dict[str, list], probe: int
 
 def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int]:
     """(regressions, bootstrap draws) the Python engine's `estimate` runs on the validated rows `frame`: on each
-    sample with rows (pre-cutoff; post-cutoff, target dates split as `panel` splits them), the three validation
-    regressions and the detection regression (protocol Steps 3-5) and paper Table V's two columns; on a pre-cutoff
-    sample with rows the power's standalone regression (estimate/power.py), paper Table II's two columns, Table III's
+    sample with rows (pre-cutoff; post-cutoff, target dates split as `panel` splits them), the four validation
+    regressions (pooled, high-LAP, low-LAP and their difference, high_minus_low) and the detection regression
+    (protocol Steps 3-5) and paper Table V's two columns; on a pre-cutoff sample with rows the power's standalone regression (estimate/power.py), paper Table II's two columns, Table III's
     two when the [estimate] moderator column exists, Table IV's two with p(w_N+1) and two more with a stated confidence
     ([forecast] confidence_regex); when both samples have rows and [estimate] bootstrap_reps > 0, the bootstrap's
     in-sample beta_3 and its draws (paper Figure III). Without a cutoff, both samples are counted."""
@@ -155,7 +155,7 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
         pre_rows = post_rows = True
     reps = config.estimate.bootstrap_reps if pre_rows and post_rows else 0
     pre_only = 1 + 2 + 2 * (config.estimate.moderator in frame.columns) + 2 + 2 * bool(config.forecast.confidence_regex)
-    regressions = (pre_rows + post_rows) * (4 + 2) + pre_rows * pre_only + (reps > 0)
+    regressions = (pre_rows + post_rows) * (5 + 2) + pre_rows * pre_only + (reps > 0)
     return regressions, reps
 
 
