@@ -11,7 +11,6 @@ regressions and verdict rule. 95% Wilson intervals. Writes benchmarks/results/ca
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -27,6 +26,7 @@ from lapbias.calibrate import load  # noqa: E402
 from lapbias.calibrate.experiment import pairs_with_outcomes  # noqa: E402
 from lapbias.calibrate.power import PlantedBehaviour, design_power  # noqa: E402
 from lapbias.data.validate import validate_file  # noqa: E402
+from lapbias.estimate.bootstrap import threads  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks/results/calibration_power.md"
@@ -63,8 +63,11 @@ def main(argv: list[str] | None = None) -> None:
     jobs = [(panel, frequency, n, hit, reps, 0) for panel, frequency in PANELS.values() for n, hit in grid
             if not (panel == "data/demo/demo_panel.csv" and n > 40)]  # the demo panel has 118 pre-cutoff pairs
     names = {v: k for k, v in PANELS.items()}
-    with ProcessPoolExecutor(min(len(jobs), len(os.sched_getaffinity(0)))) as pool:
-        done = list(pool.map(_cell, jobs))
+    if args.smoke:  # in this process: a pool forked from a process that already runs threads (a test) can hang
+        done = [_cell(job) for job in jobs]
+    else:
+        with ProcessPoolExecutor(min(len(jobs), threads())) as pool:
+            done = list(pool.map(_cell, jobs))
     behaviour = PlantedBehaviour()
     lines = ["## Self-validation: power of the design (simulation)", "",
              f"Machine: {describe()}. {reps} simulated planted models per cell (python/lapbias/calibrate/power.py): "
@@ -73,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
              f"direction right on {behaviour.recall_accuracy:.0%} of exposed pairs, each exposed row's forecast the "
              "realized direction with the hit rate below, every other forecast up or down at random; the panel's "
              "own outcomes, entities and periods; the protocol's regressions and verdict rule "
-             "(lapbias.estimate.simulate.verdict). 95% Wilson intervals. The placebo is a one-sided test at 10%: "
+             "(lapbias.simulate.verdict). 95% Wilson intervals. The placebo is a one-sided test at 10%: "
              "about one simulated model in ten fails it by chance, which bounds every cell near 90%. \"placebo "
              "informative\": its minimum detectable share (power.csv placebo_mde_share, median given) at most "
              "[estimate] detectable_share (0.37), which \"Contamination detected\" requires unless its power "

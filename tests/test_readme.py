@@ -83,6 +83,7 @@ def test_python_blocks_compile_and_name_what_exists():
 
 def test_every_file_the_readme_points_to_exists():
     paths = set(re.findall(r"\]\(((?!https?:)[^)#]+)\)", README))  # Markdown links
+    paths |= set(re.findall(r'<img src="([^"]+)"', README))  # embedded figures
     paths |= {p for p in re.findall(r"`((?:docs|data/demo|benchmarks|ado|do|python|tests)/[\w./-]+)`", README)
               if "*" not in p}
     missing = sorted(p for p in paths if not (ROOT / p).exists())

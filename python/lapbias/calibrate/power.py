@@ -9,7 +9,7 @@ and periods; exposed pairs drawn as corpus.assign_arms draws them, half up and h
 - every other pair (unexposed pre-cutoff, every post-cutoff pair: never exposed): LAP ~ U(lap_unexposed),
   ud = LAP x (2 U(0, 1) - 1) (no recall), forecasts "up" with probability `up_rate`, else "down", independent of
   the outcome.
-Each simulated panel goes through the protocol's regressions and verdict rule (estimate.simulate.verdict: Steps
+Each simulated panel goes through the protocol's regressions and verdict rule (lapbias.simulate.verdict: Steps
 3-5 with entity and period effects, clustered by entity, and report.verdict.decide), so the power follows the
 rule as the report applies it. high_lap is the pooled median within each sample, as panel.py computes it.
 The defaults are the planted model's behaviour measured on the demo (docs/calibrate.md); `design_table` runs a
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..estimate import simulate
+from .. import simulate
 from ..panel import high_lap_flags, integer_ids, period_labels
 from ..config import EstimateConfig
 from ..report.verdict import CONTAMINATION, decide, placebo_power

@@ -243,9 +243,7 @@ def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
                         f"{_label(frame, first)}: {shown(values[first])}); give the outcome as a number, e.g. the "
                         "return, or +1/-1 for up/down")
         return pd.Series(np.nan, index=frame.index)
-    missing = is_missing(values)
-    numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
-    bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
+    numbers, bad = _numbers(values)
     if bad.any():
         first = bad.idxmax()
         problems.append(f"outcome: {int(bad.sum())} value(s) are not finite numbers; the outcome must be a signed "
@@ -253,14 +251,20 @@ def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
     return numbers
 
 
+def _numbers(values: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(numbers, bad): a column's cells as float64, missing cells (is_missing) NaN; `bad` where a cell that is not
+    missing is not a finite number."""
+    missing = is_missing(values)
+    numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
+    return numbers, (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
+
+
 def _parse_moderator(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Series:
     """The [estimate] moderator of paper Table III (eq. 8, e.g. a 0/1 small-firm indicator) as numbers; a CSV is read
     as text, so without this the triple interaction is never estimated. Missing cells stay missing (those rows leave
     Table III only); any other text is an error."""
     values = frame[column]
-    missing = is_missing(values)
-    numbers = pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
-    bad = (numbers.isna() | ~np.isfinite(numbers.fillna(0.0))) & ~missing
+    numbers, bad = _numbers(values)
     if bad.any():
         first = bad.idxmax()
         problems.append(f"{column}: {int(bad.sum())} value(s) are not finite numbers; [estimate] moderator = "
