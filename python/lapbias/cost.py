@@ -142,9 +142,10 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
     """(regressions, bootstrap draws) the Python engine's `estimate` runs on the validated rows `frame`: on each
     sample with rows (pre-cutoff; post-cutoff, target dates split as `panel` splits them), the four validation
     regressions (pooled, high-LAP, low-LAP and their difference, high_minus_low) and the detection regression
-    (protocol Steps 3-5) and paper Table V's two columns; on a pre-cutoff sample with rows the power's standalone regression (estimate/power.py), paper Table II's two columns, Table III's
-    two when the [estimate] moderator column exists, Table IV's two with p(w_N+1) and two more with a stated confidence
-    ([forecast] confidence_regex); when both samples have rows and [estimate] bootstrap_reps > 0, the bootstrap's
+    (protocol Steps 3-5) and paper Table V's two columns; on a pre-cutoff sample with rows the power's standalone
+    regression (estimate/power.py), paper Table II's two columns, Table III's two when the [estimate] moderator
+    column exists, Table IV's two with p(w_N+1) and two more with a stated confidence ([forecast] confidence_regex);
+    when both samples have rows and [estimate] bootstrap_reps > 0, the bootstrap's
     in-sample beta_3 and its draws (paper Figure III). Without a cutoff, both samples are counted."""
     from .panel import split
 
