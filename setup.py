@@ -51,6 +51,7 @@ setup(
         "peft==0.21.2",  # LoRA for `lapbias calibrate` (planted memorization); its deps are listed above
         "tomli-w==1.2.0",  # writes the per-model run configurations of `lapbias calibrate`; TOML values in config messages
         "exchange-calendars>=4.5",  # [data] target_date_from: sessions and closing times of each exchange (data/target_dates.py)
+        "wildboottest==0.3.2",  # Webb weights of the wild cluster restricted bootstrap, drawn as pyfixest's wildboottest draws them (estimate/wild.py)
     ],
     extras_require={
         "test": ["pytest"],
