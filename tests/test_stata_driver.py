@@ -111,7 +111,7 @@ def project(tmp_path, monkeypatch, panel_files):
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setenv("STANDIN_RECORD", str(tmp_path / "standin_args.txt"))
     monkeypatch.setenv("STANDIN_TABLES", str(source / "standin"))
-    for name in ("STATA_PATH", "STANDIN_FAIL", "STANDIN_FAIL_BOOTSTRAP", "STANDIN_INESTIMABLE"):
+    for name in ("STATA_PATH", "STANDIN_FAIL", "STANDIN_FAIL_BOOTSTRAP", "STANDIN_INESTIMABLE", "STANDIN_STEP_ERROR"):
         monkeypatch.delenv(name, raising=False)
     return config, layout
 
@@ -148,6 +148,18 @@ def test_batch_error_line_fails_with_the_log_excerpt(project, monkeypatch):
     _, install, _ = stata.select_engine(config, "stata")
     with pytest.raises(stata.StataError, match=r"(?s)no detection table.*error r\(198\).*invalid syntax"):
         stata.run_stata(config, layout, install)
+
+
+@pytest.mark.parametrize("table", ["validation", "placebo_validation", "placebo"])
+def test_a_step_that_stops_for_an_error_stops_the_run(project, monkeypatch, table):
+    """Review W1: an error that is not a data outcome (here require's r(2226), reghdfe next to an older ftools) must
+    stop the run with its message, not become a verdict. The do-files now raise such an error instead of noting the
+    model "not estimable"; master.do notes the step as `error`, and the driver stops with it (the bootstrap alone
+    stays a note that keeps Steps 3-5)."""
+    config, layout = project
+    monkeypatch.setenv("STANDIN_STEP_ERROR", table)
+    with pytest.raises(stata.StataError, match=rf"{table}: do/0\d_\w+\.do stopped with r\(2226\).*stata_steps.log"):
+        stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
 
 
 def test_failing_bootstrap_keeps_steps_3_to_5(project, monkeypatch):
@@ -620,7 +632,30 @@ def test_lapboots_fast_path_draws_are_the_python_engines(tmp_path):
         np.testing.assert_array_equal(written["beta3"].to_numpy(), expected)
         assert np.isfinite(expected).sum() > 20
     with pytest.raises(LapbiasError, match="takes depvar forecast lap fe1 fe2"):
-        lapboot_kernel.draws(pool, ["ret", "fc", "mink", "firm"], "obs", 5, 1)
+        lapboot_kernel.bootstrap(pool, ["ret", "fc", "mink", "firm"], "obs", 5, 1)
+
+
+def test_lapboots_fast_path_says_why_beta3_is_not_identified(tmp_path):
+    """Review N9: when the kernel's own check (pairs_bootstrap) finds beta_3 not identified, its draws came back all
+    missing and lapboot reported r(identified) = 1 with no note. The draws file now carries the kernel's reason in a
+    variable `note` (lapboot reads it into r(note) and drops it), the words of the Python engine's bootstrap.csv."""
+    from lapbias.estimate import lapboot_kernel
+
+    rng = np.random.default_rng(7)
+    n = 60
+    pool = pd.DataFrame({"y": rng.normal(size=n), "f": rng.choice([-1.0, 1.0], n), "l": 0.5,
+                         "e": np.arange(n) % 6, "t": np.arange(n) % 5})
+    path, out = tmp_path / "pool.dta", tmp_path / "draws.dta"
+    pyreadstat.write_dta(pool, str(path))
+    lapboot_kernel.write_draws(str(path), str(out), "y f l e t", "obs", 8, 3)
+    written = pyreadstat.read_dta(str(out))[0]
+    expected = pairs_bootstrap(pool.set_axis(VARIABLES + ABSORB, axis=1), 0.0, B=8, seed=3, progress=False)
+    assert not expected.identified and list(written["draw"]) == list(range(1, 9)) and written["beta3"].isna().all()
+    assert set(written["note"]) == {expected.reason} and "has no variation" in expected.reason
+    varying = tmp_path / "varying.dta"
+    pyreadstat.write_dta(pool.assign(l=rng.uniform(0, 1, n)), str(varying))
+    lapboot_kernel.write_draws(str(varying), str(out), "y f l e t", "obs", 8, 3)
+    assert list(pyreadstat.read_dta(str(out))[0].columns) == ["draw", "beta3"]
 
 
 def test_lapboots_fast_path_runs_where_the_os_has_no_cpu_affinity(tmp_path, monkeypatch):
@@ -633,9 +668,10 @@ def test_lapboots_fast_path_runs_where_the_os_has_no_cpu_affinity(tmp_path, monk
     n = 200
     pool = pd.DataFrame({"y": rng.normal(size=n), "f": rng.choice([-1.0, 1.0], n), "l": rng.uniform(0, 1, n),
                          "e": np.arange(n) % 17, "t": np.arange(n) % 9})
-    expected = lapboot_kernel.draws(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3)
+    expected = lapboot_kernel.bootstrap(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3).draws
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
-    np.testing.assert_array_equal(lapboot_kernel.draws(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3), expected)
+    np.testing.assert_array_equal(lapboot_kernel.bootstrap(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3).draws,
+                                  expected)
 
 
 def test_a_bootstrap_sample_too_small_to_resample_is_a_note_as_in_the_python_engine(project):

@@ -14,7 +14,10 @@ logs/stata_steps.log and logs/stata_bootstrap.log, so no log overwrites another.
 do-file fails, so the log is scanned for Stata's error line `r(###);`.
 
 Steps 3-5 (master.do) and the bootstrap (04_bootstrap.do) are two Stata runs: a failed bootstrap becomes a note and
-keeps the Steps 3-5 tables. Every path, [estimate] newey_lag and the bootstrap's reps, seed and resampling unit reach
+keeps the Steps 3-5 tables, while a step of Steps 3-5 that stopped (an `error` note of master.do: the do-files raise
+only what is not a data outcome, such as an installation problem) stops the run with a StataError, so that a missing
+table never reads as a verdict; a model that is not estimable for its data is a `failed` note, as in the Python
+engine. Every path, [estimate] newey_lag and the bootstrap's reps, seed and resampling unit reach
 the do-files as arguments, and the ado/do files come from this package (a source checkout or the installed package
 data), so a run needs no copy of them in the project. Before a run every result file of either engine is removed from the output
 folder (`clear_results`), so no table of an earlier run, of either engine, survives; each table states its engine.
@@ -445,7 +448,8 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
     """Steps 3-5 (do/master.do), then the bootstrap (do/04_bootstrap.do), in Stata on layout.derived's panel_*.dta.
     Writes only into `results` (default layout.results; give a fresh folder to swap in on success) and Stata's logs
     into layout.logs: <table>.csv in the results schema, bootstrap.csv/_draws.csv/figures/bootstrap.png and
-    estimation_notes.csv. A failed bootstrap is a note (StataRun.failed); no detection table is a StataError."""
+    estimation_notes.csv. A failed bootstrap is a note (StataRun.failed); a step of Steps 3-5 that stopped, or no
+    detection table, is a StataError."""
     results = Path(results if results is not None else layout.results).resolve()
     logs, data = layout.logs.resolve(), layout.derived.resolve()
     if not (data / "panel_pre.dta").exists():
@@ -464,7 +468,12 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
     notes_file = results / "stata_notes.csv"
     if notes_file.exists() and notes_file.stat().st_size:
         run.notes += pd.read_csv(notes_file, dtype=str).fillna("").to_dict("records")
-    run.failed += [note["model"] for note in run.notes if note["kind"] == "error"]
+    stopped = [f"{note['model']}: {note['detail']}" for note in run.notes if note["kind"] == "error"]
+    if stopped:
+        # a do-file raises only what is not a data outcome (ado/_lapbias_datarc.ado): an installation problem,
+        # invalid syntax; a table missing for it would read as a verdict
+        raise StataError(f"a step of Steps 3-5 stopped with an error that is not a property of the data: "
+                         f"{'; '.join(stopped)}; see {logs / 'stata_steps.log'}")
     _read_tables(results, run)
     if "detection" not in run.tables and any(note["model"].startswith("detection:") and note["kind"] == "failed"
                                              for note in run.notes):
