@@ -235,8 +235,8 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
         raise EstimationError(f"N = {len(frame)} observation(s) for K = {k} regressor(s) and {absorbed}: no "
                               f"residual degrees of freedom for {y} on {x}")
     if not kept:
-        df_r = (min(len(frame) - df_a, n_clusters - 1) if vce == "cluster"
-                else len(frame) - (df_a + df_a_nested if absorb else 1))
+        levels = df_a + df_a_nested if absorb else 1  # reghdfe's df_a; the constant without absorbed FE
+        df_r = min(len(frame) - (df_a if absorb else 1), n_clusters - 1) if vce == "cluster" else len(frame) - levels
         raise AllOmitted(f"every regressor of {y} on {x} is omitted: "
                          + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted, N=len(frame),
                          N_clust=n_clusters, df_r=df_r, num_singletons=num_singletons,
