@@ -1,6 +1,11 @@
-*! version 0.1.0 22nov2026
+*! version 0.4.0 05dec2026
 * Checks that reghdfe, its dependencies require (reghdfe 6.13 stops with r(9) without it) and ftools, and estout
-* (esttab, estadd) are installed; says how to install what is missing.
+* (esttab, estadd) are installed, and says how to install what is missing. Then, once per Stata session (global
+* LAPBIAS_REGHDFE_OK), that reghdfe runs: a regression on a toy dataset of 8 rows (two crossed fixed effects, no
+* singleton), inside preserve. An installation problem -- reghdfe 6.13 (GitHub) next to an older ftools (SSC), which
+* require stops with r(2226), or a missing or stale ftools Mata library -- fails every regression alike; unchecked,
+* each would be a model "not estimable" and REPORT.md would read Underpowered. Here it stops with reghdfe's own
+* message, after a line saying it is the installation, not the data.
 program define _lapbias_deps
 	version 15
 	foreach pkg in require reghdfe ftools estout {
@@ -11,4 +16,24 @@ program define _lapbias_deps
 			exit 199
 		}
 	}
+	if ("$LAPBIAS_REGHDFE_OK" == "1") exit
+	preserve
+	quietly drop _all
+	quietly set obs 8
+	quietly generate byte a = 1 + mod(_n - 1, 2)
+	quietly generate byte b = 1 + floor((_n - 1) / 2)
+	quietly generate double x = mod(7 * _n, 5)
+	quietly generate double y = x + mod(_n, 3)
+	capture quietly reghdfe y x, absorb(a b)
+	local rc = _rc
+	if (`rc' == 1) exit 1
+	if (`rc') {
+		di as error "reghdfe does not run a toy regression (r(`rc')): the installation, not your data. Install reghdfe,"
+		di as error "ftools and require from one source (all {stata ssc install reghdfe, replace:SSC}, or all GitHub), run"
+		di as error "{stata ftools, compile:ftools, compile} and restart Stata. reghdfe's own message:"
+		reghdfe y x, absorb(a b)
+		exit `rc'
+	}
+	restore
+	global LAPBIAS_REGHDFE_OK 1
 end

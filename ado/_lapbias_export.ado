@@ -1,6 +1,6 @@
-*! version 0.3.0 01dec2026
+*! version 0.4.0 05dec2026
 * Writes the esttab exports the Python driver reads back (python/lapbias/estimate/stata.py parse_esttab_csv), of the
-* stored models() under the column labels() (pooled high_lap low_lap pre post):
+* stored models() under the column labels() (pooled high_lap low_lap high_minus_low pre post):
 *   <folder>/stata_<name>.csv: csv plain, cells b se t p ci_l ci_u per model, the stats rows
 *                              N N_clust df_r r2 r2_within num_singletons p_one, in %21.0g (as many digits as fit in
 *                              21 columns, far inside the 1e-6 parity with the Python engine); the intervals at 95%
@@ -17,6 +17,7 @@ program define _lapbias_export
 	local title_pooled "Pooled"
 	local title_high_lap "High LAP"
 	local title_low_lap "Low LAP"
+	local title_high_minus_low "High - Low"
 	local title_pre "Pre-cutoff"
 	local title_post "Post-cutoff"
 	local titles

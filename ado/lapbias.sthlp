@@ -1,11 +1,12 @@
 {smcl}
-{* *! version 0.3.0 01dec2026}{...}
+{* *! version 0.4.0 05dec2026}{...}
 {vieweralsosee "reghdfe" "help reghdfe"}{...}
 {vieweralsosee "lapvalid" "help lapvalid"}{...}
 {vieweralsosee "lapplacebo" "help lapplacebo"}{...}
 {vieweralsosee "lapboot" "help lapboot"}{...}
 {viewerjumpto "Syntax" "lapbias##syntax"}{...}
 {viewerjumpto "Options" "lapbias##options"}{...}
+{viewerjumpto "Few clusters: the wild bootstrap p" "lapbias##wild"}{...}
 {viewerjumpto "Replay" "lapbias##replay"}{...}
 {viewerjumpto "Stored results" "lapbias##results"}{...}
 {viewerjumpto "Examples" "lapbias##examples"}{...}
@@ -18,18 +19,19 @@
 {marker syntax}{...}
 {title:Syntax}
 
-{p 8 16 2}{cmd:lapbias} {it:depvar forecast lap} {ifin} {weight}{cmd:,} {opt a:bsorb(absvars)} [{it:options} {it:reghdfe_options}]
+{p 8 16 2}{cmd:lapbias} {it:depvar forecast lap} {ifin} {weight} [{cmd:,} {opt a:bsorb(absvars)} {it:options} {it:reghdfe_options}]
 
-{p 8 16 2}{cmd:lapbias} {it:depvar forecast lap} {ifin} [{cmd:aweight}]{cmd:,} {opt noab:sorb} {opt ti:me(timevar)} [{opt lag(#)} {it:options}]
+{p 8 16 2}{cmd:lapbias} {it:depvar forecast lap} {ifin} [{cmd:aweight}]{cmd:,} {opt new:ey} {opt ti:me(timevar)} [{opt lag(#)} {it:options}]
 
-{p 8 16 2}{cmd:lapbias} [{cmd:,} {opt l:evel(#)} {opt nohead:er} {it:display_options}]{space 4}(replay)
+{p 8 16 2}{cmd:lapbias} [{cmd:,} {opt l:evel(#)} {opt notab:le} {it:display_options}]{space 4}(replay)
 
 {synoptset 24 tabbed}{...}
 {synopthdr}
 {synoptline}
-{synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}: {cmd:absorb(firm date)}, {cmd:absorb(firm#year)}, {cmd:absorb(i.firm i.date)}{p_end}
-{synopt:{opt noab:sorb}}one time series: no fixed effects, Newey-West standard errors ({helpb newey}); needs {opt time()}; display options only{p_end}
-{synopt:{opt ti:me(timevar)}}the numeric time variable ordering a single time series (with {opt noabsorb}, or with {opt entity()}){p_end}
+{synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}: {cmd:absorb(firm date)}, {cmd:absorb(firm#year)}, {cmd:absorb(i.firm i.date)}; without it, pooled OLS with reghdfe's vce, as reghdfe{p_end}
+{synopt:{opt noab:sorb}}as reghdfe's: pooled OLS (no fixed effects); with {opt time()}, the same as {opt newey}{p_end}
+{synopt:{opt new:ey}}one time series: no fixed effects, Newey-West standard errors ({helpb newey}); needs {opt time()}; display options only{p_end}
+{synopt:{opt ti:me(timevar)}}the numeric time variable ordering a single time series (with {opt newey}, or with {opt entity()}){p_end}
 {synopt:{opt ent:ity(varname)}}with {opt absorb()} and {opt time()}: the protocol's estimator rule, a sample holding one entity is one time series{p_end}
 {synopt:{opt lag(#)}}Newey-West lag of a single time series; default floor(4 (T/100)^(2/9)){p_end}
 {synopt:{opt vce(vcetype)}}as in reghdfe: {cmd:unadjusted}, {cmd:robust}, {cmd:cluster} {it:clustvars} (two-way: {cmd:cluster} {it:a b}); default reghdfe's (robust with pweights, else unadjusted){p_end}
@@ -37,8 +39,8 @@
 {synopt:{opt l:evel(#)}}confidence level; default {cmd:level(95)}{p_end}
 {synopt:{opt stand:ardize}}z-score {it:depvar}, {it:forecast} and {it:lap} within the estimation sample first (paper Table V){p_end}
 {synopt:{opt st:ore(name)}}{cmd:estimates store} the results under {it:name} (for {helpb esttab}){p_end}
-{synopt:{opt nohead:er}}do not display the regression table, only the beta_3 summary{p_end}
-{synopt:{it:reghdfe_options}}any other option is passed to {helpb reghdfe}: {cmd:keepsingletons}, {cmd:dof()}, {cmd:technique()}, {cmd:tolerance()}, {cmd:residuals()}, display options such as {cmd:cformat()} and {cmd:noomitted}{p_end}
+{synopt:{opt notab:le}}do not display the regression table, only the beta_3 summary (r(table) is set all the same){p_end}
+{synopt:{it:reghdfe_options}}any other option is passed to {helpb reghdfe}: {cmd:noheader} (no header above the table), {cmd:keepsingletons}, {cmd:dof()}, {cmd:technique()}, {cmd:tolerance()}, {cmd:residuals()}, display options such as {cmd:cformat()} and {cmd:noomitted}{p_end}
 {synoptline}
 {p 4 6 2}{cmd:fweight}s, {cmd:aweight}s and {cmd:pweight}s are allowed, as in {helpb reghdfe}; for one time series, {cmd:aweight}s only; see {help weight}.{p_end}
 
@@ -55,7 +57,16 @@ adds the beta_3 statistics and the table rows listed under {help lapbias##result
 pweights), the singletons it drops, the terms it omits. If beta_3 is omitted (collinear with the fixed effects, e.g. a
 LAP without variation within them, as expected after the training cutoff), {cmd:lapbias} says so and exits without
 error: e(b3) and the other beta_3 results are missing, r(identified) is 0, r(omitted) lists the omitted terms, and the
-model is stored with its omitted rows, as the Python engine reports it.
+model is stored with its omitted rows, as the Python engine reports it. A zero standard error with nothing omitted (a
+perfect fit) is reported as such, also not identified.
+
+{pstd}The summary ends with a reading at 5% -- except below 42 clusters, where the verdict of lapbias reads another p;
+see {help lapbias##wild:Few clusters}.
+
+{pstd}Before its first regression in a Stata session, {cmd:lapbias} (as {cmd:lapvalid}, {cmd:lapplacebo} and
+{cmd:lapboot}) runs {cmd:reghdfe} on a toy dataset of 8 rows: an installation problem (reghdfe 6.13 next to an ftools
+older than 2.50, which stops with r(2226); a missing ftools Mata library) then stops with reghdfe's own message, instead
+of every model reading "not estimable".
 
 {marker options}{...}
 {title:Options}
@@ -63,21 +74,24 @@ model is stored with its omitted rows, as the Python engine reports it.
 {phang}{opt absorb(absvars)} lists the absorbed fixed effects, in {helpb reghdfe}'s syntax (parsed by reghdfe's own
 {cmd:ms_parse_absvars}). The esttab rows {cmd:fe_}{it:absvar} say which were absorbed: {cmd:fe_firm} "Yes", and
 {cmd:fe_firm_year} for {cmd:firm#year} ({cmd:i.} and {cmd:c.} dropped, other characters turned into _); e(fe_rows)
-lists them. reghdfe's {helpb estfe} works too.
+lists them. reghdfe's {cmd:estfe} works too (see {help reghdfe}). Without {opt absorb()} (or with {opt noabsorb}
+and no {opt time()}) the regression is reghdfe's pooled OLS, with its variance estimator: {cmd:lapbias y f lap,
+cluster(firm)}.
 
-{phang}{opt noabsorb} estimates the single-series branch of the protocol (one entity): {cmd:newey} {it:depvar}
+{phang}{opt newey} estimates the single-series branch of the protocol (one entity): {cmd:newey} {it:depvar}
 {cmd:c.}{it:forecast}{cmd:##c.}{it:lap}{cmd:, lag(}{it:L}{cmd:)} on the sample only (inside {cmd:preserve}), its rows in
 {it:timevar} order taken as consecutive observations ({cmd:tsset} on their sequence 1..T; a repeated {it:timevar} is an
 error), as the Python engine does: a gap in {it:timevar} is not a lag (newey on {it:timevar} itself would refuse a
 series spaced by 2 and pair only observations exactly j periods apart); newey gets the display options
-({cmd:level()}, {cmd:cformat()}, ...), and with {opt noabsorb} any other reghdfe option is an error.
+({cmd:level()}, {cmd:cformat()}, ...), and with {opt newey} any other reghdfe option is an error (newey has no
+{cmd:noheader}). {opt noabsorb} with {opt time()} is the same as {opt newey}.
 {opt time(timevar)} is required; {opt lag(#)} sets L (default floor(4 (T/100)^(2/9)), Newey and West 1994, T the rows
 estimated). newey posts no R-squared: e(r2) = e(r2_within) =
 the OLS R-squared and e(num_singletons) = 0 are added, as the Python engine reports them.
 
 {phang}{opt entity(varname)} with {opt absorb()} and {opt time()} applies the rule both lapbias engines apply to
 every regression of the protocol: a sample whose rows hold one entity (counted over the if/in rows, missing values
-included) is one time series, estimated as with {opt noabsorb}; otherwise {opt absorb()} and {opt vce()} are used. A
+included) is one time series, estimated as with {opt newey}; otherwise {opt absorb()} and {opt vce()} are used. A
 line says when the rule chose the time series, and which reghdfe options newey did not use. {opt time()} and
 {opt lag()} are refused where nothing would use them.
 
@@ -101,18 +115,42 @@ For the same reason (a copy inside {cmd:preserve}) reghdfe options that create v
 {phang}{opt store(name)} stores the estimates, with the added results, under {it:name}. An older set stored under
 {it:name} is dropped first, so esttab never shows a model of an earlier call.
 
-{phang}{opt noheader} suppresses the regression table.
+{phang}{opt notable} suppresses the regression table (reghdfe's own {cmd:notable} would also leave no r(table));
+{cmd:noheader}, like any option {cmd:lapbias} does not know, goes to reghdfe and hides its header only.
 
 {phang}{it:reghdfe_options} are passed to reghdfe. Refused, because lapbias then has no beta_3 to report or no
 e(sample): {cmd:noregress}, {cmd:nopartialout}, {cmd:varlist_is_touse}, {cmd:nosample}, {cmd:version()}, and the
-group-level fixed effects {cmd:group()}, {cmd:individual()}, {cmd:aggregation()}.
+group-level fixed effects {cmd:group()}, {cmd:individual()}, {cmd:aggregation()}. Options that make variables
+({cmd:residuals}[{cmd:()}], {cmd:groupvar()}, {cmd:absorb(}{it:fe}{cmd:=firm)}, {cmd:savefe}) work with {cmd:lapbias}
+but are refused by {helpb lapvalid}, {helpb lapplacebo} and {helpb lapboot}, which run several regressions with the
+same options (the second would refuse the name the first made, r(110)).
+
+{marker wild}{...}
+{title:Few clusters: the wild bootstrap p}
+
+{pstd}With fewer than 42 clusters the CRV1 t test over-rejects, and the verdict of lapbias (REPORT.md, its
+{cmd:wild_below_clusters} = 42) reads the p-value of beta_3 from the wild cluster restricted bootstrap -- null
+imposed, Webb weights, 9,999 draws, the CRV1 t statistic -- not r(p_one). Below 42 clusters {cmd:lapbias} therefore
+prints no reading, returns r(few_clusters) = 1, and prints the Stata route to that p for the estimates at hand.
+{cmd:boottest} (Roodman, MacKinnon, Nielsen and Webb 2019; {stata ssc install boottest}) refuses reghdfe with more than
+one set of absorbed fixed effects (r(198)), so the period effects enter as dummies and the entity effects, the
+cluster variable, stay absorbed:
+
+{phang2}{cmd:. reghdfe outcome c.mu_hat##c.lap i.period_num, absorb(entity_num) cluster(entity_num)}{p_end}
+{phang2}{cmd:. boottest c.mu_hat#c.lap, weighttype(webb) ptype(upper) reps(9999) seed(20251222) nograph}{p_end}
+
+{pstd}This is the same beta_3 and the same CRV1 t (up to its small-sample factor, which the bootstrap p does not depend
+on), with the same null-imposed draws: a singleton of the period dummies is fitted exactly and adds nothing. Its
+one-sided p (r(p) of {cmd:ptype(upper)}) agrees with the verdict's {cmd:p_wild_one_sided} within Monte Carlo error
+(Stata's random stream is not numpy's). For the placebo, the same two lines on the post-cutoff sample.
 
 {marker replay}{...}
 {title:Replay}
 
-{pstd}Typed without variables, {cmd:lapbias} [{cmd:,} {opt level(#)} {opt noheader} {it:display_options}]
+{pstd}Typed without variables, {cmd:lapbias} [{cmd:,} {opt level(#)} {opt notable} {it:display_options}]
 redisplays the last {cmd:lapbias} estimates (error r(301) if the active estimates are not from {cmd:lapbias}) and
-prints the beta_3 summary again at the requested level, e.g. {cmd:lapbias, level(90)}. Every r() below is set again.
+prints the beta_3 summary again at the requested level, e.g. {cmd:lapbias, level(90)}. Every r() below is set again;
+{cmd:noheader} and the display options go to reghdfe's replay.
 
 {marker results}{...}
 {title:Stored results}
@@ -130,9 +168,11 @@ prints the beta_3 summary again at the requested level, e.g. {cmd:lapbias, level
 {synopt:{cmd:r(level)}}confidence level{p_end}
 {synopt:{cmd:r(identified)}}1 if beta_3 is estimated, 0 if it is omitted (collinear){p_end}
 {synopt:{cmd:r(omitted)}}the omitted terms, e.g. {cmd:lap c.mu_hat#c.lap}{p_end}
+{synopt:{cmd:r(few_clusters)}}1 with fewer than 42 clusters: the verdict reads the wild bootstrap p, not r(p_one) (see {help lapbias##wild:Few clusters}){p_end}
 {synopt:{cmd:r(N)}}number of observations{p_end}
 {synopt:{cmd:r(N_clust)}}number of clusters (missing without clustering){p_end}
 {synopt:{cmd:r(num_singletons)}}singleton observations dropped{p_end}
+{synopt:{cmd:r(table)}}the regression table of reghdfe (or newey), as after {cmd:reghdfe}: b, se, t, p, ll, ul, df, crit, eform per coefficient{p_end}
 
 {pstd}and adds to reghdfe's (or newey's) {cmd:e()}:
 

@@ -1,31 +1,44 @@
-*! version 0.3.0 01dec2026
+*! version 0.4.0 05dec2026
 * lapboot: pairs bootstrap of beta_3 (paper Figure III). Observations (or whole clusters) are drawn with replacement
 * reps() times, the detection regression is re-estimated on each draw, and the one-sided bootstrap p of the in-sample
 * beta_3 is the share of identified draws at least as large as it (python/lapbias/estimate/bootstrap.py):
 *   p_boot = #{draws: beta_3(b) >= b3} / #{identified draws};  p95 = _pctile of the identified draws (type 2).
-* First, as the Python engine, beta_3 must be identified on the whole sample (no regressor without variation, not
-* every row a singleton, beta_3 not collinear): if not, every draw is unidentified by construction, r(identified)
-* = 0 and r(note) says why, and no draw is made.
+* First, as the Python engine, _lapbias_bootcheck: at least 10 rows, beta_3 identified on the whole sample; if not,
+* every draw is unidentified by construction, r(identified) = 0 and r(note) says why, and no draw is made.
 * The draws: Stata 16+ with the lapbias Python package importable (and absorb() two variables, cluster() none or
 * one of them): the lapbias compiled kernel (_lapbias_pyboot), the Python engine's own draws for the seed, in
-* seconds. Otherwise (or nopython): reghdfe on each draw, the draw as frequency weights (bsample, weight()) on the
-* data in memory -- [fw] reghdfe drops a level whose draws weigh 1, as it drops a singleton of the materialised
-* draw -- with progress dots and the expected time first; Stata's random stream then agrees with the Python engine
-* within Monte Carlo error only. A draw whose interaction is omitted (collinear: _se = 0) or whose regression fails
-* is posted as missing (unidentified), never as 0 (dots as bootstrap's: x a failed regression, e beta_3 omitted).
-* Break (r(1)) stops the command, as r(198) of the whole-sample regression (invalid syntax or option) does: it is
-* run again, not captured, so that reghdfe's own message says what it refused.
+* seconds (its own check's reason, when it finds beta_3 not identified, becomes r(note)). Otherwise (or nopython):
+* reghdfe on each draw, the draw as frequency weights (bsample, weight()) on the data in memory -- [fw] reghdfe
+* drops a level whose draws weigh 1, as it drops a singleton of the materialised draw -- with progress dots and the
+* expected time first; Stata's random stream then agrees with the Python engine within Monte Carlo error only. A
+* draw whose interaction is omitted (collinear: _se = 0) or whose regression fails is posted as missing
+* (unidentified), never as 0 (dots as bootstrap's: x a failed regression, e beta_3 omitted). Break stops it.
+* The active estimates are held and come back at the end, as boottest leaves the model untouched: no draw's fit
+* replaces them; b3() is evaluated first, before any command can replace r(). absorb()'s saved fixed effects
+* (fe=firm, savefe) are refused: each draw would make them again (_lapbias_check, multi).
 program define lapboot, rclass
+	version 15
+	syntax anything [if] [in], B3(string) *
+	tempname b3v held
+	scalar `b3v' = (`b3')
+	if missing(`b3v') {
+		di as error "b3(`b3') is missing: the in-sample beta_3, a number or an expression, e.g. b3(r(b3)) after lapbias"
+		exit 198
+	}
+	_estimates hold `held', restore nullok
+	Boot `anything' `if' `in', b3(scalar(`b3v')) `options'
+	return add
+end
+
+* The bootstrap itself (header above), on the in-sample beta_3 b3() evaluated by lapboot.
+program define Boot, rclass
 	version 15
 	syntax varlist(min=3 max=3 numeric) [if] [in], Absorb(string) B3(string) [Reps(integer 10000) ///
 		SEED(real 20251222) CLuster(varname) STANDardize SAVing(string) GRaph(string) noDOTS noPYthon]
 	tempname b3v draw p_boot p95 valid sim
 	scalar `b3v' = (`b3')
 	_lapbias_deps
-	if missing(`b3v') {
-		di as error "b3(`b3') is missing: the in-sample beta_3, a number or an expression, e.g. b3(r(b3)) after lapbias"
-		exit 198
-	}
+	_lapbias_check, absorb(`absorb') multi(lapboot)
 	if (`reps' < 1) {
 		di as error "reps(`reps'): the bootstrap needs at least one draw"
 		exit 198
@@ -61,30 +74,9 @@ program define lapboot, rclass
 	preserve
 	quietly keep if `touse'
 	if ("`standardize'" != "") _lapbias_zscore `varlist', touse(`touse')
-	local note
-	foreach v in `forecast' `lap' {
-		quietly summarize `v'
-		if (r(min) == r(max) & "`note'" == "") local note = "`v' has no variation in the bootstrap sample (every" ///
-			+ " value " + strtrim(strofreal(r(min), "%10.0g")) + "): beta_3 is not identified"
-	}
-	local seconds = .
-	if ("`note'" == "") {
-		timer clear 100
-		timer on 100
-		capture quietly reghdfe `depvar' c.`forecast'##c.`lap', absorb(`absorb') dof(none) noheader notable nofootnote
-		local rc = _rc
-		timer off 100
-		quietly timer list 100
-		local seconds = r(t100)
-		if (`rc' == 1) exit 1
-		if (`rc' == 198) reghdfe `depvar' c.`forecast'##c.`lap', absorb(`absorb') dof(none) noheader notable nofootnote
-		scalar `draw' = .
-		if (!`rc') capture scalar `draw' = cond(_se[`term'] > 0 & _se[`term'] < ., _b[`term'], .)
-		if (`rc') local note = "the regression on the whole bootstrap sample stops with r(`rc') (e.g. every row a" ///
-			+ " singleton of a fixed effect): beta_3 is not identified"
-		else if missing(`draw') local note = "beta_3 is not identified in the bootstrap sample itself (after dropping" ///
-			+ " singletons, `forecast' x `lap' is collinear with the fixed effects and the other regressors)"
-	}
+	_lapbias_bootcheck `varlist', absorb(`absorb')
+	local note `"`r(note)'"'
+	local seconds = r(seconds)
 	local method = cond("`note'" == "", "reghdfe", "none")
 	if ("`method'" == "reghdfe" & "`python'" == "" & c(stata_version) >= 16) {
 		gettoken first second : absvars
@@ -96,6 +88,7 @@ program define lapboot, rclass
 			local first `cluster'
 		}
 		if (`plain' & inlist("`cluster'", "", "`first'")) {
+			keep `depvar' `forecast' `lap' `first' `second'
 			quietly save `"`pool'"'
 			_lapbias_pyboot using `"`pool'"', saving(`"`draws'"') variables(`depvar' `forecast' `lap' `first' `second') ///
 				resample(`=cond("`cluster'" != "", "entity", "obs")') reps(`reps') seed(`seed')
@@ -136,7 +129,14 @@ program define lapboot, rclass
 		quietly generate long draw = _n
 		quietly generate double beta3 = .
 	}
-	else quietly use `"`draws'"', clear
+	else {
+		quietly use `"`draws'"', clear
+		capture confirm variable note
+		if (!_rc) {
+			local note = note[1]
+			drop note
+		}
+	}
 	label variable draw "bootstrap draw, 1..reps"
 	label variable beta3 "beta_3 of the draw (missing: not identified)"
 	quietly count if !missing(beta3)

@@ -1,5 +1,5 @@
 {smcl}
-{* *! version 0.3.0 01dec2026}{...}
+{* *! version 0.4.0 05dec2026}{...}
 {vieweralsosee "lapbias" "help lapbias"}{...}
 {vieweralsosee "bsample" "help bsample"}{...}
 {viewerjumpto "Syntax" "lapboot##syntax"}{...}
@@ -22,7 +22,7 @@
 {synoptset 24 tabbed}{...}
 {synopthdr}
 {synoptline}
-{synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}{p_end}
+{synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe} (no saved fixed effects: {cmd:fe=firm}, {cmd:savefe} are refused){p_end}
 {synopt:{opt b3(exp)}}the in-sample beta_3 the draws are compared with: a number or an expression, e.g. {cmd:b3(r(b3))} right after {helpb lapbias}{p_end}
 {synopt:{opt r:eps(#)}}number of draws, at least 1; default 10000{p_end}
 {synopt:{opt seed(#)}}random-number seed, an integer from 0 to 2147483647 (as {helpb set seed}); default 20251222{p_end}
@@ -43,10 +43,15 @@ of the draws ({cmd:_pctile}; another percentile: {cmd:_pctile beta3, p(#)} on th
 interaction is omitted (collinear) or whose regression fails is {it:unidentified}: it is saved as missing, never as 0,
 and left out of both counts. Break stops the command.
 
-{pstd}First, as the Python engine does, beta_3 must be identified on the whole sample: if {it:forecast} or {it:lap}
-has no variation, every row is a singleton, or beta_3 is collinear with the fixed effects there, every draw would be
-unidentified. {cmd:lapboot} then makes no draw, reports r(identified) = 0 and the reason in r(note), and p_boot and
-p95 are missing.
+{pstd}First, as the Python engine does, the sample must have at least 10 rows and beta_3 must be identified on the
+whole sample: if {it:forecast} or {it:lap} has no variation, every row is a singleton, or beta_3 is collinear with the
+fixed effects there, every draw would be unidentified. {cmd:lapboot} then makes no draw, reports r(identified) = 0 and
+the reason in r(note) (in the Python engine's words), and p_boot and p95 are missing. When the lapbias kernel's own
+check finds the same, its reason is r(note) as well.
+
+{pstd}The estimates active before {cmd:lapboot} are active after it (as {cmd:boottest} leaves the model untouched):
+no draw's fit replaces them, so {cmd:lapbias, level(90)} and {cmd:esttab .} still show your model. {opt b3()} is
+evaluated first, before anything can replace r().
 
 {marker options}{...}
 {title:Options}
@@ -70,10 +75,12 @@ Python engine's pairs bootstrap, an exact fit per draw with singletons dropped a
 {pstd}Otherwise, or with {opt nopython}, {cmd:reghdfe} runs on each draw: the draw is kept as frequency weights
 ({cmd:bsample, weight()}, so the data are not reloaded) and reghdfe drops a level whose draws weigh 1, as it drops a
 singleton of the materialised draw. Before the first draw {cmd:lapboot} states the expected time, measured by one
-regression on the whole sample (timer 100): of order 0.1 s per draw, i.e. tens of minutes for 10,000 draws. Progress
+regression on the whole sample (with a {help timer} no one has started, the highest-numbered free one, cleared
+afterwards: your timers are left alone): of order 0.1 s per draw, i.e. tens of minutes for 10,000 draws. Progress
 dots follow, as with {helpb bootstrap}: {cmd:x} a regression that failed, {cmd:e} a draw whose beta_3 is omitted
-({opt nodots} suppresses them). A whole-sample regression that reghdfe refuses as invalid syntax (r(198)) stops
-{cmd:lapboot} before any draw. Stata's random-number stream differs from the
+({opt nodots} suppresses them). A whole-sample regression that fails for any reason but its data (invalid syntax
+r(198), an installation error) stops {cmd:lapboot} before any draw, with reghdfe's own message. Stata's random-number
+stream differs from the
 kernel's, so p_boot then agrees with the Python engine only within Monte Carlo error (about 2 sqrt(p(1-p)/reps)).
 
 {marker saving}{...}
@@ -107,7 +114,7 @@ kernel's, so p_boot then agrees with the Python engine only within Monte Carlo e
 {title:Examples}
 
 {phang2}{cmd:. use data/derived/panel_pre, clear}{p_end}
-{phang2}{cmd:. lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) standardize noheader}{p_end}
+{phang2}{cmd:. lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) standardize notable}{p_end}
 {phang2}{cmd:. scalar b3_in = r(b3)}{p_end}
 {phang2}{cmd:. use data/derived/panel_post, clear}{p_end}
 {phang2}{cmd:. lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(scalar(b3_in)) standardize reps(2000) saving(draws.dta, replace) graph(boot.png, replace)}{p_end}

@@ -1,4 +1,4 @@
-*! version 0.3.0 01dec2026
+*! version 0.4.0 05dec2026
 * lapplacebo: the detection regression before and after the training cutoff (protocol Step 5), each with lapbias.
 * Pre-cutoff = date <= cutoff; post-cutoff = date > release (release() defaults to the cutoff): the rows between the
 * cutoff and the model's release belong to neither sample (the panel's release_gap), nor do rows with a missing
@@ -7,27 +7,28 @@
 * lap and beta_3 both omitted (collinear with the fixed effects), the collapse Step 5 expects -- as the Python
 * verdict's collapse rule. A period that cannot be estimated, or whose beta_3 alone is omitted, gives a missing
 * post-cutoff p, which is NOT a pass (r(pass) = .): it is never compared with alpha (a missing value exceeds every
-* number in Stata); r(198) in a period (invalid syntax, an option reghdfe refuses) stops lapplacebo. r(stored) names
-* only the models stored by this call; their names are dropped first. Their e(cmdline) is this lapplacebo command
-* (lapbias's would name the temporary markers of the period).
+* number in Stata). With fewer than 42 post-cutoff clusters the verdict reads the wild cluster restricted bootstrap p
+* (lapbias prints the Stata route), so r(pass) is missing there too and r(pass_crv1) holds the CRV1 rule. A period
+* not estimable for its data is reported; any other error (r(198) invalid syntax, an option reghdfe refuses, Break,
+* an installation error: _lapbias_datarc) stops lapplacebo. r(stored) names only the models stored by this call;
+* their names (store() at most 25 characters) are dropped once every option is checked (vce() by reghdfe's parser,
+* ms_parse_vce, too). Their e(cmdline) is this
+* lapplacebo command (lapbias's would name the temporary markers of the period).
 program define lapplacebo, rclass
 	version 15
 	local cmdline `"lapplacebo `0'"'
 	_lapbias_deps
 	syntax varlist(min=3 max=3 numeric) [if] [in] [fw aw pw], DATE(varname numeric) CUToff(string) [Absorb(string) ///
-		NOABsorb TIme(varname numeric) LAG(integer -1) ENTity(varname) VCE(string) CLuster(string) ///
+		NEWey NOABsorb TIme(varname numeric) LAG(integer -1) ENTity(varname) VCE(string) CLuster(string) ///
 		RELease(string) Level(cilevel) ALpha(real 0.10) STore(name) *]
-	_lapbias_check, absorb(`absorb') `noabsorb' time(`time') lag(`lag') entity(`entity') vce(`vce') ///
-		cluster(`cluster') weight(`weight') options(`options')
-	if ("`store'" != "") {
-		foreach period in pre post {
-			capture estimates drop `store'_`period'
-		}
-	}
+	_lapbias_check, absorb(`absorb') `newey' `noabsorb' time(`time') lag(`lag') entity(`entity') vce(`vce') ///
+		cluster(`cluster') weight(`weight') multi(lapplacebo) options(`options')
+	local newey = cond(r(newey), "newey", "")
+	if ("`newey'" == "") ms_parse_vce, vce(`r(vce)') weighttype(`weight')
 	tokenize `varlist'
 	local forecast `2'
 	local lap `3'
-	tempname cut rel pass collapsed
+	tempname cut rel pass pass_crv1 collapsed
 	tempvar day
 	scalar `cut' = date("`cutoff'", "YMD")
 	scalar `rel' = cond("`release'" == "", `cut', date("`release'", "YMD"))
@@ -44,10 +45,17 @@ program define lapplacebo, rclass
 		di as error "date(`date') has format `format': give a daily date (%td) or a clock time (%tc)"
 		exit 198
 	}
+	if (strlen("`store'") > 25) {
+		di as error "store(`store'): at most 25 characters, as lapvalid's (the models are `store'_pre, `store'_post)"
+		exit 198
+	}
+	foreach period in pre post {
+		if ("`store'" != "") capture estimates drop `store'_`period'
+	}
 	marksample touse, novarlist
 	markout `touse' `day'
 	local wgt = cond("`weight'" != "", "[`weight'`exp']", "")
-	local opts absorb(`absorb') `noabsorb' lag(`lag') level(`level') noheader `options'
+	local opts absorb(`absorb') `newey' lag(`lag') level(`level') notable `options'
 	if ("`time'" != "") local opts `opts' time(`time')
 	if ("`entity'" != "") local opts `opts' entity(`entity')
 	if (`"`vce'"' != "") local opts `opts' vce(`vce')
@@ -68,10 +76,12 @@ program define lapplacebo, rclass
 			continue
 		}
 		capture noisily lapbias `varlist' `wgt' if `touse' & `cond', `opts' `st'
-		if (_rc == 1 | _rc == 198) exit _rc
-		if (_rc) {
+		local rc = _rc
+		if (`rc') {
+			_lapbias_datarc `rc'
+			if (!r(data)) exit `rc'
 			local status_`period' failed
-			di as text "  (`period'-cutoff detection regression not estimable, r(`=_rc'))"
+			di as text "  (`period'-cutoff detection regression not estimable, r(`rc'))"
 			continue
 		}
 		local status_`period' = cond(r(identified), "estimated", "omitted")
@@ -89,8 +99,11 @@ program define lapplacebo, rclass
 	local N_gap = r(N)
 	local term c.`forecast'#c.`lap'
 	scalar `collapsed' = "`status_post'" == "omitted" & `: list lap in omitted_post' & `: list term in omitted_post'
+	local few = `N_clust_post' < 42
+	scalar `pass_crv1' = cond(`collapsed', 1, cond(missing(`p_one_post'), ., `p_one_post' > `alpha'))
 	if (`collapsed') scalar `pass' = 1
 	else if missing(`p_one_post') scalar `pass' = .
+	else if (`few') scalar `pass' = .
 	else scalar `pass' = `p_one_post' > `alpha'
 	di _n as text "Placebo (protocol Step 5), cutoff `cutoff' (pre-cutoff: `date' <= cutoff)" ///
 		cond("`release'" != "", "; post-cutoff: after the release `release' (`N_gap' rows between: neither sample)", "")
@@ -104,8 +117,11 @@ program define lapplacebo, rclass
 	}
 	if (`collapsed') di as text "  placebo " as result "passes" as text " (post-cutoff LAP collapsed: lap and beta_3" ///
 		" omitted, as Step 5 expects after the cutoff)"
-	else if missing(`pass') di as text "  placebo " as result "not estimable" ///
+	else if missing(`p_one_post') di as text "  placebo " as result "not estimable" ///
 		as text " (no post-cutoff one-sided p: the placebo cannot be assessed, which is not a pass)"
+	else if (`few') di as text "  placebo " as result "not assessed here" as text ": with " `N_clust_post' " clusters" ///
+		" the verdict reads the post-cutoff wild bootstrap p (its Stata route is printed above); the CRV1 p alone" ///
+		" would say it " cond(`pass_crv1', "passes", "fails") " (r(pass_crv1))"
 	else di as text "  placebo " as result cond(`pass', "passes", "fails") ///
 		as text " (passes when the post-cutoff one-sided p > " `alpha' ")"
 	foreach period in pre post {
@@ -115,6 +131,7 @@ program define lapplacebo, rclass
 		return local status_`period' "`status_`period''"
 	}
 	return scalar pass = `pass'
+	return scalar pass_crv1 = `pass_crv1'
 	return scalar collapsed = `collapsed'
 	return scalar estimable_post = !missing(`p_one_post') | `collapsed'
 	return scalar N_gap = `N_gap'

@@ -1,5 +1,5 @@
 {smcl}
-{* *! version 0.3.0 01dec2026}{...}
+{* *! version 0.4.0 05dec2026}{...}
 {vieweralsosee "lapbias" "help lapbias"}{...}
 {vieweralsosee "reghdfe" "help reghdfe"}{...}
 {viewerjumpto "Syntax" "lapplacebo##syntax"}{...}
@@ -16,10 +16,10 @@
 {title:Syntax}
 
 {p 8 16 2}{cmd:lapplacebo} {it:depvar forecast lap} {ifin} {weight}{cmd:,} {opt date(datevar)} {opt cut:off(YYYY-MM-DD)}
-{opt a:bsorb(absvars)} [{it:options} {it:reghdfe_options}]
+[{opt a:bsorb(absvars)} {it:options} {it:reghdfe_options}]
 
 {p 8 16 2}{cmd:lapplacebo} {it:depvar forecast lap} {ifin} [{cmd:aweight}]{cmd:,} {opt date(datevar)} {opt cut:off(YYYY-MM-DD)}
-{opt noab:sorb} {opt ti:me(timevar)} [{opt lag(#)} {it:options}]
+{opt new:ey} {opt ti:me(timevar)} [{opt lag(#)} {it:options}]
 
 {synoptset 24 tabbed}{...}
 {synopthdr}
@@ -27,17 +27,18 @@
 {synopt:{opt date(datevar)}}a daily date (%td), or a clock time (%tc, %tC) taken by its day; rows with a missing date are in neither sample{p_end}
 {synopt:{opt cut:off(string)}}the model's training cutoff; pre-cutoff = {it:datevar} <= cutoff{p_end}
 {synopt:{opt rel:ease(string)}}the model's release date (YYYY-MM-DD, not before the cutoff); post-cutoff = {it:datevar} > release; default: the cutoff{p_end}
-{synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}{p_end}
-{synopt:{opt noab:sorb}}one time series (Newey-West), as in {helpb lapbias}; needs {opt time()}{p_end}
-{synopt:{opt ti:me(timevar)}}the time variable of a single time series (with {opt noabsorb}, or with {opt entity()}){p_end}
+{synopt:{opt a:bsorb(absvars)}}fixed effects, as in {helpb reghdfe}; without it, pooled OLS, as reghdfe{p_end}
+{synopt:{opt noab:sorb}}as reghdfe's: pooled OLS; with {opt time()}, the same as {opt newey}{p_end}
+{synopt:{opt new:ey}}one time series (Newey-West), as in {helpb lapbias}; needs {opt time()}{p_end}
+{synopt:{opt ti:me(timevar)}}the time variable of a single time series (with {opt newey}, or with {opt entity()}){p_end}
 {synopt:{opt lag(#)}}Newey-West lag of a single time series{p_end}
 {synopt:{opt ent:ity(varname)}}with {opt absorb()} and {opt time()}: the protocol's rule, a period whose rows hold one entity is one time series{p_end}
 {synopt:{opt vce(vcetype)}}as in reghdfe, including two-way clustering; default reghdfe's{p_end}
 {synopt:{opt cl:uster(clustvars)}}shorthand for {cmd:vce(cluster} {it:clustvars}{cmd:)}; string variables allowed{p_end}
 {synopt:{opt l:evel(#)}}confidence level; default {cmd:level(95)}{p_end}
 {synopt:{opt al:pha(#)}}the placebo passes when the post-cutoff one-sided p exceeds #; default 0.10{p_end}
-{synopt:{opt st:ore(name)}}store the two detection regressions as {it:name}{cmd:_pre} and {it:name}{cmd:_post}{p_end}
-{synopt:{it:reghdfe_options}}passed to {helpb reghdfe} through {helpb lapbias}{p_end}
+{synopt:{opt st:ore(name)}}store the two detection regressions as {it:name}{cmd:_pre} and {it:name}{cmd:_post}; {it:name} at most 25 characters{p_end}
+{synopt:{it:reghdfe_options}}passed to {helpb reghdfe} through {helpb lapbias}; options that make variables are refused{p_end}
 {synoptline}
 {p 4 6 2}{cmd:fweight}s, {cmd:aweight}s and {cmd:pweight}s are allowed; see {help weight}.{p_end}
 
@@ -51,16 +52,25 @@ r(collapsed) is 1. A period whose regression cannot be estimated, or whose beta_
 p: for the post-cutoff period r(pass) is then missing, which is {it:not} a pass (the Python verdict treats it the same
 way).
 
+{pstd}With fewer than 42 post-cutoff clusters the verdict reads the placebo's wild cluster restricted bootstrap p, not
+the CRV1 p ({help lapbias##wild:Few clusters}; {cmd:lapbias} prints its Stata route for each period). r(pass) is then
+missing too -- not assessed here -- and r(pass_crv1) holds what the CRV1 p alone would say; with 42 clusters or more
+(or without clustering) r(pass) = r(pass_crv1).
+
 {marker options}{...}
 {title:Options}
 
 {phang}{opt absorb()}, {opt noabsorb}, {opt time()}, {opt lag()}, {opt entity()}, {opt vce()}, {opt cluster()},
 {opt level()}, the weights and any {it:reghdfe_options} are passed to {cmd:lapbias} for each period; they are checked
 before anything is estimated, so a wrong option is an error, not a period "not estimable"; an option reghdfe
-itself refuses (r(198)) stops {cmd:lapplacebo} as well. {opt date()},
+itself refuses (r(198)), Break or an installation error stops {cmd:lapplacebo} as well (a period is "not estimable"
+only for its data: r(2000), r(2001), r(451), r(459), r(498)). Options that make variables --
+{cmd:residuals}[{cmd:()}], {cmd:groupvar()}, {cmd:absorb(}{it:fe}{cmd:=firm)}, {cmd:savefe} -- are refused: the
+post-cutoff regression would refuse the name the pre-cutoff one made (r(110)). {opt date()},
 {opt cutoff()} and {opt release()} define the two samples. {opt alpha()} sets the pass threshold. {opt store(name)}
 stores the two models, with lapbias's e() additions (e(p_one), {cmd:e(fe_}{it:absvar}{cmd:)}, ...), for {cmd:esttab};
-names of an earlier call are dropped first, and r(stored) names only the models stored by this call.
+names of an earlier call are dropped once every option is checked, and r(stored) names only the models stored by this
+call. Each period runs {cmd:lapbias} with {cmd:notable}; {cmd:noheader} and other reghdfe options go through.
 
 {marker results}{...}
 {title:Stored results}
@@ -77,7 +87,8 @@ period has no beta_3):
 {synopt:{cmd:r(N_pre)}, {cmd:r(N_post)}}observations{p_end}
 {synopt:{cmd:r(N_clust_pre)}, {cmd:r(N_clust_post)}}clusters{p_end}
 {synopt:{cmd:r(status_pre)}, {cmd:r(status_post)}}{cmd:estimated}, {cmd:omitted} (beta_3 not identified), {cmd:failed} or {cmd:empty}{p_end}
-{synopt:{cmd:r(pass)}}1 passes, 0 fails, missing = not estimable (not a pass){p_end}
+{synopt:{cmd:r(pass)}}1 passes, 0 fails, missing = not estimable, or fewer than 42 post-cutoff clusters (not assessed: the verdict reads the wild bootstrap p){p_end}
+{synopt:{cmd:r(pass_crv1)}}the same rule on the CRV1 p whatever the number of clusters (missing when not estimable){p_end}
 {synopt:{cmd:r(collapsed)}}1 if the post-cutoff LAP collapsed (lap and beta_3 omitted): the placebo passes{p_end}
 {synopt:{cmd:r(estimable_post)}}1 if the post-cutoff placebo could be assessed (a one-sided p, or the collapse){p_end}
 {synopt:{cmd:r(N_gap)}}rows between the cutoff and the release, in neither sample{p_end}

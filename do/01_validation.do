@@ -1,11 +1,16 @@
 * Protocol Step 3: outcome on the recalled direction U-D, pooled and by LAP half (high_lap as lapbias panel set it),
-* with lapvalid: the estimator chosen per model (one entity in the model's rows: one time series, Newey-West).
+* and theta_high - theta_low (the verdict's validation test), with lapvalid: the estimator chosen per model (one
+* entity in the model's rows: one time series, Newey-West). The four models are exported as pooled, high_lap,
+* low_lap and high_minus_low (lapvalid's difference model: outcome on c.ud_std#c.high_lap and ud_std, each half
+* with its own fixed effects, ud scaled by its SD within the half; one-sided test of the interaction > 0).
 * Arguments: 1 = folder of the panels, 2 = results folder, 3 = sample (pre | post), 4 = table name (validation |
 * placebo_validation), 5 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9))).
-* A model that cannot be estimated (e.g. an empty or all-singleton half) becomes a note in <results>/stata_notes.csv
-* and is left out of the tables; the other models are kept. A model whose ud is omitted is exported with the omitted
-* row (theta zero: Step 3's null). Each estimated model's singletons, rows dropped for missing values and single-series
-* warning are noted as the Python engine notes them.
+* A model that cannot be estimated for its data (e.g. an empty or all-singleton half) becomes a note in
+* <results>/stata_notes.csv and is left out of the tables; the other models are kept. Any other error (an
+* installation problem, invalid syntax, Break) stops this do-file with its return code. A model whose ud is omitted is
+* exported with the omitted row (theta zero: Step 3's null). Each estimated model's singletons, rows dropped for
+* missing values and single-series warning are noted as the Python engine notes them.
+version 15
 args data results sample name lag
 if `"`data'"' == "" local data "data/derived"
 if `"`results'"' == "" local results "results"
@@ -16,26 +21,28 @@ use `"`data'/panel_`sample'"', clear
 local notes `"`results'/stata_notes.csv"'
 capture noisily lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) time(period_num) lag(`lag') store(__lapbias)
 if _rc {
-	if (_rc == 1) exit 1
 	local rc = _rc
-	foreach m in pooled high_lap low_lap {
+	_lapbias_datarc `rc'
+	if (!r(data)) exit `rc'
+	foreach m in pooled high_lap low_lap high_minus_low {
 		_lapbias_note using `"`notes'"', model(`name':`m') kind(failed) detail("not estimable in Stata, r(`rc')")
 	}
 	exit
 }
-foreach part in pooled high low {
+foreach part in pooled high low diff {
 	local status_`part' `r(status_`part')'
 	local rc_`part' = r(rc_`part')
 }
 local stored
 local labels
-foreach part in pooled high low {
-	local m = cond("`part'" == "pooled", "pooled", "`part'_lap")
+foreach part in pooled high low diff {
+	local m = cond("`part'" == "pooled", "pooled", cond("`part'" == "diff", "high_minus_low", "`part'_lap"))
 	if ("`status_`part''" != "estimated" & "`status_`part''" != "omitted") {
 		_lapbias_note using `"`notes'"', model(`name':`m') kind(failed) detail("not estimable in Stata, r(`rc_`part'')")
 		continue
 	}
-	quietly count if `=cond("`part'" == "pooled", "1", cond("`part'" == "high", "high_lap == 1", "high_lap == 0"))'
+	local in_part = cond("`part'" == "pooled", "1", cond("`part'" == "diff", "!missing(high_lap)", cond("`part'" == "high", "high_lap == 1", "high_lap == 0")))
+	quietly count if `in_part'
 	local rows = r(N)
 	quietly estimates restore __lapbias_`part'
 	_lapbias_fitnotes using `"`notes'"', model(`name':`m') rows(`rows')

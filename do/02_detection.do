@@ -4,7 +4,9 @@
 * error: the model is exported with its omitted rows, which the Python verdict reads (the collapse rule).
 * Arguments: 1 = folder of the panels, 2 = results folder, 3 = sample (pre | post), 4 = table name (detection |
 * placebo), 5 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9))). A regression that cannot be
-* estimated becomes a note in <results>/stata_notes.csv.
+* estimated for its data becomes a note in <results>/stata_notes.csv; any other error (an installation problem,
+* invalid syntax, Break) stops this do-file with its return code, so that no installation error reads as a verdict.
+version 15
 args data results sample name lag
 if `"`data'"' == "" local data "data/derived"
 if `"`results'"' == "" local results "results"
@@ -16,8 +18,10 @@ local notes `"`results'/stata_notes.csv"'
 local rows = _N
 capture noisily lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) entity(entity_num) time(period_num) lag(`lag') store(__lapbias_`sample')
 if _rc {
-	if (_rc == 1) exit 1
-	_lapbias_note using `"`notes'"', model(`name':`sample') kind(failed) detail("not estimable in Stata, r(`=_rc')")
+	local rc = _rc
+	_lapbias_datarc `rc'
+	if (!r(data)) exit `rc'
+	_lapbias_note using `"`notes'"', model(`name':`sample') kind(failed) detail("not estimable in Stata, r(`rc')")
 	exit
 }
 _lapbias_fitnotes using `"`notes'"', model(`name':`sample') rows(`rows')

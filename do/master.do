@@ -8,10 +8,14 @@
 * layout and -1.
 * The estimator is chosen per regression, as in the Python engine: a sample (or validation half) whose rows hold one
 * entity is one time series (lapbias and lapvalid with entity() time(): ado/_lapbias_single.ado).
-* A step that stops is written to <results>/stata_notes.csv (read by the Python driver) and the next step runs.
-* Run from an interactive session, it leaves that session as it found it: the data in memory come back at the end
-* (preserve), only its own log is closed, its stored estimates are dropped after export, and the lapbias programs
-* in memory are reloaded from the ado folder given (program drop, not clear all).
+* A step that stops is written to <results>/stata_notes.csv (read by the Python driver) and the next step runs; Break
+* stops the run. reghdfe is checked first on a toy regression (_lapbias_deps): an installation problem stops the run
+* with reghdfe's own message instead of making every model "not estimable".
+* Run from an interactive session, it leaves that session as it found it, also when it stops: the data in memory
+* (preserve) and the active estimates (_estimates hold) come back, the adopath is restored and the lapbias programs it
+* loaded from the ado folder are dropped (program drop, not clear all: the next lapbias call loads the copy the
+* restored adopath finds), only its own log is opened and closed, set more is restored. The steps run in one capture
+* block so that this happens on every exit; its return code is then raised again.
 version 15
 args data results logs ado dofiles lag
 if `"`data'"' == "" local data "data/derived"
@@ -21,26 +25,40 @@ if `"`ado'"' == "" local ado "ado"
 if `"`dofiles'"' == "" local dofiles "do"
 if "`lag'" == "" local lag -1
 confirm integer number `lag'
-preserve
+local programs lapbias lapvalid lapplacebo lapboot lapbias_p _lapbias_bootcheck _lapbias_check _lapbias_datarc _lapbias_deps _lapbias_export _lapbias_fit _lapbias_fitnotes _lapbias_halfabsorb _lapbias_halfstd _lapbias_note _lapbias_omitted _lapbias_onesided _lapbias_pyboot _lapbias_rows _lapbias_sample _lapbias_single _lapbias_wildnote _lapbias_zscore
+local adopath `"$S_ADO"'
 local more `c(more)'
+tempname held
+_estimates hold `held', restore nullok
+preserve
 set more off
 capture log close lapbias_steps
 adopath ++ `"`ado'"'
-foreach program in lapbias lapvalid lapplacebo lapboot lapbias_p _lapbias_check _lapbias_deps _lapbias_export _lapbias_fit _lapbias_fitnotes _lapbias_note _lapbias_omitted _lapbias_onesided _lapbias_pyboot _lapbias_rows _lapbias_sample _lapbias_single _lapbias_zscore {
+foreach program of local programs {
 	capture program drop `program'
 }
 capture mkdir `"`results'"'
 capture mkdir `"`logs'"'
 log using `"`logs'/stata_steps.log"', replace text name(lapbias_steps)
-* Not captured: a missing reghdfe/ftools/require/estout stops here with the ssc install line (r(199)), which the
-* Python driver shows, instead of every model below being noted "not estimable, r(199)".
-_lapbias_deps
-capture erase `"`results'/stata_notes.csv"'
-capture noisily do `"`dofiles'/01_validation.do"' `"`data'"' `"`results'"' pre validation `lag'
-if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(validation) kind(error) detail("do/01_validation.do stopped with r(`=_rc')")
-capture noisily do `"`dofiles'/02_detection.do"' `"`data'"' `"`results'"' pre detection `lag'
-if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(detection) kind(error) detail("do/02_detection.do stopped with r(`=_rc')")
-capture noisily do `"`dofiles'/03_placebo.do"' `"`data'"' `"`results'"' `"`dofiles'"' `lag'
-if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(placebo) kind(error) detail("do/03_placebo.do stopped with r(`=_rc')")
+capture noisily {
+	_lapbias_deps
+	capture erase `"`results'/stata_notes.csv"'
+	capture noisily do `"`dofiles'/01_validation.do"' `"`data'"' `"`results'"' pre validation `lag'
+	if (_rc == 1) exit 1
+	if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(validation) kind(error) detail("do/01_validation.do stopped with r(`=_rc')")
+	capture noisily do `"`dofiles'/02_detection.do"' `"`data'"' `"`results'"' pre detection `lag'
+	if (_rc == 1) exit 1
+	if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(detection) kind(error) detail("do/02_detection.do stopped with r(`=_rc')")
+	capture noisily do `"`dofiles'/03_placebo.do"' `"`data'"' `"`results'"' `"`dofiles'"' `lag'
+	if (_rc == 1) exit 1
+	if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(placebo) kind(error) detail("do/03_placebo.do stopped with r(`=_rc')")
+}
+local rc = _rc
 log close lapbias_steps
+foreach program of local programs {
+	capture program drop `program'
+}
+global S_ADO `"`adopath'"'
 set more `more'
+restore
+exit `rc'

@@ -122,3 +122,41 @@ def test_high_lap_rules_and_ties():
     assert high_lap_flags(sample, "pooled").tolist() == [0, 1, 0, 0, 1, pd.NA]
     # entity means a 0.2, b 0.2, c 0.9 -> median 0.2 -> only c is high
     assert high_lap_flags(sample, "entity_mean").tolist() == [0, 0, 0, 0, 1, 1]
+
+
+def _with_extra_input_columns(layout: Layout, **columns) -> None:
+    """input.parquet with more columns, as `lapbias validate` carries a CSV's extra columns into it."""
+    path = layout.derived_file("input.parquet")
+    write_parquet(pd.read_parquet(path).assign(**columns), path)
+
+
+def test_a_header_over_80_characters_is_cut_to_an_80_character_label(study):
+    """Review F2: a renamed column keeps its original name as its .dta variable label, and pyreadstat refuses labels
+    over 80 characters ("A provided label is too long for the file format"), so one long CSV header stopped
+    `lapbias panel`. The label is the name's first 80 characters; the rename warning keeps the whole name."""
+    config, layout = study
+    header = "Return on the next trading day after the headline, in percent, from the vendor's file"
+    assert len(header) == 85
+    synthetic_stage_files(layout)
+    _with_extra_input_columns(layout, **{header: 0.5, "é" * 81: 1.0})
+    result = build(config, layout)
+    frame, meta = pyreadstat.read_dta(layout.derived_file("panel_pre.dta"))
+    labels = meta.column_names_to_labels
+    renamed = {name: label for name, label in labels.items() if label in (header[:80], "é" * 80)}
+    assert sorted(renamed.values()) == sorted([header[:80], "é" * 80])
+    warning = next(w for w in result.warnings if "renamed" in w)
+    assert repr(header) in warning and repr("é" * 81) in warning
+
+
+def test_a_nullable_boolean_column_with_a_missing_value_is_written(study):
+    """Review N11: a nullable boolean input column (parquet) with a missing value stopped `lapbias panel` with
+    "cannot convert NA to integer"; it is written as 0/1 with Stata's missing, as the Int8 flags are."""
+    config, layout = study
+    inputs = synthetic_stage_files(layout)
+    flag = pd.array([True, False, None] * (len(inputs) // 3) + [True] * (len(inputs) % 3), dtype="boolean")
+    _with_extra_input_columns(layout, flagged=flag)
+    panel = build(config, layout).panel
+    frame, _ = pyreadstat.read_dta(layout.derived_file("panel_pre.dta"))
+    expected = panel.loc[panel["post"] == 0, "flagged"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    assert np.isnan(expected).any() and set(expected[~np.isnan(expected)]) == {0.0, 1.0}
+    np.testing.assert_array_equal(frame["flagged"].to_numpy(), expected)

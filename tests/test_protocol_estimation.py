@@ -68,3 +68,31 @@ def test_single_entity_uses_newey_west_without_fixed_effects():
     results = estimate_panel(panel, None)
     assert "_cons" in set(results.tables["detection"]["term"])
     assert any("Newey-West" in n["detail"] for n in results.notes)
+
+
+def test_a_model_whose_every_regressor_is_omitted_reports_its_fit_as_reghdfe_does():
+    """Review N10: for a validation half whose ud is omitted (constant within the entity effects), the Python engine
+    wrote N = len(sample), counting rows with a missing value and singletons, with no N_clust and df_r and no _cons
+    row; Stata exports reghdfe's e(N), e(N_clust), e(df_r) and _cons (the mean of the outcome by reghdfe's regression
+    through the means, b0 = mean(y) - mean(x)'b with every slope omitted). REPORT.md's N then depended on the engine."""
+    from lapbias.estimate.reghdfe import drop_singletons
+
+    panel = simulate(0.5, seed=6, n_entities=30, n_periods=12)
+    high = panel["high_lap"] == 1
+    panel.loc[high, "ud"] = panel.loc[high, "entity_num"] * 0.01  # constant within each entity: omitted
+    panel.loc[panel.index[high][:3], "outcome"] = np.nan  # rows dropped for a missing value
+    lone = panel.index[high][-1]
+    panel.loc[lone, "period_num"] = 99  # a singleton of the period effects
+    results = estimate_panel(panel, None)
+    rows = results.tables["validation"].set_index(["model", "term"])
+    half = panel[high].dropna(subset=["outcome", "ud"])
+    used, singletons = drop_singletons(half.reset_index(drop=True), ["entity_num", "period_num"])
+    ud = rows.loc[("high_lap", "ud")]
+    assert pd.isna(ud["coef"]) and ud["N"] == len(used) < len(panel[high])
+    assert ud["N_clust"] == used["entity_num"].nunique() and ud["num_singletons"] == singletons >= 1
+    assert ud["df_r"] == used["entity_num"].nunique() - 1  # min(N - K - df_a, G - 1) with every FE nested or not
+    cons = rows.loc[("high_lap", "_cons")]
+    assert cons["coef"] == pytest.approx(used["outcome"].mean(), rel=1e-12) and cons["N"] == len(used)
+    notes = {(n["kind"], n["detail"]) for n in results.notes if n["model"] == "validation:high_lap"}
+    assert ("dropped_missing", "3 row(s) with a missing value dropped listwise") in notes
+    assert ("singletons", f"{singletons} singleton observation(s) dropped") in notes

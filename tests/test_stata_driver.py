@@ -44,6 +44,17 @@ def _standin(directory: Path, name: str = "stata-mp") -> Path:
     return wrapper
 
 
+def standin_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows the do-files export for `table`: lapvalid's fourth model, high_minus_low, is exported by esttab with
+    every term of its regression (outcome on c.ud_std#c.high_lap, ud_std and reghdfe's _cons), of which the results
+    contract keeps the interaction only; the two other rows get numbers of their own, so that one read back instead
+    of the interaction is seen."""
+    difference = table[table["model"] == "high_minus_low"]
+    extra = [difference.assign(term=term, coef=difference["coef"] + shift) for term, shift in (("ud_std", 1.0),
+                                                                                                 ("_cons", 2.0))]
+    return pd.concat([table, *extra], ignore_index=True)
+
+
 @pytest.fixture(scope="module")
 def panel_files(tmp_path_factory):
     """One synthetic panel (pre and post cutoff) for every test of this module, and what the stand-in reports for
@@ -62,7 +73,7 @@ def panel_files(tmp_path_factory):
     post = pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
     expected = estimate_panel(pre, post).tables
     for name, table in expected.items():
-        table.to_csv(tables / f"{name}.csv", index=False)
+        standin_table(table).to_csv(tables / f"{name}.csv", index=False)
     pre, post = (standardize_within(frame.dropna(subset=VARIABLES + ABSORB).assign(post=0), VARIABLES)
                  for frame in (pre, post))
     result = pairs_bootstrap(post, in_sample_beta3(pre), B=REPS, seed=7, resample="entity", progress=False)
@@ -100,7 +111,7 @@ def project(tmp_path, monkeypatch, panel_files):
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setenv("STANDIN_RECORD", str(tmp_path / "standin_args.txt"))
     monkeypatch.setenv("STANDIN_TABLES", str(source / "standin"))
-    for name in ("STATA_PATH", "STANDIN_FAIL", "STANDIN_FAIL_BOOTSTRAP", "STANDIN_INESTIMABLE"):
+    for name in ("STATA_PATH", "STANDIN_FAIL", "STANDIN_FAIL_BOOTSTRAP", "STANDIN_INESTIMABLE", "STANDIN_STEP_ERROR"):
         monkeypatch.delenv(name, raising=False)
     return config, layout
 
@@ -122,9 +133,7 @@ def test_auto_finds_the_executable_and_results_round_trip(project, panel_files):
     expected = panel_files[1]
     for name in ("validation", "detection", "placebo", "placebo_validation"):
         got = pd.read_csv(layout.results / f"{name}.csv")
-        # the high-minus-low validation test is not in the do-files: the Python engine adds it (estimate/protocol.py)
-        assert set(got["engine"]) == {"stata"} | ({"python"} if name.endswith("validation") else set())
-        assert set(got.loc[got["engine"] == "python", "model"]) <= {"high_minus_low"}
+        assert set(got["engine"]) == {"stata"}  # the high-minus-low validation test too: lapvalid's fourth model
         want = expected[name]
         assert list(got["term"]) == list(want["term"]) and list(got["model"]) == list(want["model"])
         for column in ("coef", "se", "t", "p", "p_one_sided", "ci_low", "ci_high", "N", "N_clust", "df_r", "r2"):
@@ -139,6 +148,18 @@ def test_batch_error_line_fails_with_the_log_excerpt(project, monkeypatch):
     _, install, _ = stata.select_engine(config, "stata")
     with pytest.raises(stata.StataError, match=r"(?s)no detection table.*error r\(198\).*invalid syntax"):
         stata.run_stata(config, layout, install)
+
+
+@pytest.mark.parametrize("table", ["validation", "placebo_validation", "placebo"])
+def test_a_step_that_stops_for_an_error_stops_the_run(project, monkeypatch, table):
+    """Review W1: an error that is not a data outcome (here require's r(2226), reghdfe next to an older ftools) must
+    stop the run with its message, not become a verdict. The do-files now raise such an error instead of noting the
+    model "not estimable"; master.do notes the step as `error`, and the driver stops with it (the bootstrap alone
+    stays a note that keeps Steps 3-5)."""
+    config, layout = project
+    monkeypatch.setenv("STANDIN_STEP_ERROR", table)
+    with pytest.raises(stata.StataError, match=rf"{table}: do/0\d_\w+\.do stopped with r\(2226\).*stata_steps.log"):
+        stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
 
 
 def test_failing_bootstrap_keeps_steps_3_to_5(project, monkeypatch):
@@ -166,9 +187,9 @@ def test_an_inestimable_half_is_a_note_and_the_other_models_stay(project, monkey
 
 
 def test_the_stata_engine_carries_the_python_engines_wild_bootstrap_p_values(project):
-    """The do-files have no wild cluster bootstrap (nor the high-minus-low validation test): the Python engine computes
-    them on the same exported panel (panel_pre.dta, panel_post.dta), so detection.csv and placebo.csv carry the
-    columns of either engine with the same values, and REPORT.md says where they come from."""
+    """The do-files have no wild cluster bootstrap: the Python engine computes it on the same exported panel
+    (panel_pre.dta, panel_post.dta), so detection.csv and placebo.csv carry the columns of either engine with the
+    same values, and REPORT.md says where they come from."""
     config, layout = project
     stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
     pre, post = (pyreadstat.read_dta(str(layout.derived_file(f"panel_{s}.dta")))[0] for s in ("pre", "post"))
@@ -185,6 +206,23 @@ def test_the_stata_engine_carries_the_python_engines_wild_bootstrap_p_values(pro
 
     report = write_report(config, layout).read_text()
     assert "Computed by the Python engine on the same exported panel" in report
+
+
+def test_the_validation_difference_test_is_read_from_statas_own_export(project, panel_files):
+    """Review C3: the verdict's validation pattern reads theta_high - theta_low (model high_minus_low), which the
+    Python engine used to add to the Stata engine's tables. lapvalid now estimates it as its fourth model and
+    01_validation.do exports it (esttab: every term of the regression); the driver keeps the interaction, the
+    contract's one row, with engine stata, and the Python engine adds no row of its own."""
+    config, layout = project
+    stata.run_stata(config, layout, stata.select_engine(config, "stata")[1])
+    for name in ("validation", "placebo_validation"):
+        got = pd.read_csv(layout.results / f"{name}.csv")
+        want = panel_files[1][name]
+        got, want = got[got["model"] == "high_minus_low"], want[want["model"] == "high_minus_low"]
+        assert len(got) == 1 and list(got["term"]) == list(want["term"]) and list(got["engine"]) == ["stata"]
+        assert "#" in got["term"].iloc[0]
+        for column in ("coef", "se", "p_one_sided", "N", "N_clust", "df_r"):
+            np.testing.assert_allclose(got[column], want[column], rtol=1e-9, err_msg=f"{name}.{column}")
 
 
 def test_stata_bootstrap_draws_become_results_bootstrap_csv(project):
@@ -224,13 +262,13 @@ def test_no_stale_result_survives_an_engine_switch(project):
         assert not (layout.results / name).exists(), f"stale {name} from the Python run survived"
     for path in layout.results.glob("*.csv"):
         table = pd.read_csv(path)
-        if "engine" in table.columns:  # but the high-minus-low validation row, which the Python engine adds
-            assert set(table.loc[table["model"] != "high_minus_low", "engine"]) == {"stata"}, path.name
+        if "engine" in table.columns:  # every table, the validation difference test included
+            assert set(table["engine"]) == {"stata"}, path.name
     from lapbias.report import write_report
 
     report = write_report(config, layout).read_text()
     assert "Source: `results/detection.csv`, LaTeX `results/detection.tex`; engine: stata." in report
-    assert "engine: python." not in report and "engine: python, stata." in report  # validation.csv only
+    assert "engine: python." not in report and "engine: python, stata." not in report
 
 
 def test_the_stata_engine_refuses_dta_files_changed_since_panel(project):
@@ -338,37 +376,98 @@ def test_setup_ships_ado_and_do_as_package_data():
             assert any(fnmatch.fnmatch(path.name, pattern) for pattern in package_data[package]), path.name
 
 
-def test_pystata_path_sets_stata_working_directory_and_maps_errors(project, tmp_path, monkeypatch):
-    """Stata 17+ through pystata (a test double of stata_setup/pystata on sys.path, labelled as such: the real ones
-    ship with Stata): Stata's own working directory is set with `cd` before the do-file runs, the do-file gets its
-    arguments, and a Stata error (pystata raises SystemError) becomes a StataError naming the do-file."""
-    config, layout = project
-    fake = tmp_path / "fake_pystata"
-    (fake / "pystata").mkdir(parents=True)
-    (fake / "stata_setup.py").write_text("CALLS = []\ndef config(path, edition, splash=True):\n"
-                                         "    CALLS.append(('config', path, edition, splash))\n")
-    (fake / "pystata" / "__init__.py").write_text("")
-    (fake / "pystata" / "stata.py").write_text(
-        "import os\nCOMMANDS = []\ndef run(cmd, quietly=False, echo=True):\n    COMMANDS.append(cmd)\n"
-        "    if os.environ.get('FAKE_PYSTATA_FAIL') and cmd.startswith('do '):\n"
-        "        raise SystemError('variable outcome not found\\nr(111);')\n")
-    monkeypatch.syspath_prepend(str(fake))
-    monkeypatch.setattr(stata, "_PYSTATA", {})
-    install = stata.StataInstall("pystata", str(tmp_path / "stata18"), "se", "")
-    do_file = Path("/x/do/master.do")
-    try:
-        stata._run(install, layout.logs, do_file, ["a b", "c"])
-        import stata_setup
-        from pystata import stata as fake_stata
+def _fake_pystata(folder: Path, monkeypatch) -> None:
+    """A test double of stata_setup and pystata on sys.path, labelled as such (the real ones ship with Stata 17+, which
+    cannot be installed here). As the real pystata, Stata runs inside this Python process, which has one working
+    directory: `cd "<dir>"` is a real os.chdir, and a do-file that changes directory (FAKE_DOFILE_CD) changes this
+    process's. A `do` command is carried out by the Stata stand-in (tests/stata_standin/stata-mp, its run_do);
+    FAKE_PYSTATA_FAIL makes it fail as pystata reports a Stata error (SystemError)."""
+    (folder / "pystata").mkdir(parents=True)
+    (folder / "stata_setup.py").write_text("CALLS = []\ndef config(path, edition, splash=True):\n"
+                                           "    CALLS.append(('config', path, edition, splash))\n")
+    (folder / "pystata" / "__init__.py").write_text("")
+    (folder / "pystata" / "stata.py").write_text(f"""\
+\"\"\"TEST DOUBLE of pystata.stata (Stata runs inside this process; its cd is this process's chdir).\"\"\"
+import importlib.util
+import os
+import shlex
+from importlib.machinery import SourceFileLoader
 
-        assert stata_setup.CALLS == [("config", str(tmp_path / "stata18"), "se", False)]
-        assert fake_stata.COMMANDS == [f'cd "{layout.logs}"', 'do "/x/do/master.do" "a b" "c"']
-        monkeypatch.setenv("FAKE_PYSTATA_FAIL", "1")
-        with pytest.raises(stata.StataError, match=r"(?s)error in master.do.*r\(111\)"):
-            stata._run(install, layout.logs, do_file, [])
-    finally:
-        for name in ("stata_setup", "pystata", "pystata.stata"):
-            sys.modules.pop(name, None)
+_LOADER = SourceFileLoader("stata_standin", {str(ROOT / "tests" / "stata_standin" / "stata-mp")!r})
+STANDIN = importlib.util.module_from_spec(importlib.util.spec_from_loader("stata_standin", _LOADER))
+_LOADER.exec_module(STANDIN)
+COMMANDS = []
+
+
+def run(cmd, quietly=False, echo=False, inline=None):
+    COMMANDS.append((cmd, quietly, echo))
+    words = shlex.split(cmd)
+    if words[0] == "cd":
+        os.chdir(words[1])
+    elif words[0] == "do":
+        if os.environ.get("FAKE_DOFILE_CD"):
+            os.chdir(os.environ["FAKE_DOFILE_CD"])
+        if os.environ.get("FAKE_PYSTATA_FAIL"):
+            raise SystemError("variable outcome not found\\nr(111);")
+        STANDIN.run_do(words[1], words[2:])
+""")
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setattr(stata, "_PYSTATA", {})
+
+
+@pytest.fixture()
+def pystata_project(project, tmp_path, monkeypatch):
+    """The project with STATA_PATH naming a Stata 17+ folder (utilities/pystata) and the pystata test double."""
+    config, layout = project
+    _fake_pystata(tmp_path / "fake_pystata", monkeypatch)
+    modern = tmp_path / "stata18"
+    (modern / "utilities" / "pystata").mkdir(parents=True)
+    monkeypatch.setenv("STATA_PATH", str(modern))
+    for name in ("FAKE_DOFILE_CD", "FAKE_PYSTATA_FAIL"):
+        monkeypatch.delenv(name, raising=False)
+    yield config, layout, modern
+    for name in ("stata_setup", "pystata", "pystata.stata", "stata_standin"):
+        sys.modules.pop(name, None)
+
+
+def test_pystata_leaves_the_working_directory_of_lapbias_where_it_was(pystata_project, tmp_path, monkeypatch):
+    """Review F1: under pystata, Stata runs inside the lapbias process, so the driver's `cd "<logs>"` moved lapbias
+    itself into logs/: with the default root "." every relative path after Stata finished pointed into logs/ (the
+    panel read for the report's labels, the log appended to) and `lapbias estimate --engine stata` failed after Stata
+    had done its work. No cd is sent, and a do-file that changes directory does not move lapbias either. Review N13:
+    the do-files run quietly (their named logs are the record), as batch mode prints nothing."""
+    config, layout, modern = pystata_project
+    monkeypatch.chdir(layout.root)
+    relative = config.replace(root=".")  # the default: every path of the project relative to the working directory
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setenv("FAKE_DOFILE_CD", str(elsewhere))
+    stages.estimate(relative, engine="stata")
+    from pystata import stata as fake_stata
+
+    assert Path.cwd() == layout.root
+    assert (layout.results / "detection.csv").exists() and (layout.results / "bootstrap.csv").exists()
+    assert [cmd for cmd, _, _ in fake_stata.COMMANDS if cmd.startswith("cd ")] == []
+    runs = [(cmd, quietly) for cmd, quietly, _ in fake_stata.COMMANDS if cmd.startswith("do ")]
+    ado, do = stata.stata_files()
+    assert [cmd.split('"')[1] for cmd, _ in runs] == [str(do / "master.do"), str(do / "04_bootstrap.do")]
+    assert all(quietly for _, quietly in runs)
+
+
+def test_pystata_maps_statas_errors_and_still_restores_the_working_directory(pystata_project, monkeypatch):
+    """A Stata error (pystata raises SystemError) becomes a StataError naming the do-file; the working directory is
+    the one lapbias had, also after a do-file that changed it."""
+    config, layout, modern = pystata_project
+    install = stata.StataInstall("pystata", str(modern), "se", "")
+    monkeypatch.chdir(layout.root)
+    monkeypatch.setenv("FAKE_DOFILE_CD", str(layout.logs))
+    monkeypatch.setenv("FAKE_PYSTATA_FAIL", "1")
+    with pytest.raises(stata.StataError, match=r"(?s)error in master.do.*r\(111\)"):
+        stata._run(install, layout.logs, Path("/x/do/master.do"), ["a b", "c"])
+    import stata_setup
+
+    assert stata_setup.CALLS == [("config", str(modern), "se", False)]
+    assert Path.cwd() == layout.root
 
 
 def test_bootstrap_without_identified_draws_reads_statas_missing_values(tmp_path):
@@ -533,7 +632,30 @@ def test_lapboots_fast_path_draws_are_the_python_engines(tmp_path):
         np.testing.assert_array_equal(written["beta3"].to_numpy(), expected)
         assert np.isfinite(expected).sum() > 20
     with pytest.raises(LapbiasError, match="takes depvar forecast lap fe1 fe2"):
-        lapboot_kernel.draws(pool, ["ret", "fc", "mink", "firm"], "obs", 5, 1)
+        lapboot_kernel.bootstrap(pool, ["ret", "fc", "mink", "firm"], "obs", 5, 1)
+
+
+def test_lapboots_fast_path_says_why_beta3_is_not_identified(tmp_path):
+    """Review N9: when the kernel's own check (pairs_bootstrap) finds beta_3 not identified, its draws came back all
+    missing and lapboot reported r(identified) = 1 with no note. The draws file now carries the kernel's reason in a
+    variable `note` (lapboot reads it into r(note) and drops it), the words of the Python engine's bootstrap.csv."""
+    from lapbias.estimate import lapboot_kernel
+
+    rng = np.random.default_rng(7)
+    n = 60
+    pool = pd.DataFrame({"y": rng.normal(size=n), "f": rng.choice([-1.0, 1.0], n), "l": 0.5,
+                         "e": np.arange(n) % 6, "t": np.arange(n) % 5})
+    path, out = tmp_path / "pool.dta", tmp_path / "draws.dta"
+    pyreadstat.write_dta(pool, str(path))
+    lapboot_kernel.write_draws(str(path), str(out), "y f l e t", "obs", 8, 3)
+    written = pyreadstat.read_dta(str(out))[0]
+    expected = pairs_bootstrap(pool.set_axis(VARIABLES + ABSORB, axis=1), 0.0, B=8, seed=3, progress=False)
+    assert not expected.identified and list(written["draw"]) == list(range(1, 9)) and written["beta3"].isna().all()
+    assert set(written["note"]) == {expected.reason} and "has no variation" in expected.reason
+    varying = tmp_path / "varying.dta"
+    pyreadstat.write_dta(pool.assign(l=rng.uniform(0, 1, n)), str(varying))
+    lapboot_kernel.write_draws(str(varying), str(out), "y f l e t", "obs", 8, 3)
+    assert list(pyreadstat.read_dta(str(out))[0].columns) == ["draw", "beta3"]
 
 
 def test_lapboots_fast_path_runs_where_the_os_has_no_cpu_affinity(tmp_path, monkeypatch):
@@ -546,9 +668,10 @@ def test_lapboots_fast_path_runs_where_the_os_has_no_cpu_affinity(tmp_path, monk
     n = 200
     pool = pd.DataFrame({"y": rng.normal(size=n), "f": rng.choice([-1.0, 1.0], n), "l": rng.uniform(0, 1, n),
                          "e": np.arange(n) % 17, "t": np.arange(n) % 9})
-    expected = lapboot_kernel.draws(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3)
+    expected = lapboot_kernel.bootstrap(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3).draws
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
-    np.testing.assert_array_equal(lapboot_kernel.draws(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3), expected)
+    np.testing.assert_array_equal(lapboot_kernel.bootstrap(pool, ["y", "f", "l", "e", "t"], "obs", 12, 3).draws,
+                                  expected)
 
 
 def test_a_bootstrap_sample_too_small_to_resample_is_a_note_as_in_the_python_engine(project):

@@ -10,7 +10,13 @@ refuses stopping the command), lapplacebo (the collapse passes, the release gap)
 Stata's Python, the reghdfe loop, not identified), and `lapbias estimate --engine stata` (do/master.do + do/04_bootstrap.do),
 also on a panel whose post-cutoff LAP collapsed: the coefficient tables agree with the Python engine to 1e-6 relative,
 the estimation notes are the Python engine's, the verdict's placebo check is the same; the bootstrap's in-sample
-beta_3 and sample size agree to 1e-6 (one standardization rule), its draws exactly when they come from the kernel."""
+beta_3 and sample size agree to 1e-6 (one standardization rule), its draws exactly when they come from the kernel.
+And the fourth review's cases: pystata leaves lapbias's working directory alone (F1); a reghdfe that fails (a
+stand-in program for reghdfe 6.13 next to an older ftools, r(2226)) stops every command instead of making models
+"not estimable" (W1); below 42 clusters no reading, r(pass) missing, and the documented boottest route gives the
+verdict's wild bootstrap p within Monte Carlo error (W2); options that make variables are refused by the commands that
+run several regressions (W3); lapboot leaves the estimates and timers (C1); pooled OLS without absorb() and the newey
+option (C2); lapvalid's difference test against the model it stands for (C3); r(table) (C5)."""
 
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import pandas as pd
 import pyreadstat
 import pytest
 
+from lapbias import stages
 from lapbias.config import from_dict
 from lapbias.estimate import bootstrap, stata
 from lapbias.estimate.protocol import estimate_panel
@@ -148,9 +155,9 @@ def test_lapvalid_lapplacebo_and_lapboot(project):
     pre = _pre(project)
     post = pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
     values = _stata_values(project, "\n".join([
-        "lapvalid outcome ud lap, absorb(entity_num period_num) cluster(ticker) store(v) noheader",
+        "lapvalid outcome ud lap, absorb(entity_num period_num) cluster(ticker) store(v) notable",
         "put theta_high r(theta_high)", "put se_low r(se_low)", "put nclust_pooled r(N_clust_pooled)",
-        'put stored "`r(stored)\'" == "v_pooled v_high v_low"',
+        'put stored "`r(stored)\'" == "v_pooled v_high v_low v_diff"',
         f'use "{layout.derived_file("panel_pre.dta")}", clear',
         f'append using "{layout.derived_file("panel_post.dta")}"',
         "lapplacebo outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) date(target_date) "
@@ -184,19 +191,19 @@ def test_pweights_absorb_date_options_and_a_collapsed_lap(project):
     values = _stata_values(project, "\n".join([
         "lapbias outcome mu_hat lap [pweight=w], absorb(entity_num period_num)",
         "put b3_pw r(b3)", 'put robust "`e(vce)\'" == "robust"',
-        "lapvalid outcome ud lap [pweight=w], absorb(entity_num period_num) noheader",
-        'put valid_pw "`r(models)\'" == "pooled high low"',
-        "lapbias outcome mu_hat lap, absorb(period_num) cluster(entity_num) keepsingletons cformat(%9.3f) noheader",
+        "lapvalid outcome ud lap [pweight=w], absorb(entity_num period_num) notable",
+        'put valid_pw "`r(models)\'" == "pooled high low diff"',
+        "lapbias outcome mu_hat lap, absorb(period_num) cluster(entity_num) keepsingletons cformat(%9.3f) notable",
         "put b3_date r(b3)", 'put fe_date "`e(fe_period_num)\'" == "Yes"', 'put no_entity_row "`e(fe_entity_num)\'" == ""',
         'put rows "`e(fe_rows)\'" == "fe_period_num"',
         'put cmdline word("`e(cmdline)\'", 1) == "lapbias" & strpos("`e(cmdline)\'", "absorb(period_num) cluster(") > 0',
         "capture lapbias outcome mu_hat lap, absorb(entity_num) noregress", "put refused _rc == 198",
-        "capture lapvalid outcome ud lap, absorb(entity_num period_num) nosuchoption noheader",
+        "capture lapvalid outcome ud lap, absorb(entity_num period_num) nosuchoption notable",
         "put valid_stops _rc == 198",  # reghdfe refuses the option: an error of the call, not three failed parts
         "capture lapbias outcome mu_hat lap, absorb(entity_num period_num) standardize residuals(res)",
         "put std_resid _rc == 198",  # restore would discard the residuals
         f"lapbias outcome mu_hat lap if entity_num == {one}, absorb(entity_num period_num) entity(entity_num) "
-        "time(period_num) keepsingletons noheader",  # one entity: newey, which does not take keepsingletons
+        "time(period_num) keepsingletons notable",  # one entity: newey, which does not take keepsingletons
         'put single_newey "`e(cmd)\'" == "newey"',
         "capture lapbias outcome mu_hat lap, noabsorb time(period_num) keepsingletons", "put noabsorb_opt _rc == 198",
         "replace lap = 0.25",
@@ -226,23 +233,23 @@ def test_omitted_ud_stale_names_single_entity_half_and_the_collapsed_placebo(pro
     pre = _pre(project)
     one = int(pre["entity_num"].min())
     values = _stata_values(project, "\n".join([
-        "lapvalid outcome ud lap, absorb(entity_num period_num) cluster(entity_num) store(v) noheader",
+        "lapvalid outcome ud lap, absorb(entity_num period_num) cluster(entity_num) store(v) notable",
         "generate double ud0 = cond(high_lap == 1, 0, ud)",
-        "lapvalid outcome ud0 lap, absorb(entity_num period_num) cluster(entity_num) store(v) noheader",
+        "lapvalid outcome ud0 lap, absorb(entity_num period_num) cluster(entity_num) store(v) notable",
         'put high_omitted "`r(status_high)\'" == "omitted"', "put theta_high r(theta_high)",
         "capture estimates describe v_high", "put high_stored _rc == 0",
         "lapvalid outcome ud if high_lap == 0 | missing(high_lap), high(high_lap) absorb(entity_num period_num) "
-        "cluster(entity_num) store(v) noheader",  # the panel's halves: no high-LAP row left, the high part fails
+        "cluster(entity_num) store(v) notable",  # the panel's halves: no high-LAP row left, the high part fails
         'put high_failed "`r(status_high)\'" == "failed"', "capture estimates describe v_high", "put stale_gone _rc != 0",
-        'put stored "`r(stored)\'" == "v_pooled v_low"',
+        'put stored "`r(stored)\'" == "v_pooled v_low v_diff"',
         f"generate byte half = cond(entity_num == {one}, 1, 0)",
         "lapvalid outcome ud, high(half) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) "
-        "time(period_num) store(s) noheader",
+        "time(period_num) store(s) notable",
         "put theta_single r(theta_high)", "estimates restore s_high", 'put newey "`e(cmd)\'" == "newey"',
         "put r2_single e(r2)",
         f"generate byte gapped = cond(entity_num == {one} & mod(period_num, 2) == 0, 1, 0)",
         "lapvalid outcome ud, high(gapped) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) "
-        "time(period_num) noheader",  # one entity every other period: newey on period_num itself stops, r(198)
+        "time(period_num) notable",  # one entity every other period: newey on period_num itself stops, r(198)
         "put theta_gapped r(theta_high)", "put se_gapped r(se_high)",
         f'use "{layout.derived_file("panel_pre.dta")}", clear', f'append using "{layout.derived_file("panel_post.dta")}"',
         "replace lap = 0.25 if target_date > td(30jun2024)",
@@ -316,3 +323,149 @@ def test_the_stata_engine_on_a_collapsed_post_cutoff_lap_and_its_notes(project, 
         theirs = set(map(tuple, python_notes[python_notes["kind"] == kind][["model", "detail"]].to_numpy()))
         assert ours == theirs, kind
     assert "placebo" in run.tables
+
+
+def test_stata_leaves_the_working_directory_of_lapbias_where_it_was(project, tmp_path, monkeypatch):
+    """Fourth review F1: under pystata (a Stata 17+ folder as STATA_PATH) Stata runs inside the lapbias process, and
+    the driver's `cd "<logs>"` moved lapbias into logs/: with the default root "." every relative path broke after
+    Stata finished. A do-file that changes directory leaves the working directory where it was, and `lapbias
+    estimate` with root "." writes its results where they belong."""
+    config, layout, install = project
+    monkeypatch.chdir(layout.root)
+    do_file = tmp_path / "cd.do"
+    do_file.write_text(f'cd "{layout.logs.resolve()}"\n')
+    stata._run(install, layout.logs.resolve(), do_file, [])
+    assert Path.cwd() == layout.root
+    stages.estimate(config.replace(root=".", estimate={"bootstrap_reps": 0}), engine="stata")
+    assert Path.cwd() == layout.root and (layout.results / "detection.csv").exists()
+
+
+def test_an_installation_error_stops_every_command(project):
+    """Fourth review W1: reghdfe 6.13 next to an ftools older than 2.50 stops in require with r(2226); every
+    regression fails alike and each was read as a model "not estimable" (REPORT.md: Underpowered). A stand-in program
+    named reghdfe (defined in memory, so Stata uses it instead of reghdfe.ado) fails that way: the toy regression of
+    _lapbias_deps stops lapbias with r(2226); with the toy check passed, lapvalid, lapplacebo and lapboot stop with it
+    too instead of reporting parts "not estimable"."""
+    values = _stata_values(project, "\n".join([
+        "global LAPBIAS_REGHDFE_OK", "capture program drop reghdfe", "program define reghdfe",
+        '    di as error "STAND-IN reghdfe: ftools 2.50.0 required (require), r(2226)"', "    exit 2226", "end",
+        "capture lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num)",
+        "put lapbias_rc _rc", 'put flag "$LAPBIAS_REGHDFE_OK" == ""',
+        "global LAPBIAS_REGHDFE_OK 1",
+        "capture lapvalid outcome ud lap, absorb(entity_num period_num) cluster(entity_num) notable",
+        "put lapvalid_rc _rc",
+        "capture lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(0) reps(5) nopython nodots",
+        "put lapboot_rc _rc",
+        "program drop reghdfe", "global LAPBIAS_REGHDFE_OK",
+        "lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) notable",
+        "put healthy r(identified)", 'put flag_set "$LAPBIAS_REGHDFE_OK" == "1"']))
+    assert values["lapbias_rc"] == 2226 and values["flag"] == 1
+    assert values["lapvalid_rc"] == 2226 and values["lapboot_rc"] == 2226
+    assert values["healthy"] == 1 and values["flag_set"] == 1
+
+
+def test_few_clusters_defer_to_the_wild_bootstrap_and_its_stata_route(project):
+    """Fourth review W2 on a real Stata: the panel has 25 entity clusters (< 42), so lapbias returns r(few_clusters) = 1
+    and lapplacebo leaves r(pass) missing (r(pass_crv1): the CRV1 rule). The documented route -- reghdfe with the
+    period effects as dummies and the entity effects absorbed, then boottest -- gives the same beta_3 and, where
+    boottest is installed, a one-sided p within Monte Carlo error of the verdict's (estimate/wild.py, 9,999 draws)."""
+    from lapbias.estimate.wild import wild_cluster_bootstrap
+
+    config, layout, _ = project
+    values = _stata_values(project, "\n".join([
+        "lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) notable",
+        "put few r(few_clusters)", "put p_one r(p_one)",
+        "reghdfe outcome c.mu_hat##c.lap i.period_num, absorb(entity_num) cluster(entity_num)",
+        "put b3_route _b[c.mu_hat#c.lap]",
+        "capture which boottest", "local has = _rc == 0", "put has_boottest `has'",
+        "if (`has') boottest c.mu_hat#c.lap, weighttype(webb) ptype(upper) reps(9999) seed(20251222) nograph",
+        "if (`has') put p_boottest r(p)",
+        f'use "{layout.derived_file("panel_pre.dta")}", clear', f'append using "{layout.derived_file("panel_post.dta")}"',
+        "lapplacebo outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) date(target_date) "
+        "cutoff(2024-06-30)",
+        "put pass r(pass)", "put pass_crv1 r(pass_crv1)", "put p_one_post r(p_one_post)", "put nclust r(N_clust_post)"]))
+    pre = _pre(project)
+    clustered = reghdfe(pre, "outcome", DETECTION, absorb=ABSORB, vce="cluster", cluster=["entity_num"])
+    assert clustered.N_clust < 42 and values["few"] == 1
+    assert values["b3_route"] == pytest.approx(clustered.coef[BETA3], rel=1e-6)
+    assert values["nclust"] < 42 and math.isnan(values["pass"])
+    assert values["pass_crv1"] == float(values["p_one_post"] > 0.10)
+    if values["has_boottest"] == 1:
+        p = wild_cluster_bootstrap(pre, "outcome", DETECTION, BETA3, 9999, config.estimate.bootstrap_seed).p_one_sided
+        assert abs(values["p_boottest"] - p) <= 4 * math.sqrt(2 * max(p * (1 - p), 1 / 9999) / 9999) + 1e-3
+
+
+def test_options_that_make_variables_are_refused_where_several_regressions_run(project):
+    """Fourth review W3: residuals(r) made lapvalid's second regression and lapplacebo's post-cutoff one stop with
+    r(110) (parts and the placebo "not estimable"), and absorb(fe=entity_num ...) failed every draw of lapboot's loop.
+    They are refused before anything is estimated (r(198)); lapbias, one regression, keeps them."""
+    config, layout, _ = project
+    values = _stata_values(project, "\n".join([
+        "capture lapvalid outcome ud lap, absorb(entity_num period_num) cluster(entity_num) residuals(r) notable",
+        "put valid_rc _rc", "capture confirm variable r", "put no_r _rc != 0",
+        "capture lapboot outcome mu_hat lap, absorb(fe=entity_num period_num) b3(0) reps(5) nopython nodots",
+        "put boot_rc _rc",
+        "lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) residuals(r) notable",
+        "capture confirm variable r", "put kept _rc == 0",
+        f'append using "{layout.derived_file("panel_post.dta")}"',
+        "capture lapplacebo outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) date(target_date) "
+        "cutoff(2024-06-30) residuals(r2)",
+        "put placebo_rc _rc"]))
+    assert values["valid_rc"] == 198 and values["no_r"] == 1 and values["boot_rc"] == 198
+    assert values["kept"] == 1 and values["placebo_rc"] == 198
+
+
+def test_lapboot_keeps_the_estimates_and_timers_and_lapbias_the_table(project):
+    """Fourth review C1, C2, C5: after lapboot the user's lapbias estimates are still active (replay works, e(b3) is
+    theirs) and a running timer 100 is untouched; lapbias without absorb() is reghdfe's pooled OLS (also with
+    reghdfe's noabsorb), `newey time()` a time series; r(table) is reghdfe's."""
+    config, layout, _ = project
+    one = int(_pre(project)["entity_num"].min())
+    values = _stata_values(project, "\n".join([
+        "lapbias outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) notable",
+        "put b3 r(b3)", "matrix T = r(table)", 'put table_b3 T[1, colnumb(T, "c.mu_hat#c.lap")]',
+        "timer clear 100", "timer on 100",
+        "lapboot outcome mu_hat lap, absorb(entity_num period_num) b3(r(b3)) reps(10) nopython nodots",
+        "timer off 100", "quietly timer list 100", "put nt100 r(nt100)",
+        "put held_b3 e(b3)", "capture lapbias, level(90) notable", "put replay_rc _rc",
+        "lapbias outcome mu_hat lap, cluster(entity_num) notable", "put b3_ols r(b3)", 'put ols "`e(absvars)\'" == "_cons"',
+        "lapbias outcome mu_hat lap, noabsorb cluster(entity_num) notable", "put b3_noabsorb r(b3)",
+        f"lapbias outcome mu_hat lap if entity_num == {one}, newey time(period_num) notable",
+        'put newey "`e(cmd)\'" == "newey"']))
+    pre = _pre(project)
+    assert values["table_b3"] == pytest.approx(values["b3"], rel=1e-12)
+    assert values["nt100"] == 1 and values["held_b3"] == pytest.approx(values["b3"], rel=1e-12)
+    assert values["replay_rc"] == 0
+    ols = reghdfe(pre, "outcome", DETECTION, absorb=[], vce="cluster", cluster=["entity_num"])
+    assert values["b3_ols"] == pytest.approx(ols.coef[BETA3], rel=1e-6) and values["ols"] == 1
+    assert values["b3_noabsorb"] == pytest.approx(ols.coef[BETA3], rel=1e-6) and values["newey"] == 1
+
+
+def test_lapvalid_difference_test_is_the_model_it_stands_for(project, tmp_path):
+    """Fourth review C3: lapvalid's fourth model against the regression it stands for, computed here from its
+    definition with the Python engine's reghdfe: ud_std = ud / SD(ud within its half) (n - 1) over the validation rows
+    before singletons, each half its own entity and period effects, clusters by entity; r(diff) and r(p_diff_one), and
+    the high_minus_low row lapbias estimate --engine stata writes (term c.ud_std#c.high_lap)."""
+    config, layout, install = project
+    values = _stata_values(project, "\n".join([
+        "lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) store(v) notable",
+        "put diff r(diff)", "put p_diff_one r(p_diff_one)", "put theta_diff r(theta_diff)",
+        "put n_diff r(N_diff)", 'put status "`r(status_diff)\'" == "estimated"',
+        "capture estimates describe v_diff", "put stored _rc == 0"]))
+    frame = _pre(project).dropna(subset=["outcome", "ud", "high_lap", "entity_num", "period_num"]).copy()
+    sd = frame.groupby("high_lap")["ud"].transform("std")
+    frame["ud_std"] = (frame["ud"] / sd).where((sd > 0) & sd.notna(), 0.0)
+    frame = frame.assign(entity_half=frame["entity_num"] * 2 + frame["high_lap"],
+                         period_half=frame["period_num"] * 2 + frame["high_lap"])
+    fit = reghdfe(frame, "outcome", ["c.ud_std#c.high_lap", "ud_std"], absorb=["entity_half", "period_half"],
+                  vce="cluster", cluster=["entity_num"])
+    row = fit.to_rows("high_minus_low").set_index("term").loc["c.ud_std#c.high_lap"]
+    assert values["diff"] == pytest.approx(row["coef"], rel=1e-6) and values["theta_diff"] == values["diff"]
+    assert values["p_diff_one"] == pytest.approx(row["p_one_sided"], rel=1e-6) and values["n_diff"] == fit.N
+    assert values["status"] == 1 and values["stored"] == 1
+    out = tmp_path / "results"
+    stata.run_stata(config.replace(estimate={"bootstrap_reps": 0}), layout, install, results=out)
+    got = pd.read_csv(out / "validation.csv")
+    got = got[got["model"] == "high_minus_low"].set_index("term")
+    assert list(got.index) == ["c.ud_std#c.high_lap"] and set(got["engine"]) == {"stata"}
+    assert got.loc["c.ud_std#c.high_lap", "coef"] == pytest.approx(row["coef"], rel=1e-6)

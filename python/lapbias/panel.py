@@ -179,11 +179,15 @@ STATA_RESERVED = frozenset({"_all", "_b", "byte", "_coef", "_cons", "double", "f
 """Names Stata reserves ([U] 11.3 Naming conventions); str1..str2045 too (`stata_names`)."""
 
 
+STATA_LABEL_LENGTH = 80
+"""Characters of a .dta variable label (Stata's limit; pyreadstat refuses a longer one)."""
+
+
 def stata_names(columns) -> dict[str, str]:
     """{column: its .dta name} for the columns whose name Stata cannot hold ([U] 11.3: 1-32 characters of letters,
     digits and _, not starting with a digit, not reserved): characters outside [A-Za-z0-9_] become _, a leading digit
     gets a _ prefix, the name is cut to 32 characters and numbered when taken (as Stata's `import delimited` renames
-    such headers). The original name becomes the variable's label."""
+    such headers). The original name becomes the variable's label, cut to STATA_LABEL_LENGTH characters."""
     taken = {c for c in columns if STATA_NAME.match(c) and not _reserved(c)}
     renamed = {}
     for column in columns:
@@ -205,8 +209,9 @@ def _reserved(name: str) -> bool:
 
 
 def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The .dta version: no long text columns, numeric flags, dates as Stata dates (%td), valid names (a column whose
-    name Stata cannot hold is renamed, its name kept as its label: `stata_names`)."""
+    """The .dta version: no long text columns, numeric flags (a nullable one as 0/1 with Stata's missing), dates as
+    Stata dates (%td), valid names (a column whose name Stata cannot hold is renamed, its name kept as its label, cut
+    to STATA_LABEL_LENGTH characters: `stata_names`)."""
     frame = panel.drop(columns=[c for c in DTA_EXCLUDED if c in panel.columns])
     renamed = stata_names(list(frame.columns))
     original = {new: old for old, new in renamed.items()}
@@ -215,13 +220,13 @@ def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
         values = frame[column]
         if pd.api.types.is_datetime64_any_dtype(values):
             frame[column] = values.dt.date
+        elif isinstance(values.dtype, (pd.Int8Dtype, pd.BooleanDtype)):
+            frame[column] = values.astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
         elif pd.api.types.is_bool_dtype(values):
             frame[column] = values.astype("int8")
-        elif isinstance(values.dtype, pd.Int8Dtype):
-            frame[column] = values.astype("float64")
         elif values.dtype == object or pd.api.types.is_string_dtype(values):
             frame[column] = values.astype(object).where(values.notna(), "").astype(str)
-    labels = {c: LABELS.get(c, original.get(c, c)) for c in frame.columns}
+    labels = {c: LABELS.get(c, original.get(c, c))[:STATA_LABEL_LENGTH] for c in frame.columns}
     return frame, labels
 
 
@@ -252,7 +257,7 @@ def build(config: RunConfig, layout: Layout) -> PanelResult:
     renamed = stata_names([c for c in panel.columns if c not in DTA_EXCLUDED])
     if renamed:
         result.warnings.append("column(s) renamed in panel_pre.dta / panel_post.dta, whose names Stata cannot hold "
-                               "(the original name is the variable label): "
+                               f"(the original name is the variable label, cut to {STATA_LABEL_LENGTH} characters): "
                                + ", ".join(f"{old!r} -> {new}" for old, new in renamed.items()))
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
     with staged_outputs(layout.derived, "panel", new_run_id(), known=PANEL_FILES) as folder:

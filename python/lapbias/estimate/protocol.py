@@ -88,13 +88,23 @@ def _record(results: ProtocolResults, name: str, model: str, fit: RegResult) -> 
 def _estimated(results: ProtocolResults, name: str, model: str, sample: pd.DataFrame, x: list[str],
                newey_lag: int, fit=_fit) -> pd.DataFrame | None:
     """The coefficient rows of one regression, or None with a `failed` note saying why it cannot be estimated; a
-    regression whose every regressor is collinear gives rows with empty estimates (each term omitted)."""
+    regression whose every regressor is collinear gives rows with empty estimates (each term omitted) and reghdfe's
+    _cons, with the fit's N, N_clust, df_r and singletons (AllOmitted), and the notes of any other fit."""
     try:
         return _record(results, name, model, fit(sample, "outcome", x, newey_lag))
     except AllOmitted as err:
+        fit_of = err.fit
+        for kind, count, detail in (("singletons", fit_of["num_singletons"], "singleton observation(s) dropped"),
+                                    ("dropped_missing", fit_of["N_dropped_missing"],
+                                     "row(s) with a missing value dropped listwise")):
+            if count:
+                results.notes.append({"model": f"{name}:{model}", "kind": kind, "detail": f"{count} {detail}"})
         for term, why in err.omitted.items():
             results.notes.append({"model": f"{name}:{model}", "kind": "omitted", "detail": f"{term} omitted: {why}"})
-        return pd.DataFrame([{"model": model, "term": term, "N": len(sample), "engine": "python"} for term in x],
+        shared = {"model": model, "N": fit_of["N"], "N_clust": fit_of["N_clust"], "df_r": fit_of["df_r"],
+                  "num_singletons": fit_of["num_singletons"], "engine": "python"}
+        return pd.DataFrame([{**shared, "term": term} for term in x] + [{**shared, "term": "_cons",
+                                                                          "coef": fit_of["cons"]}],
                             columns=RESULT_COLUMNS)
     except EstimationError as err:
         results.notes.append({"model": f"{name}:{model}", "kind": "failed", "detail": str(err)})
@@ -183,19 +193,14 @@ def run(config: RunConfig, layout: Layout) -> ProtocolResults:
 
 
 def stata_supplement(tables: dict[str, pd.DataFrame], pre: pd.DataFrame, post: pd.DataFrame | None, reps: int,
-                     seed: int, newey_lag: int = -1) -> list[dict[str, str]]:
+                     seed: int) -> list[dict[str, str]]:
     """What the Stata do-files do not estimate, computed here on the samples they estimated (panel_pre.dta,
     panel_post.dta) and added to their tables in place: beta_3's wild cluster bootstrap p-values in detection and
-    placebo, and the high_minus_low row of validation and placebo_validation (engine python). Returns the notes."""
+    placebo (the high_minus_low validation test is lapvalid's, exported by do/01_validation.do). Returns the notes."""
     results = ProtocolResults()
-    for name, validation, sample in (("detection", "validation", pre), ("placebo", "placebo_validation", post)):
-        if sample is None or sample.empty:
-            continue
-        if name in tables:
+    for name, sample in (("detection", pre), ("placebo", post)):
+        if sample is not None and not sample.empty and name in tables:
             tables[name] = with_wild(results, name, tables[name], sample, reps, seed)
-        difference = validation_difference(results, validation, sample, newey_lag) if validation in tables else None
-        if difference is not None:
-            tables[validation] = pd.concat([tables[validation], difference], ignore_index=True)
     return results.notes
 
 

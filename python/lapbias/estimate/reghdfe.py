@@ -52,11 +52,15 @@ CONSTANT = "_cons"
 
 
 class AllOmitted(EstimationError):
-    """Every regressor is collinear (with the fixed effects or each other): nothing to estimate."""
+    """Every regressor is collinear (with the fixed effects or each other): nothing to estimate. reghdfe still posts
+    the fit, which this carries: N (after singletons), N_clust, df_r (K = 0), num_singletons, N_dropped_missing and
+    cons, reghdfe's _cons by its regression through the means (reghdfe.mata reghdfe_extend_b_and_xx: b0 = mean(y) -
+    mean(x)'b, here mean(y) on the estimation sample)."""
 
-    def __init__(self, message: str, omitted: dict[str, str]):
+    def __init__(self, message: str, omitted: dict[str, str], **fit):
         super().__init__(message)
         self.omitted = omitted
+        self.fit = fit
 
 
 def one_sided_p(t: float, p_two: float) -> float:
@@ -231,8 +235,12 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
         raise EstimationError(f"N = {len(frame)} observation(s) for K = {k} regressor(s) and {absorbed}: no "
                               f"residual degrees of freedom for {y} on {x}")
     if not kept:
+        levels = df_a + df_a_nested if absorb else 1  # reghdfe's df_a; the constant without absorbed FE
+        df_r = min(len(frame) - (df_a if absorb else 1), n_clusters - 1) if vce == "cluster" else len(frame) - levels
         raise AllOmitted(f"every regressor of {y} on {x} is omitted: "
-                         + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted)
+                         + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted, N=len(frame),
+                         N_clust=n_clusters, df_r=df_r, num_singletons=num_singletons,
+                         N_dropped_missing=dropped_missing, cons=float(frame[y].mean()) * scales[y])
     result = _feols(frame, y, kept, names, absorb, vce, cluster, formula, df_a, df_a_nested, n_clusters)
     result.N_full, result.num_singletons, result.N_dropped_missing = n_full, num_singletons, dropped_missing
     result.omitted, result.omitted_reasons = list(omitted), omitted
@@ -473,7 +481,9 @@ def _newey(frame: pd.DataFrame, y: str, columns: list[str], names: dict[str, str
                               f"no residual degrees of freedom for {y} on {list(names.values())}")
     if not kept:
         raise AllOmitted(f"every regressor of {y} on {list(names.values())} is omitted: "
-                         + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted)
+                         + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted, N=len(frame),
+                         N_clust=None, df_r=len(frame) - 1, num_singletons=0, N_dropped_missing=dropped_missing,
+                         cons=float(frame[y].mean()) * y_scale)
     lag = newey_default_lag(len(frame)) if lag is None or lag < 0 else lag
     exog = sm.add_constant(frame[kept].to_numpy(), has_constant="add")
     fit = sm.OLS(frame[y].to_numpy(), exog).fit(cov_type="HAC", cov_kwds={"maxlags": lag, "use_correction": True},

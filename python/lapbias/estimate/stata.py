@@ -4,15 +4,20 @@ the results back into the results schema of docs/contracts.md.
 Finding Stata (`find_stata`, every place tried is listed when none is found): `[estimate] stata_path` or STATA_PATH
 naming a Stata directory or executable; then `stata-mp`, `stata-se`, `stata` (and the Windows `StataMP-64.exe` ...) on
 PATH; then the usual install locations of Linux (/usr/local/stata*), macOS (/Applications/Stata*/Stata*.app) and
-Windows (C:/Program Files/Stata*). A directory with utilities/pystata (Stata 17 and later) is driven through pystata
-(Stata's working directory set with `cd` inside Stata); Stata 15/16, a plain executable, or a pystata that will not
+Windows (C:/Program Files/Stata*). A directory with utilities/pystata (Stata 17 and later) is driven through pystata:
+Stata then runs inside this process, which has one working directory, so no `cd` is sent (every path the do-files get
+is absolute) and the working directory is put back after each do-file, whatever it did; the do-files run quietly
+(their named logs are the record, as in batch mode). Stata 15/16, a plain executable, or a pystata that will not
 start falls back to batch mode: `<exe> -b do <file> <args>` (Windows: `<exe> /e do <file> <args>`) in a private working
 directory, whose batch log is moved to logs/stata_batch_<do-file>.log; the do-files write their own logs
 logs/stata_steps.log and logs/stata_bootstrap.log, so no log overwrites another. Batch mode exits 0 even when the
 do-file fails, so the log is scanned for Stata's error line `r(###);`.
 
 Steps 3-5 (master.do) and the bootstrap (04_bootstrap.do) are two Stata runs: a failed bootstrap becomes a note and
-keeps the Steps 3-5 tables. Every path, [estimate] newey_lag and the bootstrap's reps, seed and resampling unit reach
+keeps the Steps 3-5 tables, while a step of Steps 3-5 that stopped (an `error` note of master.do: the do-files raise
+only what is not a data outcome, such as an installation problem) stops the run with a StataError, so that a missing
+table never reads as a verdict; a model that is not estimable for its data is a `failed` note, as in the Python
+engine. Every path, [estimate] newey_lag and the bootstrap's reps, seed and resampling unit reach
 the do-files as arguments, and the ado/do files come from this package (a source checkout or the installed package
 data), so a run needs no copy of them in the project. Before a run every result file of either engine is removed from the output
 folder (`clear_results`), so no table of an earlier run, of either engine, survives; each table states its engine.
@@ -21,7 +26,9 @@ Reading back: the do-files export every coefficient table with `_lapbias_export`
 "b se t p ci_l ci_u", stats N N_clust df_r r2 r2_within num_singletons p_one; an omitted term as b = 0 without a
 standard error); `parse_esttab_csv` turns that layout into the results schema with engine "stata" (an omitted term:
 a row with empty estimates, and an `omitted` note, as the Python engine writes it), and `_write_table` writes each
-table. The do-files' own notes (stata_notes.csv: failed models, singletons, rows dropped for missing values, the
+table. The validation tables hold lapvalid's fourth model, high_minus_low (theta_high - theta_low: outcome on
+c.ud_std#c.high_lap and ud_std with each half's own fixed effects); of its terms the results contract keeps the
+interaction only (`_contract_rows`). The do-files' own notes (stata_notes.csv: failed models, singletons, rows dropped for missing values, the
 single-series warning, in the Python engine's words) become estimation_notes.csv. The bootstrap summary
 (stata_bootstrap.csv) and draws (stata_bootstrap_draws.dta) become results/bootstrap.csv, bootstrap_draws.csv and
 figures/bootstrap.png through estimate/bootstrap.py's definitions of p_boot and p95 (`BootstrapResult`), so both
@@ -54,7 +61,7 @@ import pyreadstat
 from ..config import RunConfig
 from ..errors import LapbiasError
 from ..io import Layout, write_csv
-from .protocol import stata_supplement
+from .protocol import DIFFERENCE_MODEL, stata_supplement
 from .reghdfe import RESULT_COLUMNS, one_sided_p
 
 EXECUTABLES = ("stata-mp", "stata-se", "stata", "StataMP-64.exe", "StataSE-64.exe", "StataBE-64.exe", "Stata-64.exe")
@@ -255,6 +262,9 @@ def _pystata(install: StataInstall):
 
 
 def _run_pystata(install: StataInstall, work: Path, do_file: Path, args: list[str]) -> None:
+    """One do-file through pystata. Stata runs inside this process: its `cd` would be this process's chdir, and every
+    relative path of lapbias (the default root ".") would then point into another folder. So no `cd` is sent (the
+    do-files get absolute paths) and the working directory is put back whatever the do-file did."""
     try:
         stata = _pystata(install)
     except StataError:
@@ -262,11 +272,13 @@ def _run_pystata(install: StataInstall, work: Path, do_file: Path, args: list[st
             raise
         _run_batch(install.executable, work, do_file, args)  # Stata 17+ whose pystata will not start: batch mode
         return
+    cwd = os.getcwd()
     try:
-        stata.run(f'cd "{work}"', quietly=True)  # Stata's own working directory, not only the Python process's
-        stata.run("do " + " ".join(_do_command(do_file, args)), echo=False)
+        stata.run("do " + " ".join(_do_command(do_file, args)), quietly=True, echo=False)
     except (SystemError, RuntimeError) as err:  # pystata reports a Stata error r(###) as SystemError
         raise StataError(f"Stata stopped with an error in {do_file.name}: {err}") from None
+    finally:
+        os.chdir(cwd)
 
 
 def _run(install: StataInstall, logs: Path, do_file: Path, args: list[str]) -> None:
@@ -399,18 +411,26 @@ def _write_table(results: Path, name: str, table: pd.DataFrame) -> None:
     write_csv(table, results / f"{name}.csv")
 
 
+def _contract_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the results contract: of lapvalid's difference model (DIFFERENCE_MODEL, whose esttab export holds
+    every term of its regression) the interaction theta_high - theta_low only, as the Python engine writes it."""
+    difference = table["model"] == DIFFERENCE_MODEL
+    return table[~difference | table["term"].str.contains("#", regex=False)].reset_index(drop=True)
+
+
 def _read_tables(results: Path, run: StataRun) -> None:
     """The do-files' esttab exports (TABLES) into run.tables and results/<table>.csv, with an `omitted` note for each
     omitted term (the verdict's collapse rule reads the placebo's `lap omitted` note)."""
     for name, export in TABLES.items():
         if not (results / export).exists():
             continue
-        run.tables[name] = parse_esttab_csv(results / export)
-        _write_table(results, name, run.tables[name])
-        for row in run.tables[name][run.tables[name]["coef"].isna()].itertuples():
+        table = parse_esttab_csv(results / export)
+        for row in table[table["coef"].isna()].itertuples():
             run.notes.append({"model": f"{name}:{row.model}", "kind": "omitted",
                               "detail": f"{row.term} omitted: collinear with the fixed effects or the other "
                                         "regressors (Stata: no standard error)"})
+        run.tables[name] = _contract_rows(table)
+        _write_table(results, name, run.tables[name])
 
 
 def _bootstrap_too_small(data: Path) -> str:
@@ -428,7 +448,8 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
     """Steps 3-5 (do/master.do), then the bootstrap (do/04_bootstrap.do), in Stata on layout.derived's panel_*.dta.
     Writes only into `results` (default layout.results; give a fresh folder to swap in on success) and Stata's logs
     into layout.logs: <table>.csv in the results schema, bootstrap.csv/_draws.csv/figures/bootstrap.png and
-    estimation_notes.csv. A failed bootstrap is a note (StataRun.failed); no detection table is a StataError."""
+    estimation_notes.csv. A failed bootstrap is a note (StataRun.failed); a step of Steps 3-5 that stopped, or no
+    detection table, is a StataError."""
     results = Path(results if results is not None else layout.results).resolve()
     logs, data = layout.logs.resolve(), layout.derived.resolve()
     if not (data / "panel_pre.dta").exists():
@@ -447,7 +468,12 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
     notes_file = results / "stata_notes.csv"
     if notes_file.exists() and notes_file.stat().st_size:
         run.notes += pd.read_csv(notes_file, dtype=str).fillna("").to_dict("records")
-    run.failed += [note["model"] for note in run.notes if note["kind"] == "error"]
+    stopped = [f"{note['model']}: {note['detail']}" for note in run.notes if note["kind"] == "error"]
+    if stopped:
+        # a do-file raises only what is not a data outcome (ado/_lapbias_datarc.ado): an installation problem,
+        # invalid syntax; a table missing for it would read as a verdict
+        raise StataError(f"a step of Steps 3-5 stopped with an error that is not a property of the data: "
+                         f"{'; '.join(stopped)}; see {logs / 'stata_steps.log'}")
     _read_tables(results, run)
     if "detection" not in run.tables and any(note["model"].startswith("detection:") and note["kind"] == "failed"
                                              for note in run.notes):
@@ -463,12 +489,11 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
         raise StataError(f"Stata wrote no detection table ({results / TABLES['detection']}): {reasons}; "
                          f"see {logs / 'stata_steps.log'}")
     estimate = config.estimate
-    # beta_3's wild cluster bootstrap p-values and the high-minus-low validation test are not in the do-files: the
-    # Python engine computes them on the same exported panel (estimate/protocol.py), the report says so
+    # beta_3's wild cluster bootstrap p-values are not in the do-files: the Python engine computes them on the same
+    # exported panel (estimate/protocol.py), the report says so
     samples = [pyreadstat.read_dta(str(data / f"{name}.dta"))[0] if (data / f"{name}.dta").exists() else None
                for name in ("panel_pre", "panel_post")]
-    run.notes += stata_supplement(run.tables, *samples, estimate.wild_bootstrap_reps, estimate.bootstrap_seed,
-                                  estimate.newey_lag)
+    run.notes += stata_supplement(run.tables, *samples, estimate.wild_bootstrap_reps, estimate.bootstrap_seed)
     for name in ("detection", "placebo", "validation", "placebo_validation"):
         if name in run.tables:
             write_csv(run.tables[name], results / f"{name}.csv")
