@@ -1235,7 +1235,7 @@ def test_below_42_clusters_the_reading_defers_to_the_wild_bootstrap():
     reading = summary.split("if (`few') _lapbias_wildnote", 1)[1]
     assert reading.startswith("\nelse if (e(p_one) < 0.05)"), "a reading only with 42 clusters or more"
     note = code(ADO / "_lapbias_wildnote.ado")
-    assert "{cmd:reghdfe `e(depvar)' `model' i.`other', absorb(`fe') cluster(`cluster')}" in note
+    assert "{cmd:reghdfe `e(depvar)' `model' i.`other' if e(sample) `wgt', absorb(`fe') cluster(`cluster')}" in note
     assert "{cmd:boottest `term', weighttype(webb) ptype(upper) reps(9999) seed(20251222) nograph}" in note
     placebo = code(ADO / "lapplacebo.ado")
     assert "local few = `N_clust_post' < 42" in placebo
@@ -1436,3 +1436,17 @@ def test_a_zero_standard_error_without_omitted_terms_is_named():
     summary = program_text(ADO / "lapbias.ado", "Summary")
     empty = summary.split('if ("`e(lapbias_omitted)\'" == "")', 1)[1].split("else {", 1)[0]
     assert "perfect fit" in empty and "collapse" not in empty
+
+# Fifth review (independent, desk): defects left by the fourth round's fixes.
+
+
+def test_the_wild_route_estimates_the_sample_of_the_active_estimates():
+    """Fifth review: below 42 clusters lapbias prints the Stata route to the verdict's wild bootstrap p "for the active
+    estimates", but its reghdfe line had no sample: after `lapplacebo` on panel_pre + panel_post (README, help
+    lapplacebo) it re-estimated beta_3 on both periods together, and after `lapbias ... if ...` on every row in memory.
+    The line now runs on e(sample) (the rows reghdfe kept, singletons already out, so the one-FE fit drops nothing
+    more) with the active estimates' weights."""
+    note = code(ADO / "_lapbias_wildnote.ado")
+    route = next(line for line in note.splitlines() if "{cmd:reghdfe " in line)
+    assert "if e(sample)" in route, route
+    assert "`e(wtype)'" in note and "`e(wexp)'" in note
