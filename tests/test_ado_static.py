@@ -1180,10 +1180,10 @@ def test_reghdfe_must_run_a_toy_regression_before_anything_is_estimated():
     command, after a line saying it is the installation. The toy is estimable (checked with the Python engine)."""
     deps = code(ADO / "_lapbias_deps.ado")
     smoke = deps.split('if ("$LAPBIAS_REGHDFE_OK" == "1") exit', 1)[1]
-    assert smoke.index("preserve") < smoke.index("capture quietly reghdfe y x, absorb(a b)") < smoke.index("restore")
+    assert smoke.index("preserve") < smoke.index("capture quietly reghdfe y x, absorb(a b)") < smoke.index("\nrestore\n")
     failed = smoke.split("if (`rc') {", 1)[1].split("\nrestore", 1)[0]  # (its messages hold {stata ...} braces)
     assert "reghdfe y x, absorb(a b)\nexit `rc'" in failed and "the installation, not your data" in failed
-    assert smoke.index("restore") < smoke.index("global LAPBIAS_REGHDFE_OK 1")
+    assert smoke.index("\nrestore\n") < smoke.index("global LAPBIAS_REGHDFE_OK 1")
     import numpy as np
     import pandas as pd
 
@@ -1450,3 +1450,15 @@ def test_the_wild_route_estimates_the_sample_of_the_active_estimates():
     route = next(line for line in note.splitlines() if "{cmd:reghdfe " in line)
     assert "if e(sample)" in route, route
     assert "`e(wtype)'" in note and "`e(wexp)'" in note
+
+
+def test_the_toy_regression_leaves_the_active_estimates_alone():
+    """Fifth review: _lapbias_deps's toy reghdfe (first call of a Stata session) replaced the active estimates, so
+    a first lapbias, lapvalid or lapplacebo call refused for a typo left the 8-row toy regression active (esttab .,
+    predict and estimates store saw it instead of the user's model). The estimates are held around it and come back
+    whatever happens (restore)."""
+    deps = code(ADO / "_lapbias_deps.ado")
+    smoke = deps.split('if ("$LAPBIAS_REGHDFE_OK" == "1") exit', 1)[1]
+    hold = smoke.index("_estimates hold `held', restore nullok")
+    assert hold < smoke.index("capture quietly reghdfe y x, absorb(a b)")
+    assert "tempname held" in smoke[:hold]
