@@ -1481,3 +1481,13 @@ def test_a_log_that_cannot_be_opened_still_restores_the_session():
         log = re.search(r"name\((\w+)\)", lines[opened]).group(1)
         cleanup = lines[lines.index("local rc = _rc"):]
         assert f"capture log close {log}" in cleanup and f"log close {log}" not in cleanup, name
+
+
+def test_the_difference_models_names_replace_only_variables_of_exactly_those_names():
+    """Fifth review (nit): _lapbias_halfstd makes ud_std and high_lap on lapvalid's copy after `capture drop ud_std` and
+    `capture drop high_lap`; under Stata's default set varabbrev on, with no variable of exactly that name, drop takes
+    the name as an abbreviation and drops e.g. a depvar, absorb or cluster variable high_lapse or ud_stdret from the
+    copy the regression then runs on. novarabbrev makes both drops exact."""
+    halfstd = code(ADO / "_lapbias_halfstd.ado")
+    for name in ("ud_std", "high_lap"):
+        assert f"capture novarabbrev drop {name}" in halfstd and f"capture drop {name}" not in halfstd, name
