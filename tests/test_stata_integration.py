@@ -16,7 +16,9 @@ stand-in program for reghdfe 6.13 next to an older ftools, r(2226)) stops every 
 "not estimable" (W1); below 42 clusters no reading, r(pass) missing, and the documented boottest route gives the
 verdict's wild bootstrap p within Monte Carlo error (W2); options that make variables are refused by the commands that
 run several regressions (W3); lapboot leaves the estimates and timers (C1); pooled OLS without absorb() and the newey
-option (C2); lapvalid's difference test against the model it stands for (C3); r(table) (C5)."""
+option (C2); lapvalid's difference test against the model it stands for (C3); r(table) (C5). And the fifth review's:
+the printed few-cluster route re-estimates the active model's sample (after lapplacebo: the post-cutoff beta_3), and
+the toy regression of the dependency check leaves the active estimates alone."""
 
 from __future__ import annotations
 
