@@ -1,6 +1,7 @@
 *! version 0.4.1 06dec2026
-* The regressors of lapvalid's difference model (theta_high - theta_low; the Python engine's estimate/protocol.py
-* difference fit), made on the copy _lapbias_fit holds inside preserve, for its estimation rows touse():
+* The regressors of lapvalid's difference model (theta_high SD_high - theta_low SD_low; the Python engine's
+* estimate/protocol.py difference fit), made on the copy _lapbias_fit holds inside preserve, for its estimation rows
+* touse():
 *   ud_std   = ud / SD(ud over the rows of its half), the sample SD (n - 1, as egen sd()), taken before reghdfe
 *              drops singletons; 0 in a half whose SD is 0 or missing;
 *   high_lap = the half (1 high, 0 low);

@@ -1491,3 +1491,17 @@ def test_the_difference_models_names_replace_only_variables_of_exactly_those_nam
     halfstd = code(ADO / "_lapbias_halfstd.ado")
     for name in ("ud_std", "high_lap"):
         assert f"capture novarabbrev drop {name}" in halfstd and f"capture drop {name}" not in halfstd, name
+
+
+def test_the_difference_is_described_per_sd_of_ud_not_as_the_raw_thetas():
+    """Fifth review: lapvalid's help said r(diff) is "theta_high - theta_low, the same as r(theta_diff)", beside
+    r(theta_high) and r(theta_low) of the same call. The coefficient on c.ud_std#c.high_lap is the difference of the
+    halves' slopes per SD of ud, theta_high SD_high - theta_low SD_low (ud_std = ud / SD within the half), which is not
+    r(theta_high) - r(theta_low): a user checking one against the other would find them apart. The help's stored
+    results, its description and docs/stata.md say per SD."""
+    help_text = " ".join((ADO / "lapvalid.sthlp").read_text().split())
+    entry = help_text.split("{synopt:{cmd:r(diff)}}", 1)[1].split("{p_end}", 1)[0]
+    assert "SD" in entry and "not r(theta_high) - r(theta_low)" in entry, entry
+    assert "theta_high SD_high - theta_low SD_low" in help_text
+    docs = " ".join((ROOT / "docs" / "stata.md").read_text().split())
+    assert "theta_high SD_high − theta_low SD_low" in docs
