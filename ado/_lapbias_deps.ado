@@ -1,11 +1,12 @@
-*! version 0.4.0 05dec2026
+*! version 0.4.1 06dec2026
 * Checks that reghdfe, its dependencies require (reghdfe 6.13 stops with r(9) without it) and ftools, and estout
 * (esttab, estadd) are installed, and says how to install what is missing. Then, once per Stata session (global
 * LAPBIAS_REGHDFE_OK), that reghdfe runs: a regression on a toy dataset of 8 rows (two crossed fixed effects, no
-* singleton), inside preserve. An installation problem -- reghdfe 6.13 (GitHub) next to an older ftools (SSC), which
-* require stops with r(2226), or a missing or stale ftools Mata library -- fails every regression alike; unchecked,
-* each would be a model "not estimable" and REPORT.md would read Underpowered. Here it stops with reghdfe's own
-* message, after a line saying it is the installation, not the data.
+* singleton), inside preserve and with the active estimates held (they come back whatever happens, so a first call
+* refused for a typo leaves the user's model active, not the toy's). An installation problem -- reghdfe 6.13 (GitHub)
+* next to an older ftools (SSC), which require stops with r(2226), or a missing or stale ftools Mata library -- fails
+* every regression alike; unchecked, each would be a model "not estimable" and REPORT.md would read Underpowered. Here
+* it stops with reghdfe's own message, after a line saying it is the installation, not the data.
 program define _lapbias_deps
 	version 15
 	foreach pkg in require reghdfe ftools estout {
@@ -17,6 +18,8 @@ program define _lapbias_deps
 		}
 	}
 	if ("$LAPBIAS_REGHDFE_OK" == "1") exit
+	tempname held
+	_estimates hold `held', restore nullok
 	preserve
 	quietly drop _all
 	quietly set obs 8

@@ -1,10 +1,12 @@
-*! version 0.4.0 05dec2026
-* The regressors of lapvalid's difference model (theta_high - theta_low; the Python engine's estimate/protocol.py
-* difference fit), made on the copy _lapbias_fit holds inside preserve, for its estimation rows touse():
+*! version 0.4.1 06dec2026
+* The regressors of lapvalid's difference model (theta_high SD_high - theta_low SD_low; the Python engine's
+* estimate/protocol.py difference fit), made on the copy _lapbias_fit holds inside preserve, for its estimation rows
+* touse():
 *   ud_std   = ud / SD(ud over the rows of its half), the sample SD (n - 1, as egen sd()), taken before reghdfe
 *              drops singletons; 0 in a half whose SD is 0 or missing;
 *   high_lap = the half (1 high, 0 low);
-* named so on the copy (a variable of either name is replaced there, restore brings it back), so that the model's
+* named so on the copy (a variable of exactly either name is replaced there -- novarabbrev: never one the name
+* abbreviates -- and restore brings it back), so that the model's
 * interaction is c.ud_std#c.high_lap in every table. encode(): string variables of absorb(), replaced by group
 * numbers under the same name, so that absorb() can interact them with high_lap. Any units: the SD is taken of
 * ud / 2^k, 2^k a power of two near max |ud| of the half, which changes no digit of the ratio (as _lapbias_zscore).
@@ -31,8 +33,8 @@ program define _lapbias_halfstd
 		drop `v'
 		rename `g' `v'
 	}
-	capture drop ud_std
-	capture drop high_lap
+	capture novarabbrev drop ud_std
+	capture novarabbrev drop high_lap
 	rename `z' ud_std
 	rename `h' high_lap
 end

@@ -131,18 +131,22 @@ same options (the second would refuse the name the first made, r(110)).
 {pstd}With fewer than 42 clusters the CRV1 t test over-rejects, and the verdict of lapbias (REPORT.md, its
 {cmd:wild_below_clusters} = 42) reads the p-value of beta_3 from the wild cluster restricted bootstrap -- null
 imposed, Webb weights, 9,999 draws, the CRV1 t statistic -- not r(p_one). Below 42 clusters {cmd:lapbias} therefore
-prints no reading, returns r(few_clusters) = 1, and prints the Stata route to that p for the estimates at hand.
-{cmd:boottest} (Roodman, MacKinnon, Nielsen and Webb 2019; {stata ssc install boottest}) refuses reghdfe with more than
-one set of absorbed fixed effects (r(198)), so the period effects enter as dummies and the entity effects, the
-cluster variable, stay absorbed:
+prints no reading, returns r(few_clusters) = 1, and prints the Stata route to that p for the estimates at hand, on
+their sample. {cmd:boottest} (Roodman, MacKinnon, Nielsen and Webb 2019; {stata ssc install boottest}) refuses reghdfe
+with more than one set of absorbed fixed effects (r(198)), so the period effects enter as dummies and the entity
+effects, the cluster variable, stay absorbed:
 
-{phang2}{cmd:. reghdfe outcome c.mu_hat##c.lap i.period_num, absorb(entity_num) cluster(entity_num)}{p_end}
+{phang2}{cmd:. reghdfe outcome c.mu_hat##c.lap i.period_num if e(sample), absorb(entity_num) cluster(entity_num)}{p_end}
 {phang2}{cmd:. boottest c.mu_hat#c.lap, weighttype(webb) ptype(upper) reps(9999) seed(20251222) nograph}{p_end}
 
-{pstd}This is the same beta_3 and the same CRV1 t (up to its small-sample factor, which the bootstrap p does not depend
-on), with the same null-imposed draws: a singleton of the period dummies is fitted exactly and adds nothing. Its
-one-sided p (r(p) of {cmd:ptype(upper)}) agrees with the verdict's {cmd:p_wild_one_sided} within Monte Carlo error
-(Stata's random stream is not numpy's). For the placebo, the same two lines on the post-cutoff sample.
+{pstd}Typed while the lapbias estimates are active, {cmd:if e(sample)} (and their weights, which the printed line
+carries) keeps their sample: the if/in rows, a {helpb lapplacebo} period, without the singletons reghdfe dropped, so
+the one-FE fit drops nothing more. Without it the line would re-estimate on every row in memory -- after
+{cmd:lapplacebo} on the pre- and post-cutoff panels appended, both periods together. This is the same beta_3 and the
+same CRV1 t (up to its small-sample factor, which the bootstrap p does not depend on), with the same null-imposed
+draws. Its one-sided p (r(p) of {cmd:ptype(upper)}) agrees with the verdict's {cmd:p_wild_one_sided} within Monte Carlo
+error (Stata's random stream is not numpy's). For the placebo: right after {cmd:lapplacebo}, whose post-cutoff model
+is the active one (the pre-cutoff one after {cmd:estimates restore} {it:name}{cmd:_pre}).
 
 {marker replay}{...}
 {title:Replay}

@@ -53,7 +53,8 @@ p: for the post-cutoff period r(pass) is then missing, which is {it:not} a pass 
 way).
 
 {pstd}With fewer than 42 post-cutoff clusters the verdict reads the placebo's wild cluster restricted bootstrap p, not
-the CRV1 p ({help lapbias##wild:Few clusters}; {cmd:lapbias} prints its Stata route for each period). r(pass) is then
+the CRV1 p ({help lapbias##wild:Few clusters}; {cmd:lapbias} prints its Stata route for each period,
+to be typed while that period's model is active: the post-cutoff one is, right after {cmd:lapplacebo}). r(pass) is then
 missing too -- not assessed here -- and r(pass_crv1) holds what the CRV1 p alone would say; with 42 clusters or more
 (or without clustering) r(pass) = r(pass_crv1).
 

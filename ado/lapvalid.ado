@@ -1,14 +1,14 @@
 *! version 0.4.0 05dec2026
 * lapvalid: the validation regression (protocol Step 3): depvar on the recalled direction U-D, pooled and on the
-* high-LAP and low-LAP halves, and theta_high - theta_low, the test of the verdict's validation pattern. The halves:
-* high(flag) (a 0/1 variable, e.g. the panel's high_lap), or a median split of lap over the rows that have it (within
-* if/in, as the panel's high_lap): LAP above the median (split(pooled)), or the entity's mean LAP above the median of
-* entity means (split(entity), needs entity()); ties go to the low half, and the median is held in a scalar, never a
-* macro, so a tie cannot move between halves. The pooled model uses every row with depvar and ud.
-* The difference, fourth model diff (the Python engine's estimate/protocol.py difference fit), on the rows of both
-* halves: reghdfe depvar c.ud_std#c.high_lap ud_std, absorb(each absvar#high_lap) [vce], each half with its own fixed
-* effects (_lapbias_halfabsorb), ud_std = ud / SD(ud in its half) over the model's rows before singletons, 0 in a
-* half without variation (_lapbias_halfstd); the coefficient on c.ud_std#c.high_lap is the difference, tested
+* high-LAP and low-LAP halves, and high minus low per SD of ud (theta_high SD_high - theta_low SD_low), the test of
+* the verdict's validation pattern. The halves: high(flag) (0/1, e.g. the panel's high_lap), or a median split of lap
+* over the rows that have it (within if/in, as the panel's high_lap): LAP above the median (split(pooled)), or the
+* entity's mean LAP above the median of entity means (split(entity), needs entity()); ties go to the low half, and the
+* median is held in a scalar, never a macro, so a tie cannot move between halves. Pooled: every row with depvar, ud.
+* The difference, fourth model diff (the Python engine's estimate/protocol.py difference fit), on both halves' rows:
+* reghdfe depvar c.ud_std#c.high_lap ud_std, absorb(each absvar#high_lap) [vce], each half its own fixed effects
+* (_lapbias_halfabsorb), ud_std = ud / SD(ud in its half) over the model's rows before singletons, 0 in a half
+* without variation (_lapbias_halfstd); the coefficient on c.ud_std#c.high_lap is the difference, tested
 * one-sided, H1: > 0, p_diff_one = ttail(e(df_r), t). One time series: newey, with high_lap as a regressor.
 * Each part runs through _lapbias_fit (reghdfe, or one time series by the rule of both engines) and ends in one
 * status, as the Python engine: estimated; omitted (ud collinear with the fixed effects of that part: theta is zero,

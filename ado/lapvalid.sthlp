@@ -10,7 +10,7 @@
 {viewerjumpto "Author" "lapvalid##author"}{...}
 {title:Title}
 
-{phang}{bf:lapvalid} {hline 2} Validation regressions of the lookahead-bias test (protocol Step 3), and theta_high - theta_low
+{phang}{bf:lapvalid} {hline 2} Validation regressions of the lookahead-bias test (protocol Step 3), and the high-minus-low test
 
 {marker syntax}{...}
 {title:Syntax}
@@ -49,8 +49,10 @@ LAP in it). The median split is taken over the rows that have {it:lap} (within i
 {cmd:high_lap}; ties at the median go to the low half, and the median is held in a scalar, so a tie cannot move
 between halves.
 
-{pstd}The fourth model, {it:diff}, is the test the verdict of lapbias reads for the validation pattern:
-theta_high - theta_low > 0, one-sided. On the rows of both halves,
+{pstd}The fourth model, {it:diff}, is the test the verdict of lapbias reads for the validation pattern: the halves'
+slopes per SD of {it:ud}, high minus low, theta_high SD_high - theta_low SD_low > 0, one-sided (SD_half the SD of
+{it:ud} within the half; not r(theta_high) - r(theta_low), the difference of the raw slopes). On the rows of both
+halves,
 
 {phang2}{cmd:reghdfe} {it:depvar} {cmd:c.ud_std#c.high_lap ud_std, absorb(}{it:absvar}{cmd:#high_lap} ...{cmd:)} [{cmd:vce()}]{p_end}
 
@@ -59,7 +61,7 @@ theta_high - theta_low > 0, one-sided. On the rows of both halves,
 over the model's rows before reghdfe drops singletons, 0 in a half whose SD is 0 or missing -- and {cmd:high_lap} the
 half. These two variables exist only on a copy of the data inside {cmd:preserve} (the model's coefficient names are
 therefore the same whatever your variables are called; the data in memory are not changed). The coefficient on
-{cmd:c.ud_std#c.high_lap} is the difference; r(p_diff_one) = ttail(e(df_r), t) tests it for > 0. One time series
+{cmd:c.ud_std#c.high_lap} is the difference per SD; r(p_diff_one) = ttail(e(df_r), t) tests it for > 0. One time series
 (the estimator rule): {cmd:newey} with {cmd:high_lap} as a regressor. The Python engine estimates the same model
 ({cmd:high_minus_low} in results/validation.csv).
 
@@ -92,7 +94,7 @@ reghdfe. Options that make variables -- {cmd:residuals}[{cmd:()}], {cmd:groupvar
 {title:Stored results}
 
 {pstd}{cmd:lapvalid} stores the following in {cmd:r()}, for each {it:part} in {cmd:pooled}, {cmd:high}, {cmd:low},
-{cmd:diff} (for {cmd:diff}, theta is theta_high - theta_low):
+{cmd:diff} (for {cmd:diff}, theta is the difference per SD of {it:ud}, theta_high SD_high - theta_low SD_low):
 
 {synoptset 22 tabbed}{...}
 {synopt:{cmd:r(theta_pooled)}, {cmd:r(theta_high)}, {cmd:r(theta_low)}, {cmd:r(theta_diff)}}coefficient on {it:ud} (0 when omitted, missing when failed); for diff on {cmd:c.ud_std#c.high_lap} (missing when omitted){p_end}
@@ -103,8 +105,8 @@ reghdfe. Options that make variables -- {cmd:residuals}[{cmd:()}], {cmd:groupvar
 {synopt:{cmd:r(N_clust_pooled)}, {cmd:r(N_clust_high)}, {cmd:r(N_clust_low)}, {cmd:r(N_clust_diff)}}clusters{p_end}
 {synopt:{cmd:r(rc_pooled)}, {cmd:r(rc_high)}, {cmd:r(rc_low)}, {cmd:r(rc_diff)}}0, or the error code of a model that failed{p_end}
 {synopt:{cmd:r(status_pooled)}, {cmd:r(status_high)}, {cmd:r(status_low)}, {cmd:r(status_diff)}}{cmd:estimated}, {cmd:omitted} or {cmd:failed}{p_end}
-{synopt:{cmd:r(diff)}}theta_high - theta_low, the same as r(theta_diff){p_end}
-{synopt:{cmd:r(p_diff_one)}}its one-sided p-value, H1: theta_high - theta_low > 0 (the verdict's validation test){p_end}
+{synopt:{cmd:r(diff)}}theta_high SD_high - theta_low SD_low, the halves' slopes per SD of {it:ud} within each half (the coefficient on {cmd:c.ud_std#c.high_lap}), the same as r(theta_diff); not r(theta_high) - r(theta_low){p_end}
+{synopt:{cmd:r(p_diff_one)}}its one-sided p-value, H1: r(diff) > 0 (the verdict's validation test){p_end}
 {synopt:{cmd:r(median)}}the median LAP (or median of entity means) that splits the sample; missing with {opt high()}{p_end}
 {synopt:{cmd:r(split)}}{cmd:pooled}, {cmd:entity} or {cmd:high}{p_end}
 {synopt:{cmd:r(models)}}the parts estimated or omitted{p_end}

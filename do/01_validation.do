@@ -1,5 +1,5 @@
 * Protocol Step 3: outcome on the recalled direction U-D, pooled and by LAP half (high_lap as lapbias panel set it),
-* and theta_high - theta_low (the verdict's validation test), with lapvalid: the estimator chosen per model (one
+* and high minus low per SD of ud (the verdict's validation test), with lapvalid: the estimator chosen per model (one
 * entity in the model's rows: one time series, Newey-West). The four models are exported as pooled, high_lap,
 * low_lap and high_minus_low (lapvalid's difference model: outcome on c.ud_std#c.high_lap and ud_std, each half
 * with its own fixed effects, ud scaled by its SD within the half; one-sided test of the interaction > 0).

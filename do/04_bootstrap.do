@@ -18,7 +18,8 @@
 * missing is ".". lapboot's r() are read into one line right after it, before any other command can replace r().
 * Run from an interactive session, it leaves that session as master.do does, also when it stops: the data in memory
 * and the active estimates come back, the adopath is restored, the lapbias programs it loaded are dropped, only its
-* own log is opened and closed, set more is restored (one capture block; its return code is raised again).
+* own log is opened and closed, set more is restored (one capture block, the opening of the log inside it; its return
+* code is raised again).
 version 15
 args data results logs ado reps seed resample python
 if `"`data'"' == "" local data "data/derived"
@@ -43,8 +44,8 @@ foreach program of local programs {
 capture mkdir `"`results'"'
 capture mkdir `"`results'/figures"'
 capture mkdir `"`logs'"'
-log using `"`logs'/stata_bootstrap.log"', replace text name(lapbias_bootstrap)
 capture noisily {
+	log using `"`logs'/stata_bootstrap.log"', replace text name(lapbias_bootstrap)
 	_lapbias_deps
 	confirm integer number `reps'
 	confirm integer number `seed'
@@ -104,7 +105,7 @@ capture noisily {
 }
 local rc = _rc
 capture file close `fh'
-log close lapbias_bootstrap
+capture log close lapbias_bootstrap
 foreach program of local programs {
 	capture program drop `program'
 }

@@ -14,8 +14,9 @@
 * Run from an interactive session, it leaves that session as it found it, also when it stops: the data in memory
 * (preserve) and the active estimates (_estimates hold) come back, the adopath is restored and the lapbias programs it
 * loaded from the ado folder are dropped (program drop, not clear all: the next lapbias call loads the copy the
-* restored adopath finds), only its own log is opened and closed, set more is restored. The steps run in one capture
-* block so that this happens on every exit; its return code is then raised again.
+* restored adopath finds), only its own log is opened and closed, set more is restored. The steps -- and the opening
+* of the log, which can fail -- run in one capture block so that this happens on every exit; its return code is then
+* raised again.
 version 15
 args data results logs ado dofiles lag
 if `"`data'"' == "" local data "data/derived"
@@ -39,8 +40,8 @@ foreach program of local programs {
 }
 capture mkdir `"`results'"'
 capture mkdir `"`logs'"'
-log using `"`logs'/stata_steps.log"', replace text name(lapbias_steps)
 capture noisily {
+	log using `"`logs'/stata_steps.log"', replace text name(lapbias_steps)
 	_lapbias_deps
 	capture erase `"`results'/stata_notes.csv"'
 	capture noisily do `"`dofiles'/01_validation.do"' `"`data'"' `"`results'"' pre validation `lag'
@@ -54,7 +55,7 @@ capture noisily {
 	if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(placebo) kind(error) detail("do/03_placebo.do stopped with r(`=_rc')")
 }
 local rc = _rc
-log close lapbias_steps
+capture log close lapbias_steps
 foreach program of local programs {
 	capture program drop `program'
 }

@@ -16,7 +16,9 @@ stand-in program for reghdfe 6.13 next to an older ftools, r(2226)) stops every 
 "not estimable" (W1); below 42 clusters no reading, r(pass) missing, and the documented boottest route gives the
 verdict's wild bootstrap p within Monte Carlo error (W2); options that make variables are refused by the commands that
 run several regressions (W3); lapboot leaves the estimates and timers (C1); pooled OLS without absorb() and the newey
-option (C2); lapvalid's difference test against the model it stands for (C3); r(table) (C5)."""
+option (C2); lapvalid's difference test against the model it stands for (C3); r(table) (C5). And the fifth review's:
+the printed few-cluster route re-estimates the active model's sample (after lapplacebo: the post-cutoff beta_3), and
+the toy regression of the dependency check leaves the active estimates alone."""
 
 from __future__ import annotations
 
@@ -469,3 +471,26 @@ def test_lapvalid_difference_test_is_the_model_it_stands_for(project, tmp_path):
     got = got[got["model"] == "high_minus_low"].set_index("term")
     assert list(got.index) == ["c.ud_std#c.high_lap"] and set(got["engine"]) == {"stata"}
     assert got.loc["c.ud_std#c.high_lap", "coef"] == pytest.approx(row["coef"], rel=1e-6)
+
+
+def test_the_printed_wild_route_runs_on_the_active_models_sample_and_the_toy_keeps_the_estimates(project):
+    """Fifth review: the route lapbias prints below 42 clusters (reghdfe with the period dummies, then boottest) runs
+    `if e(sample)`: right after lapplacebo on the appended panels it re-estimates the post-cutoff beta_3, not one of
+    both periods together. And the toy regression of _lapbias_deps (first call of a session) leaves the active
+    estimates alone, also when the call is then refused."""
+    config, layout, _ = project
+    values = _stata_values(project, "\n".join([
+        f'append using "{layout.derived_file("panel_post.dta")}"',
+        "lapplacebo outcome mu_hat lap, absorb(entity_num period_num) cluster(entity_num) date(target_date) "
+        "cutoff(2024-06-30)",
+        "put b3_post r(b3_post)",
+        "reghdfe outcome c.mu_hat##c.lap i.period_num if e(sample), absorb(entity_num) cluster(entity_num)",
+        "put b3_route _b[c.mu_hat#c.lap]",
+        "global LAPBIAS_REGHDFE_OK", "quietly regress outcome mu_hat",
+        "capture lapbias outcome mu_hat lap, absorb(entity_num period_num) noregress",
+        "put refused _rc == 198", 'put kept "`e(cmd)\'" == "regress"', 'put checked "$LAPBIAS_REGHDFE_OK" == "1"']))
+    post = pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
+    fit = reghdfe(post, "outcome", DETECTION, absorb=ABSORB, vce="cluster", cluster=["entity_num"])
+    assert values["b3_post"] == pytest.approx(fit.coef[BETA3], rel=1e-6)
+    assert values["b3_route"] == pytest.approx(values["b3_post"], rel=1e-6)
+    assert values["refused"] == 1 and values["kept"] == 1 and values["checked"] == 1
