@@ -152,9 +152,9 @@ def table_v() -> str:
                              "p": 2 * stats.t.sf(0.74, df_post), "p_one_sided": stats.t.cdf(0.74, df_post)}])
     validation = pd.DataFrame([{**row, "model": model, "term": term, "coef": coef, "t": t, "p": p,
                                 "p_one_sided": p / 2}
-                               for model, term, coef, t, p in (("high_lap", "ud", 0.5, 4.0, 1e-4),
-                                                               ("low_lap", "ud", 0.01, 0.2, 0.84),
-                                                               ("high_minus_low", "c.ud_std#c.high_lap", 0.4, 3.5, 5e-4))])
+                               for model, term, coef, t, p in (
+                                   ("high_lap", "ud", 0.5, 4.0, 1e-4), ("low_lap", "ud", 0.01, 0.2, 0.84),
+                                   ("high_minus_low", "c.ud_std#c.high_lap", 0.4, 3.5, 5e-4))])
     verdict = decide(detection, validation, placebo, {**bounds, "sd_lap": 1.0, "sd_lap_post": 1.0}, THRESHOLDS)
     return (f"{TABLE_V_ROW} placebo's one-sided 90% upper bound per SD of LAP {bounds['placebo_ucb_per_sd']:.4f} "
             f"< in-sample beta_3 per SD {bounds['beta3_per_sd']:.4f}: informative; pre minus post z = "

@@ -100,7 +100,8 @@ def _beta3(table: pd.DataFrame | None, sample: pd.DataFrame, wild_below_clusters
     coef, se, df_r = (float(row[column].iloc[0]) for column in ("coef", "se", "df_r"))
     clusters = float(row["N_clust"].iloc[0]) if "N_clust" in row else math.nan
     if not (math.isfinite(clusters) and clusters < wild_below_clusters and math.isfinite(se)):
-        return Bound(coef, se, df_r, se, df_r, False, "se_beta3 (the regression's own: CRV1, Newey-West for a single series), df_r")
+        return Bound(coef, se, df_r, se, df_r, False,
+                     "se_beta3 (the regression's own: CRV1, Newey-West for a single series), df_r")
     kept = [t for t in table.loc[table["coef"].notna(), "term"] if t != "_cons"]
     try:
         se_cv3, groups = cv3_se(sample, "outcome", kept, BETA3)
@@ -154,8 +155,8 @@ def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0
     gap, relative_gap = lap_gaps(sample)
     share = (lambda effect, spread=sd: effect * spread / b1 if b1 > 0 and math.isfinite(effect) else math.nan)
     sd_post = float(after["lap"].std(ddof=1)) if len(after) > 1 else math.nan
-    placebo = placebo_bounds(beta3, se_bound, sd, post_b3.coef, post_b3.se_bound, post_b3.df_bound, sd_post,
-                             placebo_alpha)
+    bounds = placebo_bounds(beta3, se_bound, sd, post_b3.coef, post_b3.se_bound, post_b3.df_bound, sd_post,
+                            placebo_alpha)
     placebo_valid = math.isfinite(post_b3.se_bound) and post_b3.df_bound > 0
     placebo_mde = mde(post_b3.se_bound, post_b3.df_bound, placebo_alpha) if placebo_valid else math.nan
     return pd.DataFrame([
@@ -176,23 +177,23 @@ def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0
         ("beta3_share", share(beta3), "beta3 x sd_lap / b1_standalone (paper: 37%)"),
         ("ucb_share", share(upper), "ucb_beta3 x sd_lap / b1_standalone"),
         ("mde_share", share(minimum), "mde_beta3 x sd_lap / b1_standalone"),
-        ("beta3_per_sd", placebo["beta3_per_sd"], "beta3 x sd_lap: the pre-cutoff interaction per SD of LAP"),
+        ("beta3_per_sd", bounds["beta3_per_sd"], "beta3 x sd_lap: the pre-cutoff interaction per SD of LAP"),
         ("beta3_post", post_b3.coef, "coefficient on c.mu_hat#c.lap (placebo, post-cutoff)"),
         ("se_beta3_post", post_b3.se, "its standard error (CRV1)"),
         ("se_bound_post", post_b3.se_bound, f"standard error of the placebo's bounds: {post_b3.formula}"),
         ("df_bound_post", post_b3.df_bound, "degrees of freedom of their t quantiles"),
         ("cv3_bound_post", float(post_b3.cv3), "1: se_bound_post is the CV3 jackknife's; 0: the CRV1 se"),
         ("sd_lap_post", sd_post, "SD of post-cutoff LAP on the placebo sample"),
-        ("placebo_ucb_beta3", placebo["placebo_ucb_beta3"],
+        ("placebo_ucb_beta3", bounds["placebo_ucb_beta3"],
          f"beta3_post + t_(1-{placebo_alpha:g}, df_bound_post) x se_bound_post: one-sided "
          f"{1 - placebo_alpha:.0%} upper bound"),
-        ("placebo_ucb_per_sd", placebo["placebo_ucb_per_sd"],
+        ("placebo_ucb_per_sd", bounds["placebo_ucb_per_sd"],
          "placebo_ucb_beta3 x sd_lap_post; informative placebo: below beta3_per_sd"),
-        ("beta3_post_per_sd", placebo["beta3_post_per_sd"], "beta3_post x sd_lap_post"),
-        ("pre_minus_post_per_sd", placebo["pre_minus_post_per_sd"], "beta3_per_sd - beta3_post_per_sd (diagnostic)"),
-        ("z_pre_minus_post", placebo["z_pre_minus_post"],
+        ("beta3_post_per_sd", bounds["beta3_post_per_sd"], "beta3_post x sd_lap_post"),
+        ("pre_minus_post_per_sd", bounds["pre_minus_post_per_sd"], "beta3_per_sd - beta3_post_per_sd (diagnostic)"),
+        ("z_pre_minus_post", bounds["z_pre_minus_post"],
          "pre_minus_post_per_sd / sqrt((se_bound x sd_lap)^2 + (se_bound_post x sd_lap_post)^2)"),
-        ("p_pre_minus_post", placebo["p_pre_minus_post"], "1 - Phi(z_pre_minus_post): one-sided, pre > post"),
+        ("p_pre_minus_post", bounds["p_pre_minus_post"], "1 - Phi(z_pre_minus_post): one-sided, pre > post"),
         ("placebo_mde_beta3", placebo_mde,
          f"(t_(1-{placebo_alpha:g}, df_bound_post) + t_({POWER:g}, df_bound_post)) x se_bound_post (description)"),
         ("placebo_mde_share", share(placebo_mde, sd_post), "placebo_mde_beta3 x sd_lap_post / b1_standalone"),

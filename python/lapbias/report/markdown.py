@@ -73,8 +73,8 @@ def power_lines(power: pd.DataFrame | None, config: RunConfig) -> list[str]:
             f"LAP variation: {gap}. Within-FE SD of LAP = "
             f"{values.get('sd_lap_within', nan):.4g} ({share('within_share_lap')} of its SD "
             f"{values.get('sd_lap', nan):.4g}); standalone LLM effect b1 = {values.get('b1_standalone', nan):.4g}. "
-            + (f"With {values.get('df_bound', nan) + 1:.0f} entity clusters (fewer than {estimate.wild_below_clusters}, "
-               "`wild_below_clusters`) the bound and the MDE use the CV3 jackknife standard error (leave one entity "
+            + (f"With {values.get('df_bound', nan) + 1:.0f} entity clusters (fewer than "
+               f"{estimate.wild_below_clusters}, `wild_below_clusters`) the bound and the MDE use the CV3 jackknife standard error (leave one entity "
                f"out) = {values.get('se_bound', nan):.4g} with t({values.get('df_bound', nan):.0f}), not the CRV1 "
                "standard error, which is biased down with few clusters. " if values.get("cv3_bound") == 1 else "")
             + "Source: `results/power.csv`."]
