@@ -113,6 +113,9 @@ def test_readme_quotes_the_verdict_monte_carlo_as_measured():
     header = [name.strip() for name in header]
     quoted = [("demo", "no contamination", "Contamination"), ("demo", "paper-sized interaction", "Contamination"),
               ("paper-like", "paper-sized interaction", "Contamination"),
+              ("paper-like", "no contamination", "Contamination"),
+              ("Table V ratio", "paper-sized interaction", "Contamination"),
+              ("8 entities", "paper-sized interaction", "Contamination"),
               ("demo", "beta_3 = -37%", "No evidence"), ("demo", "clean model", "No evidence (LAP untested)"),
               ("demo", "recall LAP constant to six digits", "No evidence"),
               ("8 entities", "no contamination", "Contamination"), ("15 entities", "no contamination", "Contamination")]
@@ -121,3 +124,10 @@ def test_readme_quotes_the_verdict_monte_carlo_as_measured():
         row = next(line for line in results if line.startswith(f"| {shape}") and f" | {scenario}" in line)
         rate = [cell.strip() for cell in row.strip("|").split(" | ")][header.index(label)]
         assert rate.split(" [")[0] in paragraph, (shape, scenario, label, rate)
+    for shape in ("8 entities", "15 entities"):  # the CV3 bound's coverage, and the CRV1 bound's it replaced
+        note = next(line for line in results if line.startswith(f"- {shape}") and "no contamination" in line)
+        found = re.search(r"below its true value 0 in ([\d.]+%) .*?with the CRV1 se: ([\d.]+%)", note)
+        assert found and found.group(1) in paragraph and found.group(2) in paragraph, (shape, found)
+    table_v = next(line for line in results if line.startswith("| the paper's Table V"))
+    assert table_v.endswith("| Contamination detected |") and "Table V numbers the rule gives \"Contamination " \
+        "detected\"" in " ".join(paragraph.split())

@@ -397,7 +397,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                 f"{thresholds.detectable_share:.0%} (detectable_share) and the upper bound at most "
                 f"{thresholds.max_ucb_share:.0%} (max_ucb_share), so the data exclude a larger interaction that "
                 f"rises with LAP; {variation}")
-    assumption = (f"{ASSUMPTION}{'; ' + checks if checks else ''}")
+    assumption = ASSUMPTION + (f"; {checks}" if checks else "")
     if pattern.present:
         return Verdict(NO_EVIDENCE, [], f"{excluded}; {valid}; {place}. {assumption}. Verdict: {NO_EVIDENCE}.")
     if pattern.no_memorization:
