@@ -88,9 +88,26 @@ def test_http_batches_keep_every_server_busy():
 def test_a_long_key_description_is_shortened_at_a_word_not_cut_mid_word():
     """The error quotes the key's description; a long one ends in ' ...' at a word boundary, never 'at mo)'."""
     with pytest.raises(ConfigError) as caught:
-        from_dict({"estimate": {"max_mde_share": "abc"}})
+        from_dict({"estimate": {"max_ucb_share": "abc"}})
     said = str(caught.value)
-    assert 'max_mde_share = "abc"; it must be a number' in said
+    assert 'max_ucb_share = "abc"; it must be a number' in said
     hint = said.split("(no quotes) (", 1)[1][:-1]
-    words = EstimateConfig.model_fields["max_mde_share"].description.split()
+    words = EstimateConfig.model_fields["max_ucb_share"].description.split()
     assert hint.endswith(" ...") and hint[:-4].split() == words[:len(hint[:-4].split())]
+
+
+def test_the_upper_bound_threshold_is_named_for_what_it_bounds_and_keeps_its_old_name():
+    """[estimate] max_mde_share was the threshold on the upper confidence bound's share, not on the minimum
+    detectable effect's (that is detectable_share): renamed max_ucb_share, the old name still accepted. A message
+    about the old key names the key as written, in one line; both keys at once is one line naming both."""
+    assert from_dict({"estimate": {"max_mde_share": 0.3}}).estimate.max_ucb_share == 0.3
+    assert from_dict({"estimate": {"max_ucb_share": 0.25}}).estimate.max_ucb_share == 0.25
+    assert EstimateConfig(max_mde_share=0.4).max_ucb_share == 0.4
+    with pytest.raises(ConfigError) as caught:
+        from_dict({"estimate": {"max_mde_share": -1}})
+    assert str(caught.value).startswith("[estimate] max_mde_share = -1; it must be > 0")
+    assert "\n" not in str(caught.value) and "upper confidence bound" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        from_dict({"estimate": {"max_mde_share": 0.3, "max_ucb_share": 0.2}})
+    assert str(caught.value) == ("[estimate] max_mde_share is the old name of max_ucb_share, which is also given: "
+                                 "keep only max_ucb_share")

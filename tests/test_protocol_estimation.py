@@ -36,9 +36,12 @@ def test_positive_beta3_is_detected_and_null_placebo_passes():
     assert list(results.tables["detection"]["term"]) == ["mu_hat", "lap", BETA3, "_cons"]
     validation = results.tables["validation"].set_index(["model", "term"])
     assert set(results.tables["validation"]["model"]) == {"pooled", "high_lap", "low_lap", "high_minus_low"}
-    # theta_high - theta_low in one regression with each half's own effects: the halves' thetas exactly
-    assert validation.loc[("high_minus_low", "c.ud#c.high_lap"), "coef"] == pytest.approx(
-        validation.loc[("high_lap", "ud"), "coef"] - validation.loc[("low_lap", "ud"), "coef"], rel=1e-8)
+    # the halves' thetas per SD of ud in one regression with each half's own effects: exactly theta SD(ud) per half
+    pre = simulate(1.0, seed=1)
+    sd_high, sd_low = (pre.loc[pre["high_lap"] == flag, "ud"].std(ddof=1) for flag in (1, 0))
+    assert validation.loc[("high_minus_low", "c.ud_std#c.high_lap"), "coef"] == pytest.approx(
+        validation.loc[("high_lap", "ud"), "coef"] * sd_high - validation.loc[("low_lap", "ud"), "coef"] * sd_low,
+        rel=1e-8)
     assert beta3_row(results.tables["placebo"])["N_clust"] == 60
 
 
@@ -96,3 +99,44 @@ def test_a_model_whose_every_regressor_is_omitted_reports_its_fit_as_reghdfe_doe
     notes = {(n["kind"], n["detail"]) for n in results.notes if n["model"] == "validation:high_lap"}
     assert ("dropped_missing", "3 row(s) with a missing value dropped listwise") in notes
     assert ("singletons", f"{singletons} singleton observation(s) dropped") in notes
+
+
+def test_the_validation_difference_compares_predictive_content_per_sd_of_ud():
+    """|ud| <= LAP squeezes ud in the low-LAP half: with the same directional recall in both halves (ud = LAP x the
+    shock's sign), the raw slopes differ (theta ∝ E[LAP] / E[LAP^2] is larger in the low half), but the content per
+    SD of ud does not. The high_minus_low row is the difference of the halves' standardized slopes (term
+    c.ud_std#c.high_lap, ud / SD(ud) within each half, sample SD over that half's rows before singletons are
+    dropped), so it is not significantly negative here, while the raw difference is."""
+    from lapbias.estimate.protocol import ProtocolResults, validation_difference
+    from lapbias.estimate.reghdfe import reghdfe
+
+    rng = np.random.default_rng(11)
+    frame = simulate(0.0, seed=11, n_entities=80, n_periods=20)
+    shock = rng.normal(size=len(frame))
+    frame["outcome"] = frame["outcome"] + shock
+    frame["ud"] = frame["lap"] * np.sign(shock) * rng.uniform(0.6, 1.0, size=len(frame))
+    row = validation_difference(ProtocolResults(), "validation", frame, -1).set_index("term")
+    assert list(row.index) == ["c.ud_std#c.high_lap"]
+    halves = frame.assign(entity_half=frame["entity_num"] * 2 + frame["high_lap"],
+                          period_half=frame["period_num"] * 2 + frame["high_lap"], ud_x=frame["ud"] * frame["high_lap"])
+    raw = reghdfe(halves, "outcome", ["ud_x", "ud"], absorb=["entity_half", "period_half"], vce="cluster",
+                  cluster=["entity_num"])
+    assert raw.coef["ud_x"] < 0 and raw.p["ud_x"] < 0.05  # the raw slopes: "the low half predicts better"
+    assert row.loc["c.ud_std#c.high_lap", "p"] > 0.05
+
+
+def test_a_half_without_ud_variation_standardizes_to_zero():
+    """A low-LAP half whose recall is all censored to "unknown" (ud = 0): its SD is 0, ud_std = 0 there, ud_std is
+    then collinear with the interaction and omitted, and the difference is the high half's standardized slope."""
+    from lapbias.estimate.protocol import ProtocolResults, validation_difference
+
+    frame = simulate(0.0, seed=12)
+    frame.loc[frame["high_lap"] == 0, "ud"] = 0.0
+    frame.loc[frame.index[0], "outcome"] = np.nan  # not in the validation sample: its ud does not enter the SD
+    results = ProtocolResults()
+    row = validation_difference(results, "validation", frame, -1).set_index("term")
+    high = estimate_panel(frame, None).tables["validation"].set_index(["model", "term"]).loc[("high_lap", "ud")]
+    used = frame.dropna(subset=["outcome"])
+    sd_high = used.loc[used["high_lap"] == 1, "ud"].std(ddof=1)
+    assert row.loc["c.ud_std#c.high_lap", "coef"] == pytest.approx(high["coef"] * sd_high, rel=1e-8)
+    assert any(n["detail"].startswith("ud_std omitted") for n in results.notes), results.notes

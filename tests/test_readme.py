@@ -88,3 +88,24 @@ def test_every_file_the_readme_points_to_exists():
               if "*" not in p}
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     assert not missing, missing
+
+
+def test_the_docs_name_the_verdict_thresholds_as_the_config_does():
+    """docs/contracts.md states the verdict rule with the [estimate] keys the config has, each with its default;
+    the upper bound's threshold is max_ucb_share, its old name max_mde_share appearing only as the old name (it was
+    read as the minimum detectable share's threshold, which is detectable_share); docs/protocol.md does not call
+    20% of the standalone effect "a fifth of the paper's point estimate" (it is 54% of it)."""
+    from lapbias.config import EstimateConfig
+
+    contracts = (ROOT / "docs" / "contracts.md").read_text(encoding="utf-8")
+    rule = contracts[contracts.index("## Verdict rule"):]
+    defaults = EstimateConfig()
+    for key in ("placebo_alpha", "detection_alpha", "validation_alpha", "max_ucb_share", "detectable_share",
+                "min_lap_gap", "min_lap_relative_gap", "wild_below_clusters"):
+        value = getattr(defaults, key)
+        assert re.search(rf"`{key}`\s+\({value:g}", rule), (key, value)
+    for name in ("README.md", "docs/contracts.md", "docs/protocol.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for match in re.finditer("max_mde_share", text):
+            assert "old name" in " ".join(text[max(0, match.start() - 80):match.end() + 80].split()), name
+    assert "a fifth of the paper" not in (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")

@@ -66,7 +66,7 @@ def test_minimum_detectable_effect_is_shown_beside_beta3(minkprob_report):
     layout, text = minkprob_report
     power = pd.read_csv(layout.results / "power.csv").set_index("quantity")["value"]
     assert power["mde_beta3"] == pytest.approx(
-        (stats.t.ppf(0.95, power["df_r"]) + stats.t.ppf(0.80, power["df_r"])) * power["se_beta3"])
+        (stats.t.ppf(0.95, power["df_bound"]) + stats.t.ppf(0.80, power["df_bound"])) * power["se_bound"])
     assert mde(1.0, 1e9) == pytest.approx(1.6449 + 0.8416, abs=1e-3)  # z quantiles in the limit
     section = text[text.index("## 4. Detection"):text.index("## 5. Post-cutoff")]
     assert "minimum detectable beta_3 at 5% one-sided with 80% power" in section

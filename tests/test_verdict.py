@@ -11,7 +11,8 @@ from lapbias.report.verdict import (CONTAMINATION, MIXED, NO_EVIDENCE, NO_EVIDEN
                                     placebo_check)
 
 BETA3 = "c.mu_hat#c.lap"
-LAP = {"sd_lap": 0.29, "lap_gap": 0.5, "lap_relative_gap": 1.0, "placebo_mde_beta3": 0.15, "placebo_mde_share": 0.2}
+LAP = {"sd_lap": 0.29, "lap_gap": 0.5, "lap_relative_gap": 1.0, "beta3_per_sd": 0.23, "placebo_ucb_beta3": 0.1,
+       "placebo_ucb_per_sd": 0.03, "pre_minus_post_per_sd": 0.2, "z_pre_minus_post": 2.1, "p_pre_minus_post": 0.018}
 POWERED = {"mde_beta3": 0.2, "mde_share": 0.18, "ucb_beta3": 0.15, "ucb_share": 0.12, "b1_standalone": 0.5,
            "sd_lap_within": 0.3, "within_share_lap": 0.9, **LAP}
 WEAK = {"mde_beta3": 3.0, "mde_share": 2.5, "ucb_beta3": 2.8, "ucb_share": 2.3, "b1_standalone": 0.5,
@@ -30,13 +31,13 @@ def detection(coef, t, p, clusters=60, **extra):
 
 
 def validation(high_p, low_p, high_coef=0.5, diff_p=None, low_coef=0.01):
-    """Pooled, high- and low-LAP thetas and their difference (model high_minus_low); the difference's two-sided p
-    defaults to the high-LAP theta's."""
+    """Pooled, high- and low-LAP thetas and their difference per SD of ud (model high_minus_low, here with SD(ud) = 1
+    in both halves); the difference's two-sided p defaults to the high-LAP theta's."""
     diff_p = high_p if diff_p is None else diff_p
     diff = high_coef - low_coef
     return pd.DataFrame([row("pooled", "ud", 0.3, 2.0, 0.05), row("high_lap", "ud", high_coef, 3.0, high_p),
                          row("low_lap", "ud", low_coef, 0.2 if low_coef > 0 else -0.2, low_p),
-                         row("high_minus_low", "c.ud#c.high_lap", diff, 2.0 if diff > 0 else -2.0, diff_p)])
+                         row("high_minus_low", "c.ud_std#c.high_lap", diff, 2.0 if diff > 0 else -2.0, diff_p)])
 
 
 def placebo(t, p, clusters=60, **extra):
@@ -92,7 +93,7 @@ def test_underpowered_states_the_minimum_detectable_share():
 
 
 def test_thresholds_are_the_configured_ones():
-    lenient = EstimateConfig(max_mde_share=3.0, detectable_share=3.0)
+    lenient = EstimateConfig(max_ucb_share=3.0, detectable_share=3.0)
     assert decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), WEAK, lenient).label == NO_EVIDENCE
 
 
@@ -239,26 +240,26 @@ def test_a_significantly_negative_beta3_is_mixed_naming_the_two_sided_p():
 
 def test_no_evidence_needs_the_upper_confidence_bound_not_only_the_mde():
     """The review's panel (seed 600004, paper-sized contamination): t = 1.66, one-sided p = 0.0516, point share
-    0.23, MDE share 0.35, one-sided 95% upper bound of the share 0.46. Under max_mde_share = 0.37 the MDE alone
+    0.23, MDE share 0.35, one-sided 95% upper bound of the share 0.46. Under max_ucb_share = 0.37 the MDE alone
     cleared it; the interval includes 46%, so it is Underpowered, the MDE stated beside it."""
     power = {**POWERED, "beta3_share": 0.23, "mde_beta3": 0.35, "mde_share": 0.35, "ucb_beta3": 0.46,
              "ucb_share": 0.46}
     verdict = decide(detection(0.23, 1.66, 0.1032), validation(0.01, 0.6), placebo(0.3, 0.8), power,
-                     EstimateConfig(max_mde_share=0.37))
+                     EstimateConfig(max_ucb_share=0.37))
     assert verdict.label == UNDERPOWERED and verdict.failed == ["power"], verdict.paragraph
     assert "the interval includes an interaction of 46%" in verdict.paragraph
     assert "an interaction of ≥ 35% of the standalone LLM effect per SD of LAP would have been detected with 80% " \
            "probability" in verdict.paragraph
     cleared = decide(detection(0.02, 0.16, 0.87), validation(0.01, 0.6), placebo(0.3, 0.8),
-                     {**power, "ucb_share": 0.30}, EstimateConfig(max_mde_share=0.37))
+                     {**power, "ucb_share": 0.30}, EstimateConfig(max_ucb_share=0.37))
     assert cleared.label == NO_EVIDENCE, cleared.paragraph
 
 
 def test_default_threshold_is_a_fifth_and_the_sentence_is_exact():
-    """max_mde_share was the paper's point estimate (0.37): 34% power against half the paper's effect. The default
-    is 0.20, and the paragraph states the MDE as "an interaction of ≥ X% of the standalone LLM effect per SD of LAP
-    would have been detected with 80% probability"."""
-    assert EstimateConfig().max_mde_share == 0.20
+    """The upper bound's threshold was the paper's point estimate (0.37): 34% power against half the paper's effect.
+    The default is 0.20, and the paragraph states the MDE as "an interaction of ≥ X% of the standalone LLM effect per
+    SD of LAP would have been detected with 80% probability"."""
+    assert EstimateConfig().max_ucb_share == 0.20
     verdict = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, EstimateConfig())
     assert verdict.label == NO_EVIDENCE
     assert ("an interaction of ≥ 18% of the standalone LLM effect per SD of LAP would have been detected with 80% "
@@ -312,11 +313,11 @@ def test_the_validation_pattern_needs_a_significant_difference_of_the_halves():
     assert verdict.label == MIXED and verdict.failed == ["validation"], verdict.paragraph
     graded = validation(0.001, 0.03, high_coef=0.9, low_coef=0.2, diff_p=0.004)
     verdict = decide(detection(0.8, 3.0, 0.004), graded, placebo(0.3, 0.8), POWERED, EstimateConfig())
-    assert verdict.label == CONTAMINATION and "larger than the low-LAP theta by 0.7" in verdict.paragraph
+    assert verdict.label == CONTAMINATION and "better than the low-LAP recall by 0.7" in verdict.paragraph
     # a significant high half not significantly above the low one: LAP's separation is untested
     flat = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6, diff_p=0.3), placebo(0.3, 0.8), POWERED,
                   EstimateConfig())
-    assert flat.label == NO_EVIDENCE_UNTESTED and "not significantly larger" in flat.paragraph
+    assert flat.label == NO_EVIDENCE_UNTESTED and "does not predict the outcome significantly better" in flat.paragraph
 
 
 def test_few_clusters_read_the_wild_cluster_bootstrap():
@@ -345,15 +346,16 @@ def test_a_few_cluster_placebo_is_judged_by_the_wild_bootstrap():
 
 
 def test_an_uninformative_placebo_does_not_support_contamination():
-    """A post-cutoff sample that could not have rejected a paper-sized interaction (placebo MDE share 0.9 > 0.37,
-    e.g. df_r = 2) "passes" almost surely: Mixed/invalid (placebo uninformative), with its MDE stated."""
-    power = {**POWERED, "placebo_mde_beta3": 2.0, "placebo_mde_share": 0.9}
+    """A post-cutoff sample whose one-sided 90% upper bound of beta_3, per SD of post-cutoff LAP (0.5), is above the
+    pre-cutoff beta_3 per SD of LAP (0.23) could not have excluded the interaction found before the cutoff: it
+    "passes" almost surely, which is Mixed/invalid (placebo uninformative), with the bound stated."""
+    power = {**POWERED, "placebo_ucb_beta3": 2.0, "placebo_ucb_per_sd": 0.5}
     verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), power, EstimateConfig())
     assert verdict.label == MIXED and verdict.failed == ["placebo uninformative"], verdict.paragraph
-    assert "could not have rejected a post-cutoff interaction of 37%" in verdict.paragraph
+    assert "0.5 per SD of post-cutoff LAP, not below the pre-cutoff beta_3 per SD of LAP (0.23)" in verdict.paragraph
     informative = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED,
                          EstimateConfig())
-    assert informative.label == CONTAMINATION and "could have rejected" in informative.paragraph
+    assert informative.label == CONTAMINATION and "could have failed" in informative.paragraph
 
 
 def test_an_imprecise_test_is_not_cleared_by_an_estimate_below_zero():
@@ -387,11 +389,94 @@ def test_negative_beta3_reads_the_lower_tail_with_ties_against_rejection():
     draws = np.concatenate([np.full(40, -3.0), np.full(20, -2.0), np.linspace(-1.9, 3.0, 940)])
     wild = WildResult(t=-2.0, draws=draws, clusters=6, reps=draws.size, seed=0)
     assert wild.p_two_sided == pytest.approx(0.12) and wild.p_one_sided == pytest.approx(0.96)
-    det = detection(-0.5, -2.0, 0.09, clusters=6, p_wild=wild.p_two_sided, p_wild_one_sided=wild.p_one_sided)
+    det = detection(-0.5, -2.0, 0.09, clusters=6, p_wild=wild.p_two_sided, p_wild_one_sided=wild.p_one_sided,
+                    p_wild_lower=wild.p_lower)
     verdict = decide(det, validation(0.01, 0.6), placebo(0.3, 0.8, clusters=6, p_wild=0.8, p_wild_one_sided=0.6),
                      POWERED, EstimateConfig())
     assert verdict.failed != ["beta_3 negative"], verdict.paragraph
-    negative = decide(detection(-0.5, -2.0, 0.09, clusters=6, p_wild=0.08, p_wild_one_sided=0.97),
+    negative = decide(detection(-0.5, -2.0, 0.09, clusters=6, p_wild=0.08, p_wild_one_sided=0.97, p_wild_lower=0.04),
                       validation(0.01, 0.6), placebo(0.3, 0.8, clusters=6, p_wild=0.8, p_wild_one_sided=0.6),
                       POWERED, EstimateConfig())
     assert negative.failed == ["beta_3 negative"] and "= 0.0400 < 0.05" in negative.paragraph, negative.paragraph
+
+
+def test_a_wild_lower_tail_is_counted_not_halved_from_the_equal_tailed_p():
+    """The one-sided p for beta_3 < 0 is #{t*_b <= t} / B (boottest's ptype(lower)). Half the equal-tailed p_wild
+    equals it only when the lower count is the smaller: a skewed bootstrap distribution with t = -2.0, 97% of the
+    draws below it and 3% above, has p_wild = 0.06, whose half (0.03) called beta_3 "significantly negative" though
+    97% of the draws lie below t."""
+    from lapbias.estimate.wild import WildResult
+
+    draws = np.concatenate([np.linspace(-6.0, -2.1, 970), np.linspace(-1.9, 1.0, 30)])
+    wild = WildResult(t=-2.0, draws=draws, clusters=8, reps=draws.size, seed=0)
+    assert wild.p_lower == pytest.approx(0.97) and wild.p_two_sided == pytest.approx(0.06)
+    det = detection(-0.5, -2.0, 0.08, clusters=8, p_wild=wild.p_two_sided, p_wild_one_sided=wild.p_one_sided,
+                    p_wild_lower=wild.p_lower)
+    verdict = decide(det, validation(0.01, 0.6), placebo(0.3, 0.8, clusters=8, p_wild=0.8, p_wild_one_sided=0.6,
+                                                         p_wild_lower=0.4), POWERED, EstimateConfig())
+    assert verdict.failed != ["beta_3 negative"], verdict.paragraph
+
+
+def test_the_paper_s_own_table_v_placebo_is_informative():
+    """Gao, Jiang, Yan, Table V (variables standardized within each sample, so SD(LAP) = 1 in each): in-sample
+    b1 = 0.0487, beta_3 = 0.0120 (t = 3.44), N = 82,234; out-of-sample beta_3 = -0.00736 (t = -0.74), N = 9,942.
+    The placebo's one-sided 90% upper bound, -0.00736 + t_.90 x 0.00995 = 0.0054, lies below the in-sample 0.0120:
+    the post-cutoff data exclude the pre-cutoff interaction, so the placebo is informative, and with the validation
+    pattern the verdict is "Contamination detected". The MDE rule it replaces called it uninformative (placebo MDE
+    share 2.123 x 0.00995 / 0.0487 = 0.434 > 0.37). The two-sample z of the difference, 1.84 (one-sided p = 0.033),
+    is the paper's bootstrap p."""
+    from scipy import stats
+
+    from lapbias.estimate.power import placebo_bounds
+
+    pre_coef, pre_se, post_coef, post_se = 0.0120, 0.0120 / 3.44, -0.00736, -0.00736 / -0.74
+    df_pre, df_post = 82_234 - 4, 9_942 - 4
+    bounds = placebo_bounds(pre_coef, pre_se, 1.0, post_coef, post_se, df_post, 1.0, 0.10)
+    assert bounds["placebo_ucb_per_sd"] == pytest.approx(0.0054, abs=5e-5) and bounds["beta3_per_sd"] == 0.0120
+    assert round(bounds["z_pre_minus_post"], 2) == 1.84 and round(bounds["p_pre_minus_post"], 3) == 0.033
+    mde_share = (stats.t.ppf(0.9, df_post) + stats.t.ppf(0.8, df_post)) * post_se / 0.0487
+    power = {**POWERED, **bounds, "sd_lap": 1.0, "sd_lap_post": 1.0, "b1_standalone": 0.0487,
+             "placebo_mde_beta3": mde_share * 0.0487, "placebo_mde_share": mde_share}
+    assert mde_share == pytest.approx(0.434, abs=1e-3)
+    p_pre, p_post = 2 * stats.t.sf(3.44, df_pre), 2 * stats.t.sf(0.74, df_post)
+    detection_table = pd.DataFrame([row("pre", "mu_hat", 0.0487, 9.0, 1e-18, 1_000),
+                                    row("pre", BETA3, pre_coef, 3.44, p_pre, 1_000)])
+    placebo_table = pd.DataFrame([row("post", BETA3, post_coef, -0.74, p_post, 1_000)])
+    verdict = decide(detection_table, validation(0.01, 0.6), placebo_table, power, EstimateConfig())
+    assert verdict.label == CONTAMINATION, verdict.paragraph
+    assert "could have failed" in verdict.paragraph
+
+
+def test_no_evidence_states_its_maintained_assumption_and_the_post_cutoff_diagnostics():
+    """Proposition 1 assumes the LLM's genuine accuracy does not vary with LAP; a skill falling with LAP can mask a
+    contamination rising with it (beta_3 ≈ 0). The "No evidence" paragraph states the assumption and prints, outside
+    the rule, the post-cutoff beta_3's two-sided test and the pre-minus-post difference per SD of LAP."""
+    post = placebo(-2.2, 0.03)  # significantly negative after the cutoff: a skill gradient
+    for val, label in ((validation(0.01, 0.6), NO_EVIDENCE), (validation(0.30, 0.6), NO_EVIDENCE_UNTESTED)):
+        verdict = decide(detection(0.1, 0.5, 0.62), val, post, POWERED, EstimateConfig())
+        assert verdict.label == label, verdict.paragraph
+        assert "assumes that the LLM's genuine accuracy does not vary with LAP" in verdict.paragraph
+        assert "the post-cutoff beta_3 = -0.022 has two-sided p = 0.0300" in verdict.paragraph
+        assert "per SD of LAP, is 0.2 (z = 2.10, one-sided p = 0.0180" in verdict.paragraph
+
+
+def test_lap_untested_does_not_claim_power_against_memorization():
+    """With no memorization detected, nothing shows that LAP tracks memorization, so the MDE is power against an
+    interaction in LAP, not against contamination (protocol Step 3: the detection test "has little power")."""
+    verdict = decide(detection(0.02, 0.3, 0.76), validation(0.40, 0.7, high_coef=0.02), placebo(0.3, 0.8), POWERED,
+                     EstimateConfig())
+    assert verdict.label == NO_EVIDENCE_UNTESTED, verdict.paragraph
+    assert "the test had power" not in verdict.paragraph
+    assert "power against memorization-driven contamination is unknown" in verdict.paragraph
+
+
+def test_few_clusters_state_the_cv3_bound():
+    """Below wild_below_clusters the upper bound and the MDE use the CV3 jackknife's standard error with t(G - 1)
+    (power.csv cv3_bound = 1); the paragraph says so instead of calling its CRV1 bound biased."""
+    power = {**POWERED, "cv3_bound": 1.0, "df_bound": 7.0}
+    few = detection(0.1, 0.5, 0.62, clusters=8, p_wild=0.6, p_wild_one_sided=0.3, p_wild_lower=0.7)
+    verdict = decide(few, validation(0.01, 0.6), placebo(0.3, 0.8, clusters=8, p_wild=0.8, p_wild_one_sided=0.6,
+                                                          p_wild_lower=0.4), power, EstimateConfig())
+    assert verdict.label == NO_EVIDENCE, verdict.paragraph
+    assert "CV3 jackknife standard error with t(7)" in verdict.paragraph and "CRV1 standard error, biased" \
+        not in verdict.paragraph

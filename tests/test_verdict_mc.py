@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from scipy import stats
 
@@ -134,8 +135,9 @@ def test_lap_varying_only_between_entities_keeps_the_interactions_power():
 
 
 def test_simulated_verdict_is_the_one_lapbias_estimate_and_report_give(tmp_path):
-    """simulate.verdict() is the pipeline's verdict: a simulated 25 x 9 panel (seed 20: Mixed/invalid) written as
-    panel.parquet goes through `lapbias estimate` and `lapbias report`; REPORT.md ends in the same verdict sentence."""
+    """simulate.verdict() is the pipeline's verdict: a simulated 25 x 9 panel (seed 20: Contamination detected)
+    written as panel.parquet goes through `lapbias estimate` and `lapbias report`; REPORT.md ends in the same verdict
+    sentence."""
     from click.testing import CliRunner
 
     from lapbias.cli import main
@@ -167,4 +169,39 @@ def test_simulated_verdict_is_the_one_lapbias_estimate_and_report_give(tmp_path)
                         EstimateConfig(bootstrap_reps=0))
     report = (layout.results / "REPORT.md").read_text()
     sentence = simulated.paragraph[simulated.paragraph.index("Verdict: "):].split(".")[0]
-    assert simulated.label == MIXED and sentence in report[report.index("## 6. Verdict"):], sentence
+    assert simulated.label == CONTAMINATION and sentence in report[report.index("## 6. Verdict"):], sentence
+
+
+def test_the_simulated_recall_respects_its_probability_bound():
+    """ud = P(up) - P(down) and LAP = P(up) + P(down), so |ud| <= LAP on every row, in every design, shape and sample
+    (the benchmark's recall was 0.5 1{high} e + 0.5 N(0, 1), |ud| up to 1.5 at LAP = 0.01, which overstated the
+    validation test's power); the memorized high-LAP rows recall the shock's sign, right 90% of the time."""
+    from lapbias.simulate import FEW_15, PAPER_LIKE
+
+    for shape, design, recall in ((DEMO, "uniform", True), (DEMO, "uniform", False), (DEMO, "six_digits", True),
+                                  (DEMO, "unknown", False), (FEW_8, "uniform", True), (FEW_15, "uniform", True),
+                                  (PAPER_LIKE, "uniform", True)):
+        for sample in simulate(3, shape, PAPER_SHARE, design, recall=recall):
+            assert (sample["ud"].abs() <= sample["lap"]).all(), (shape.name, design, recall)
+    from lapbias.simulate import TABLE_V
+
+    assert all((sample["ud"].abs() <= sample["lap"]).all() for sample in simulate(3, TABLE_V, PAPER_SHARE))
+    pre, post = simulate(4, PAPER_LIKE, 0.0)
+    high = pre[pre["high_lap"] == 1]
+    shock = high["outcome"] - high.groupby("entity_num")["outcome"].transform("mean")
+    assert 0.6 < float(np.mean(np.sign(high["ud"]) == np.sign(shock))) < 0.9
+    assert abs(float(np.corrcoef(post["ud"], post["outcome"])[0, 1])) < 0.05
+    pre_v, post_v = simulate(5, TABLE_V, 0.0)
+    assert len(post_v) / len(pre_v) == pytest.approx(5 / 40, abs=0.02)
+
+
+def test_the_benchmark_uses_the_product_s_wild_draws():
+    """benchmarks/bench_verdict_mc.py measures the verdict as `lapbias estimate` computes it: 9,999 wild draws."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_verdict_mc
+
+    assert bench_verdict_mc.THRESHOLDS == EstimateConfig() and bench_verdict_mc.THRESHOLDS.wild_bootstrap_reps == 9999
+    assert "| Contamination detected |" in bench_verdict_mc.table_v()

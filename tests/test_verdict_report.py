@@ -42,9 +42,9 @@ def test_detection_and_placebo_carry_the_wild_cluster_bootstrap(reported):
     for name in ("detection", "placebo"):
         table = pd.read_csv(layout.results / f"{name}.csv").set_index("term")
         row = table.loc["c.mu_hat#c.lap"]
-        assert 0 <= row["p_wild_one_sided"] <= 1 and 0 <= row["p_wild"] <= 1
-        assert table.drop(index="c.mu_hat#c.lap")[["p_wild", "p_wild_one_sided"]].isna().all().all()
-    assert "| p_wild | p_wild_one_sided |" in report and "Webb six-point weights, 999 draws" in report
+        assert 0 <= row["p_wild_one_sided"] <= 1 and 0 <= row["p_wild"] <= 1 and 0 <= row["p_wild_lower"] <= 1
+        assert table.drop(index="c.mu_hat#c.lap")[["p_wild", "p_wild_one_sided", "p_wild_lower"]].isna().all().all()
+    assert "| p_wild | p_wild_one_sided | p_wild_lower |" in report and "Webb six-point weights, 999 draws" in report
     # 25 clusters < 42: the verdict reads the wild bootstrap's p and says so
     detection = pd.read_csv(layout.results / "detection.csv").set_index("term").loc["c.mu_hat#c.lap"]
     verdict = report[report.index("## 6. Verdict"):]
@@ -52,23 +52,37 @@ def test_detection_and_placebo_carry_the_wild_cluster_bootstrap(reported):
 
 
 def test_validation_carries_the_difference_of_the_halves(reported):
+    """The halves' thetas per SD of ud (each half's SD over its rows of the validation sample), high minus low."""
+    from lapbias.io import read_parquet
+
     layout, _ = reported
     validation = pd.read_csv(layout.results / "validation.csv").set_index(["model", "term"])
-    difference = validation.loc[("high_minus_low", "c.ud#c.high_lap")]
-    assert difference["coef"] == pytest.approx(validation.loc[("high_lap", "ud"), "coef"]
-                                               - validation.loc[("low_lap", "ud"), "coef"], rel=1e-8)
+    difference = validation.loc[("high_minus_low", "c.ud_std#c.high_lap")]
+    panel = read_parquet(layout.derived_file("panel.parquet"))
+    pre = panel[panel["post"] == 0].dropna(subset=["outcome", "ud", "high_lap"])
+    sd_high, sd_low = (pre.loc[pre["high_lap"] == flag, "ud"].std(ddof=1) for flag in (1, 0))
+    assert difference["coef"] == pytest.approx(validation.loc[("high_lap", "ud"), "coef"] * sd_high
+                                               - validation.loc[("low_lap", "ud"), "coef"] * sd_low, rel=1e-8)
     assert difference["engine"] == "python" and difference["N_clust"] == 25
 
 
 def test_power_states_the_upper_bound_beside_the_mde(reported):
     layout, report = reported
     power = pd.read_csv(layout.results / "power.csv").set_index("quantity")["value"]
-    assert power["ucb_beta3"] == pytest.approx(power["beta3"] + stats.t.ppf(0.95, power["df_r"]) * power["se_beta3"])
+    # 25 entity clusters < 42: the bound and the MDE use the CV3 jackknife's se with t(G - 1) = t(24)
+    assert power["cv3_bound"] == 1 and power["df_bound"] == 24
+    assert power["ucb_beta3"] == pytest.approx(power["beta3"] + stats.t.ppf(0.95, 24) * power["se_bound"])
     assert power["ucb_share"] == pytest.approx(power["ucb_beta3"] * power["sd_lap"] / power["b1_standalone"])
-    for quantity in ("lap_gap", "lap_relative_gap", "placebo_mde_beta3", "sd_lap_post", "placebo_mde_share"):
+    assert power["placebo_ucb_per_sd"] == pytest.approx(
+        (power["beta3_post"] + stats.t.ppf(0.90, power["df_bound_post"]) * power["se_bound_post"])
+        * power["sd_lap_post"])
+    for quantity in ("lap_gap", "lap_relative_gap", "placebo_mde_beta3", "sd_lap_post", "placebo_mde_share",
+                     "beta3_per_sd", "placebo_ucb_beta3", "z_pre_minus_post"):
         assert pd.notna(power[quantity]), quantity
     section = report[report.index("## 4. Detection"):report.index("## 5. Post-cutoff")]
-    assert "one-sided 95% upper confidence bound" in section
+    assert "one-sided 95% upper confidence bound" in section and "CV3 jackknife standard error" in section
+    placebo = report[report.index("## 5. Post-cutoff"):report.index("## Pairs bootstrap")]
+    assert "**Diagnostics (not part of the verdict's rule).** Post-cutoff beta_3 = " in placebo
     assert re.search(r"an interaction of ≥ \d+% of the standalone LLM effect per SD of LAP would have been detected "
                      r"with 80% probability", section)
 
@@ -99,6 +113,9 @@ def test_readme_quotes_the_verdict_monte_carlo_as_measured():
     header = [name.strip() for name in header]
     quoted = [("demo", "no contamination", "Contamination"), ("demo", "paper-sized interaction", "Contamination"),
               ("paper-like", "paper-sized interaction", "Contamination"),
+              ("paper-like", "no contamination", "Contamination"),
+              ("Table V ratio", "paper-sized interaction", "Contamination"),
+              ("8 entities", "paper-sized interaction", "Contamination"),
               ("demo", "beta_3 = -37%", "No evidence"), ("demo", "clean model", "No evidence (LAP untested)"),
               ("demo", "recall LAP constant to six digits", "No evidence"),
               ("8 entities", "no contamination", "Contamination"), ("15 entities", "no contamination", "Contamination")]
@@ -107,3 +124,10 @@ def test_readme_quotes_the_verdict_monte_carlo_as_measured():
         row = next(line for line in results if line.startswith(f"| {shape}") and f" | {scenario}" in line)
         rate = [cell.strip() for cell in row.strip("|").split(" | ")][header.index(label)]
         assert rate.split(" [")[0] in paragraph, (shape, scenario, label, rate)
+    for shape in ("8 entities", "15 entities"):  # the CV3 bound's coverage, and the CRV1 bound's it replaced
+        note = next(line for line in results if line.startswith(f"- {shape}") and "no contamination" in line)
+        found = re.search(r"below its true value 0 in ([\d.]+%) .*?with the CRV1 se: ([\d.]+%)", note)
+        assert found and found.group(1) in paragraph and found.group(2) in paragraph, (shape, found)
+    table_v = next(line for line in results if line.startswith("| the paper's Table V"))
+    assert table_v.endswith("| Contamination detected |") and "Table V numbers the rule gives \"Contamination " \
+        "detected\"" in " ".join(paragraph.split())

@@ -89,10 +89,11 @@ def test_run_and_report_end_with_the_verdict_its_sentence_and_the_report(tmp_pat
 
 NEW_BRANCHES = [  # (detection, validation, placebo, power, label, failed, fragment of the sentence)
     # the rule's two power conditions, each with its own threshold (the sentence said "minimum detectable share at
-    # most 20%", max_mde_share being the upper bound's threshold)
+    # most 20%", max_ucb_share being the upper bound's threshold)
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, NO_EVIDENCE, [],
      "would have been detected with 80% probability (at most 37%, detectable_share), and the one-sided 95% upper "
-     "bound excludes an interaction above 12% (at most 20%, max_mde_share)"),
+     "bound excludes an interaction above 12% (at most 20%, max_ucb_share); this assumes the LLM's genuine accuracy "
+     "does not vary with LAP"),
     # Underpowered by the upper bound: the interval includes 46% (the sentence blamed the MDE)
     (detection(0.23, 1.2, 0.23), validation(0.01, 0.6), placebo(0.3, 0.8), {**POWERED, "ucb_share": 0.46},
      UNDERPOWERED, ["power"], "but the interval includes an interaction of 46% of the LLM's own effect per SD of LAP"),
@@ -102,12 +103,13 @@ NEW_BRANCHES = [  # (detection, validation, placebo, power, label, failed, fragm
     (detection(-0.9, -3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, MIXED, ["beta_3 negative"],
      "beta_3 < 0 before the training cutoff (one-sided p for beta_3 < 0 = 0.0020, two-sided p = 0.0040)"),
     (detection(0.1, 0.5, 0.62), validation(0.30, 0.6), placebo(0.3, 0.8), POWERED, NO_EVIDENCE_UNTESTED,
-     ["validation"], "so LAP's validity as a measure of memorization is untested"),
+     ["validation"], "so LAP is not shown to measure memorization and the test's power against memorization-driven "
+     "contamination is unknown"),
     (detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(0.3, 0.8), {**POWERED, "lap_gap": 0.01},
      UNDERPOWERED, ["LAP variation"], "but LAP shows no meaningful variation"),
-    (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), {**POWERED, "placebo_mde_share": 0.9},
-     MIXED, ["placebo uninformative"], "the post-cutoff placebo could not have rejected an interaction of the paper's "
-     "size"),
+    (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), {**POWERED, "placebo_ucb_per_sd": 0.5},
+     MIXED, ["placebo uninformative"], "the post-cutoff placebo could not have excluded the interaction found before "
+     "the cutoff"),
     # with 8 clusters the verdict reads the wild bootstrap's p (0.2000): the sentence read the CRV1 p (0.0100) and
     # said "beta_3 > 0 before the training cutoff" of a beta_3 the verdict found not significant
     (detection(0.8, 2.8, 0.02, clusters=8, p_wild=0.4, p_wild_one_sided=0.2), validation(0.01, 0.01, diff_p=0.4),

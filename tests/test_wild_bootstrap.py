@@ -106,3 +106,62 @@ def test_a_single_cluster_is_refused_in_one_line():
     frame = panel(4, 1, 30, 1.0)
     with pytest.raises(EstimationError, match="at least 2 clusters; the sample has 1"):
         wild_cluster_bootstrap(frame, "outcome", TERMS, BETA3, reps=99, seed=1)
+
+
+def _leave_one_out(frame: pd.DataFrame) -> tuple[float, np.ndarray]:
+    """beta_3 of lapbias.estimate.reghdfe on the whole sample and with each entity deleted (FE re-estimated)."""
+    from lapbias.estimate.reghdfe import reghdfe
+
+    def beta3(sample):
+        return reghdfe(sample, "outcome", TERMS, absorb=["entity_num", "period_num"], vce="cluster",
+                       cluster=["entity_num"]).coef[BETA3]
+
+    return beta3(frame), np.array([beta3(frame[frame["entity_num"] != g])
+                                   for g in sorted(frame["entity_num"].unique())])
+
+
+@pytest.mark.parametrize("entities, periods, coverage, lap_scale", [(8, 20, 1.0, 1.0), (12, 30, 0.6, 1e-8)])
+def test_cv3_equals_the_brute_force_jackknife_and_pyfixest(entities, periods, coverage, lap_scale):
+    """CV3 = (G - 1)/G sum_g (beta^(g) - beta)^2 (MacKinnon, Nielsen and Webb 2023), beta^(g) refitted by reghdfe on
+    the sample without entity g; pyfixest's CRV3 (ssc without adjustments) is the same sum without (G - 1)/G."""
+    from lapbias.estimate.jackknife import cv3_se
+
+    frame = panel(entities * periods + 1, entities, periods, coverage, lap_scale)
+    se, clusters = cv3_se(frame, "outcome", TERMS, BETA3)
+    full, folds = _leave_one_out(frame)
+    assert clusters == entities
+    brute = np.sqrt((entities - 1) / entities * np.sum((folds - full) ** 2))
+    assert se == pytest.approx(brute, rel=1e-8)
+    reduced, _ = drop_singletons(frame, ["entity_num", "period_num"])
+    scaled = reduced.assign(lap=reduced["lap"] / reduced["lap"].abs().max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = pf.feols("outcome ~ mu_hat + lap + x3 | entity_num + period_num", data=scaled.assign(
+            x3=scaled["mu_hat"] * scaled["lap"]), vcov={"CRV3": "entity_num"}, ssc=pf.ssc(k_adj=False, G_adj=False))
+    crv3 = float(fit.se()["x3"]) / reduced["lap"].abs().max()
+    assert se == pytest.approx(crv3 * np.sqrt((entities - 1) / entities), rel=1e-8)
+
+
+def test_few_clusters_bound_beta3_with_the_cv3_standard_error():
+    """Below wild_below_clusters (42) entity clusters, power.csv's upper bound and MDE use the CV3 standard error with
+    t(G - 1) (the CRV1 bound undercovers with 8 clusters: 8% for a nominal 5%); power.csv records which. At or above
+    it, the CRV1 standard error."""
+    from scipy import stats
+
+    from lapbias.estimate.power import detection_power
+    from lapbias.estimate.protocol import DETECTION_TERMS, ProtocolResults, _estimated
+
+    frame = panel(7, 8, 20, 1.0)
+    detection = _estimated(ProtocolResults(), "detection", "pre", frame, DETECTION_TERMS, -1)
+    power = detection_power(frame, detection, 0.05, post=frame, placebo=detection.assign(model="post"),
+                            placebo_alpha=0.10).set_index("quantity")["value"]
+    full, folds = _leave_one_out(frame)
+    cv3 = np.sqrt(7 / 8 * np.sum((folds - full) ** 2))
+    assert power["cv3_bound"] == 1 and power["se_bound"] == pytest.approx(cv3, rel=1e-8)
+    assert power["se_bound"] != pytest.approx(power["se_beta3"], rel=1e-3)
+    assert power["ucb_beta3"] == pytest.approx(full + stats.t.ppf(0.95, 7) * cv3, rel=1e-8)
+    assert power["mde_beta3"] == pytest.approx((stats.t.ppf(0.95, 7) + stats.t.ppf(0.8, 7)) * cv3, rel=1e-8)
+    assert power["placebo_ucb_beta3"] == pytest.approx(full + stats.t.ppf(0.90, 7) * cv3, rel=1e-8)
+    crv1 = detection_power(frame, detection, 0.05, wild_below_clusters=8).set_index("quantity")["value"]
+    assert crv1["cv3_bound"] == 0 and crv1["se_bound"] == crv1["se_beta3"]
+    assert crv1["ucb_beta3"] == pytest.approx(full + stats.t.ppf(0.95, crv1["df_r"]) * crv1["se_beta3"], rel=1e-10)

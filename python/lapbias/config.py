@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 import tomli_w
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
 
 from .errors import ConfigError
 
@@ -61,6 +62,10 @@ DEFAULT_RECALL_TEMPLATE = (
 )
 """Protocol Step 2 template, word for word; only the braces are filled."""
 
+
+OLD_NAMES = {"max_ucb_share": ("max_mde_share",)}
+"""Keys renamed, with the old names a configuration may still use ([estimate] max_mde_share was the upper bound's
+threshold, not the minimum detectable effect's)."""
 
 SHOWN_TEXT = 150
 """Characters of a text value a config message quotes; a longer one is cut, with "..." inside its quotes."""
@@ -462,15 +467,16 @@ class EstimateConfig(Section):
     """beta_3 > 0 is significant when its one-sided p is below this (protocol, final report rule)."""
     validation_alpha: float = Field(0.05, gt=0, lt=1)
     """High-LAP theta "positive and significant" / low-LAP theta "near zero": two-sided p vs this."""
-    max_mde_share: float = Field(0.20, gt=0, allow_inf_nan=False)
+    max_ucb_share: float = Field(0.20, gt=0, allow_inf_nan=False,
+                                 validation_alias=AliasChoices("max_ucb_share", *OLD_NAMES["max_ucb_share"]))
     """"No evidence of contamination" needs the one-sided (1 - detection_alpha) upper confidence bound of beta_3, as a
-    share of the standalone LLM effect per SD of LAP, (beta_3 + t(1 - detection_alpha, df_r) se) x SD(lap) / b1, to
-    be at most this (else "Underpowered"); > 0. Default 0.20, about half the paper's in-sample estimate (37%): the
-    data must exclude an interaction half the paper's size (estimate/power.py)."""
+    share of the standalone LLM effect per SD of LAP, (beta_3 + t(1 - detection_alpha, df) se) x SD(lap) / b1, to be
+    at most this (else "Underpowered"); > 0. Default 0.20, 54% of the paper's in-sample estimate (37%): the data must
+    exclude an interaction about half the paper's size (estimate/power.py). Its old name max_mde_share is accepted."""
     detectable_share: float = Field(0.37, gt=0, allow_inf_nan=False)
-    """The interaction (share of the standalone LLM effect per SD of LAP) that the detection test and the placebo must
-    each detect with 80% probability: a larger minimum detectable share makes a quiet beta_3 "Underpowered" and a
-    passing placebo "uninformative"; > 0. Default: the paper's in-sample estimate (37%)."""
+    """The interaction (share of the standalone LLM effect per SD of LAP) that the detection test must detect with
+    80% probability: a larger minimum detectable share makes a quiet beta_3 "Underpowered"; > 0. Default: the
+    paper's in-sample estimate (37%)."""
     min_lap_gap: float = Field(0.05, gt=0, lt=1)
     """Recall LAP: "No evidence" needs the mean LAP of the high-LAP half to exceed the low half's by at least this, in
     probability (0.05 = 5 percentage points of recall mass): the final rule's "LAP showing meaningful variation"."""
@@ -482,7 +488,8 @@ class EstimateConfig(Section):
     bootstrap_seed; estimate/wild.py); 0 skips it."""
     wild_below_clusters: int = Field(42, ge=0)
     """With fewer entity clusters than this, the verdict reads beta_3's and the placebo's p-values from the wild
-    cluster restricted bootstrap instead of the CRV1 t test (which over-rejects with few clusters); 0 = never."""
+    cluster restricted bootstrap instead of the CRV1 t test (which over-rejects with few clusters), and their upper
+    bounds and minimum detectable effects use the CV3 jackknife standard error with t(G - 1); 0 = never."""
     extended_cluster: Literal["period_num", "entity_num"] = "period_num"
     """Cluster variable of the paper's extended tables (II-V): "period_num" (by date, as the paper) or
     "entity_num". The protocol's Steps 3-5 always cluster by entity."""
@@ -569,7 +576,8 @@ def _field(loc: tuple):
     """The pydantic FieldInfo at a (section, key) location, or None."""
     if len(loc) >= 2 and loc[0] in RunConfig.model_fields:
         section = RunConfig.model_fields[loc[0]].annotation
-        return getattr(section, "model_fields", {}).get(loc[1])
+        key = next((new for new, old in OLD_NAMES.items() if loc[1] in old), loc[1])
+        return getattr(section, "model_fields", {}).get(key)
     return RunConfig.model_fields.get(loc[0]) if loc else None
 
 
@@ -625,7 +633,11 @@ def _unknown_keys(errors: list[dict]) -> list[str]:
         else:
             section = RunConfig.model_fields[where[0]].annotation if where[0] in RunConfig.model_fields else None
             known = sorted(getattr(section, "model_fields", {}))
-            lines.append(f"[{'.'.join(map(str, where))}] has unknown key(s) {sorted(keys)}; known keys: {known}")
+            renamed = [f"[{'.'.join(map(str, where))}] {key} is the old name of {new}, which is also given: keep "
+                       f"only {new}" for key in keys for new, old in OLD_NAMES.items() if key in old and new in known]
+            keys = [key for key in keys if not any(key in old for old in OLD_NAMES.values())]
+            lines += renamed + ([f"[{'.'.join(map(str, where))}] has unknown key(s) {sorted(keys)}; known keys: "
+                                 f"{known}"] if keys else [])
     return lines
 
 

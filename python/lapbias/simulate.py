@@ -7,8 +7,12 @@ Data-generating process, per sample (pre- and post-cutoff), entities i and perio
 probability `coverage`:
     outcome = a_i + g_t + b1 mu_hat + b2 lap + b3 mu_hat x lap + sigma e,     a_i, g_t ~ N(0, 0.5²), e ~ N(0, 1),
     mu_hat uniform on {-1, 0, 1};  lap by the scenario's LAP design (below);
-    ud = kappa 1{lap > median} e + 0.5 N(0, 1) pre-cutoff (recall of the realized shock where LAP is high: the
-    validation pattern), 0.5 N(0, 1) post-cutoff and for a model that recalls nothing; post-cutoff b3 = 0.
+    ud = P(up) − P(down), so |ud| <= lap = P(up) + P(down) on every row:
+      memorized rows (pre-cutoff, the high-LAP half, lap > median: the validation pattern), ud = lap s U(0.6, 1) with
+      s the sign of the realized shock e, flipped with probability 0.1 (the recall is right 90% of the time);
+      every other row (the low-LAP half, every post-cutoff row, a model that recalls nothing), ud = lap (2 U − 1),
+      a guess unrelated to the outcome;
+    post-cutoff b3 = 0.
 The interaction is set by its paper magnitude: b3 = share x B / SD(lap) with B = 0.2 the standalone LLM effect
 (b1 = B − b3 mean(lap), so the standalone regression recovers B); share = 0.37 is the paper's in-sample estimate
 ("paper-sized", Table II text), share = 0 no contamination, share = −0.37 accuracy falling with LAP. sigma is set so
@@ -23,10 +27,17 @@ LAP designs: "uniform", U(0, 1); "flat", 0.3 + 1e-9 U(0, 1) (numerically constan
 scaling, as reghdfe omits it); "six_digits", 0.3 + 4e-6 (U(0, 1) − 1/2), a recall mass constant to six digits
 (0.3 ± 2e-6): `lap` is omitted as collinear with the fixed effects, beta_3 is still estimated, and only the
 verdict's LAP-variation gate can tell it from a varying LAP; "unknown", the model that almost always answers
-"unknown": lap = 0.001 + 0.019 U(0, 1) and ud = lap (2 U(0, 1) − 1) = P(up) − P(down), unrelated to the outcome, in
-both samples. The null keeps the validation pattern, the hardest case for the rule (only the size of the beta_3
-test, of the high-minus-low validation test and of the placebo stand between it and "Contamination detected"); the
-clean model (`recall=False`) recalls nothing and is not contaminated.
+"unknown": lap = 0.001 + 0.019 U(0, 1) with a guessed direction in both samples. The null keeps the validation
+pattern, the hardest case for the rule (only the size of the beta_3 test, of the high-minus-low validation test and
+of the placebo stand between it and "Contamination detected"); the clean model (`recall=False`) recalls nothing
+and is not contaminated: a confident guesser, whose LAP varies over (0, 1) while its direction is a guess (a model
+that abstains, answering "unknown", is the "unknown" design). The recall is strong (every high-LAP row memorized,
+90% right): the validation tests have more power here than with a recall that memorizes only some high-LAP rows
+(an independent review's generator, 35% of rows memorized, gives the standardized difference test 65% power on the
+demo's shape); it is not calibrated to the paper, which has no recall regression.
+
+Post-cutoff shape: `post_periods` periods of the same entities (default: as many as before the cutoff); the
+paper's Table V has N_post / N_pre = 9,942 / 82,234 = 0.12.
 
 Heterogeneous shapes (few clusters, as in an independent review's design): entities observed on unbalanced shares
 of the periods (coverage_i ~ U(0.3, 1)), entity-specific error SDs (sigma exp(0.5 z_i − 1/8)), AR(1) errors within
@@ -59,7 +70,7 @@ from .report.verdict import Verdict, decide
 STANDALONE = 0.2
 PAPER_SHARE = 0.37
 PAPER_T = 4.86
-KAPPA = 0.5
+RECALL_RIGHT = 0.9
 LAP_DESIGNS = ("uniform", "flat", "six_digits", "unknown")
 TERTILE = stats.norm.ppf(2 / 3)
 
@@ -71,10 +82,13 @@ class Shape:
     n_periods: int
     coverage: float = 1.0
     heterogeneous: bool = False
+    post_periods: int | None = None
+    """Post-cutoff periods (None: n_periods)."""
 
 
 DEMO = Shape("demo (30 entities x 8 periods)", 30, 8)
 PAPER_LIKE = Shape("paper-like (300 entities x 40 dates, 40% of cells)", 300, 40, 0.4)
+TABLE_V = Shape("Table V ratio (300 entities x 40 dates pre, 5 post, 40% of cells)", 300, 40, 0.4, post_periods=5)
 FEW_8 = Shape("8 entities x 150 days, heterogeneous", 8, 150, 0.65, heterogeneous=True)
 FEW_15 = Shape("15 entities x 150 days, heterogeneous", 15, 150, 0.65, heterogeneous=True)
 
@@ -88,9 +102,9 @@ def _ar1(rng: np.random.Generator, rows: int, columns: int, rho: float) -> np.nd
     return out
 
 
-def _heterogeneous(rng: np.random.Generator, shape: Shape) -> dict[str, np.ndarray]:
+def _heterogeneous(rng: np.random.Generator, shape: Shape, periods: int) -> dict[str, np.ndarray]:
     """Entity, period, mu_hat, LAP, unit shock and error scale of a heterogeneous shape (module docstring)."""
-    e, t = shape.n_entities, shape.n_periods
+    e, t = shape.n_entities, periods
     effect = 0.5 * rng.normal(size=e)
     keep = rng.uniform(size=(e, t)) < rng.uniform(0.3, 1.0, size=(e, 1))
     scale = np.exp(0.5 * rng.normal(size=e) - 0.125)
@@ -104,16 +118,16 @@ def _heterogeneous(rng: np.random.Generator, shape: Shape) -> dict[str, np.ndarr
 
 
 def _sample(rng: np.random.Generator, shape: Shape, share: float, lap_design: str, memorized: bool,
-            sigma: float) -> pd.DataFrame:
-    """One sample of the module docstring's process."""
+            sigma: float, periods: int) -> pd.DataFrame:
+    """One sample of the module docstring's process, over `periods` periods."""
     if shape.heterogeneous:
-        draw = _heterogeneous(rng, shape)
+        draw = _heterogeneous(rng, shape, periods)
         entity, period, mu_hat, lap = draw["entity"], draw["period"], draw["mu_hat"], draw["lap"]
         n = entity.size
         shock, scale, entity_effect = draw["shock"], draw["scale"], draw["effect"]
     else:
-        entity = np.repeat(np.arange(1, shape.n_entities + 1), shape.n_periods)
-        period = np.tile(np.arange(1, shape.n_periods + 1), shape.n_entities)
+        entity = np.repeat(np.arange(1, shape.n_entities + 1), periods)
+        period = np.tile(np.arange(1, periods + 1), shape.n_entities)
         keep = rng.uniform(size=entity.size) < shape.coverage
         entity, period = entity[keep], period[keep]
         n = entity.size
@@ -128,13 +142,13 @@ def _sample(rng: np.random.Generator, shape: Shape, share: float, lap_design: st
     if not shape.heterogeneous:
         shock = rng.normal(size=n)
         entity_effect = 0.5 * rng.normal(size=shape.n_entities)[entity - 1]
-    outcome = (entity_effect + 0.5 * rng.normal(size=shape.n_periods)[period - 1]
+    outcome = (entity_effect + 0.5 * rng.normal(size=periods)[period - 1]
                + b1 * mu_hat + 0.1 * lap + b3 * mu_hat * lap + sigma * scale * shock)
     high = (lap > np.median(lap)).astype(int)
-    if lap_design == "unknown":  # ud = P(up) - P(down) with P(up) + P(down) = lap, unrelated to the outcome
-        ud = lap * (2 * rng.uniform(size=n) - 1)
-    else:
-        ud = (KAPPA * high * shock if memorized else 0.0) + 0.5 * rng.normal(size=n)
+    recalled = (high == 1) & memorized & (lap_design != "unknown")
+    direction = np.sign(shock) * np.where(rng.uniform(size=n) < RECALL_RIGHT, 1.0, -1.0)
+    guess = 2 * rng.uniform(size=n) - 1
+    ud = lap * np.where(recalled, direction * rng.uniform(0.6, 1.0, size=n), guess)
     return pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": mu_hat, "lap": lap, "ud": ud,
                          "outcome": outcome, "high_lap": high})
 
@@ -152,8 +166,8 @@ def simulate(seed: int, shape: Shape, share: float, lap_design: str = "uniform",
         raise ValueError(f"lap_design {lap_design!r} is not one of {LAP_DESIGNS}")
     rng = np.random.default_rng(seed)
     sigma = noise(shape) * noise_factor
-    return (_sample(rng, shape, share, lap_design, recall, sigma),
-            _sample(rng, shape, 0.0, lap_design, False, sigma))
+    return (_sample(rng, shape, share, lap_design, recall, sigma, shape.n_periods),
+            _sample(rng, shape, 0.0, lap_design, False, sigma, shape.post_periods or shape.n_periods))
 
 
 def tables(pre: pd.DataFrame, post: pd.DataFrame, thresholds: EstimateConfig | None = None) -> dict:
@@ -178,7 +192,8 @@ def tables(pre: pd.DataFrame, post: pd.DataFrame, thresholds: EstimateConfig | N
     kept = [t for t in validation if t is not None]
     return {"detection": detection, "validation": pd.concat(kept) if kept else None, "placebo": fitted["placebo"],
             "power": detection_power(pre, detection, thresholds.detection_alpha, post=post,
-                                     placebo=fitted["placebo"], placebo_alpha=thresholds.placebo_alpha),
+                                     placebo=fitted["placebo"], placebo_alpha=thresholds.placebo_alpha,
+                                     wild_below_clusters=thresholds.wild_below_clusters),
             "notes": pd.DataFrame(results.notes, columns=["model", "kind", "detail"])}
 
 

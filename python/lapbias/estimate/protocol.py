@@ -1,15 +1,22 @@
 """The protocol's regressions (Steps 3-5) on the panel, written to results/*.csv (docs/contracts.md).
 
 Step 3, validation: reghdfe outcome ud [if high_lap == 1 | 0], absorb(entity_num period_num) cluster(entity_num);
-                    and theta_high − theta_low in one regression (model `high_minus_low`):
-                    reghdfe outcome c.ud#c.high_lap ud, absorb(entity_num#high_lap period_num#high_lap)
-                    cluster(entity_num) -- the halves' thetas exactly (each half keeps its own effects), their
-                    covariance through the shared entity clusters; `p_one_sided` tests theta_high > theta_low.
+                    and the difference of the halves' predictive content in one regression (model
+                    `high_minus_low`): ud_std = ud / SD(ud) within each half (sample SD over that half's rows of
+                    the validation sample, before singletons are dropped; 0 in a half where the SD is 0 or
+                    undefined), then
+                    reghdfe outcome c.ud_std#c.high_lap ud_std, absorb(entity_num#high_lap period_num#high_lap)
+                    cluster(entity_num) -- the halves' thetas per SD of ud exactly (each half keeps its own
+                    effects), their covariance through the shared entity clusters; `p_one_sided` tests
+                    theta_high SD_high − theta_low SD_low > 0. Per SD, because |ud| <= LAP squeezes ud in the
+                    low-LAP half: a difference of raw slopes would be decided by the low half's imprecise slope,
+                    and a recall with the same directional content in both halves would give theta_low >
+                    theta_high; the standardized slopes compare what the recall says about the outcome.
 Step 4, detection:  reghdfe outcome c.mu_hat##c.lap, absorb(entity_num period_num) cluster(entity_num), on the
                     pre-cutoff sample; beta_3 is the coefficient on c.mu_hat#c.lap, tested one-sided for > 0.
 Step 5, placebo:    both on the post-cutoff sample.
 beta_3 of the detection and placebo regressions also gets wild cluster restricted bootstrap p-values (p_wild,
-p_wild_one_sided; estimate/wild.py), which the verdict reads with few clusters.
+p_wild_one_sided, p_wild_lower; estimate/wild.py), which the verdict reads with few clusters.
 A sample with a single entity (one time series) drops the entity FE and the period FE (one row per period) and
 uses Newey-West standard errors (protocol, implementation notes). A regression that cannot be estimated is noted
 (kind `failed`, with the reason) and the others go on; the verdict names the reason.
@@ -32,10 +39,12 @@ from .wild import wild_cluster_bootstrap
 DETECTION_TERMS = ["mu_hat", "lap", "c.mu_hat#c.lap"]
 BETA3 = "c.mu_hat#c.lap"
 VALIDATION_MODELS = {"pooled": None, "high_lap": 1, "low_lap": 0}
-DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud#c.high_lap"
-WILD_COLUMNS = ["p_wild", "p_wild_one_sided"]
+DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_std#c.high_lap"
+VALIDATION_COLUMNS = ["outcome", "ud", "high_lap", "entity_num", "period_num"]
+WILD_COLUMNS = ["p_wild", "p_wild_one_sided", "p_wild_lower"]
 """Columns of detection.csv and placebo.csv after RESULT_COLUMNS: the wild cluster bootstrap's two-sided
-(equal-tailed) and one-sided (beta_3 > 0) p of beta_3, empty on the other terms and where not computed."""
+(equal-tailed), one-sided for beta_3 > 0 and one-sided for beta_3 < 0 p of beta_3, empty on the other terms and
+where not computed."""
 
 
 @dataclass
@@ -59,10 +68,20 @@ class ProtocolResults:
         return text
 
 
+def standardized_ud(sample: pd.DataFrame) -> pd.DataFrame:
+    """The validation sample (rows with outcome, ud, high_lap, entity_num and period_num) with ud_std = ud / SD(ud)
+    within each half (module docstring; 0 where that SD is 0 or undefined)."""
+    frame = sample.dropna(subset=VALIDATION_COLUMNS).astype({"high_lap": "float64"})
+    spread = frame.groupby("high_lap")["ud"].transform(lambda ud: ud.std(ddof=1))
+    usable = spread.notna() & (spread > 0)
+    return frame.assign(ud_std=(frame["ud"] / spread.where(usable, 1.0)).where(usable, 0.0))
+
+
 def _difference_fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) -> RegResult:
-    """theta_high − theta_low (module docstring): each half's entity and period effects absorbed separately; a single
-    time series has no effects, so it gets the half's own constant (high_lap) and Newey-West."""
-    frame = sample.dropna(subset=["high_lap"]).astype({"high_lap": "float64"})
+    """The high-minus-low regression on ud_std (module docstring): each half's entity and period effects absorbed
+    separately; a single time series has no effects, so it gets the half's own constant (high_lap) and
+    Newey-West."""
+    frame = standardized_ud(sample)
     if frame["entity_num"].nunique() == 1:
         return reghdfe(frame, y, [*x, "high_lap"], absorb=[], vce="newey", time="period_num", newey_lag=newey_lag)
     frame = frame.assign(entity_half=frame["entity_num"] * 2 + frame["high_lap"],
@@ -113,8 +132,9 @@ def _estimated(results: ProtocolResults, name: str, model: str, sample: pd.DataF
 
 def validation_difference(results: ProtocolResults, name: str, sample: pd.DataFrame, newey_lag: int
                           ) -> pd.DataFrame | None:
-    """The `high_minus_low` row of a validation table: theta_high − theta_low (module docstring)."""
-    table = _estimated(results, name, DIFFERENCE_MODEL, sample, [DIFFERENCE, "ud"], newey_lag, _difference_fit)
+    """The `high_minus_low` row of a validation table: the halves' thetas per SD of ud, high minus low (module
+    docstring)."""
+    table = _estimated(results, name, DIFFERENCE_MODEL, sample, [DIFFERENCE, "ud_std"], newey_lag, _difference_fit)
     return None if table is None else table[table["term"] == DIFFERENCE]
 
 
@@ -134,7 +154,7 @@ def with_wild(results: ProtocolResults, name: str, table: pd.DataFrame, sample: 
         results.notes.append({"model": f"{name}:{table.loc[row[0], 'model']}", "kind": "warning",
                               "detail": f"wild cluster bootstrap of {BETA3} not computed: {err}"})
         return table
-    table.loc[row[0], WILD_COLUMNS] = [wild.p_two_sided, wild.p_one_sided]
+    table.loc[row[0], WILD_COLUMNS] = [wild.p_two_sided, wild.p_one_sided, wild.p_lower]
     return table
 
 
@@ -186,7 +206,8 @@ def run(config: RunConfig, layout: Layout) -> ProtocolResults:
         else:
             path.unlink(missing_ok=True)
     write_csv(detection_power(pre, results.tables["detection"], estimate.detection_alpha, post=post,
-                              placebo=results.tables.get("placebo"), placebo_alpha=estimate.placebo_alpha),
+                              placebo=results.tables.get("placebo"), placebo_alpha=estimate.placebo_alpha,
+                              wild_below_clusters=estimate.wild_below_clusters),
               layout.results / "power.csv")
     write_csv(pd.DataFrame(results.notes, columns=["model", "kind", "detail"]), layout.results / "estimation_notes.csv")
     return results

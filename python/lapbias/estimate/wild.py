@@ -12,7 +12,10 @@ the model of protocol Steps 4-5,
    errors", Canadian J. Econ. 56(3); with G clusters Rademacher weights give only 2^G distinct draws, 256 at G = 8);
 3. t*_b = the CRV1 t statistic of beta_k on y*_b (null value 0); the statistic compared with them is the CRV1 t of
    the data. p-values: one-sided for beta_k > 0, p_wild_one_sided = #{b: t*_b >= t} / B (a tie counts against H0's
-   rejection, as bootstrap.p_boot); two-sided equal-tailed, p_wild = min(1, 2 min(#{t*_b >= t}, #{t*_b <= t}) / B).
+   rejection, as bootstrap.p_boot); one-sided for beta_k < 0, p_wild_lower = #{b: t*_b <= t} / B (boottest's
+   ptype(lower), ties again against rejection); two-sided equal-tailed, p_wild = min(1, 2 min(#{t*_b >= t},
+   #{t*_b <= t}) / B). Half of p_wild is the lower-tail p only when the lower count is the smaller one, so the
+   lower tail is counted itself.
    The CRV1 small-sample factor multiplies t and every t*_b alike, so it does not enter the p-values.
 
 The t*_b are those of pyfixest's `Feols.wildboottest(param, reps, weights_type="webb", impose_null=True,
@@ -71,9 +74,14 @@ class WildResult:
         return float(np.mean(self.draws >= self.t))
 
     @property
+    def p_lower(self) -> float:
+        """#{t*_b <= t} / B: the one-sided p for beta_k < 0."""
+        return float(np.mean(self.draws <= self.t))
+
+    @property
     def p_two_sided(self) -> float:
         """Equal-tailed: min(1, 2 min(#{t*_b >= t}, #{t*_b <= t}) / B)."""
-        return float(min(1.0, 2 * min(np.mean(self.draws >= self.t), np.mean(self.draws <= self.t))))
+        return float(min(1.0, 2 * min(self.p_one_sided, self.p_lower)))
 
 
 def weights(clusters: int, reps: int, seed: int) -> np.ndarray:

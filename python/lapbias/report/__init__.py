@@ -39,7 +39,7 @@ COEFFICIENT_TABLES = {
 COEFFICIENT_COLUMNS = ("model", "term", "coef", "se", "t", "p", "p_one_sided", "N")
 """What the verdict and the tables read from a coefficient table (docs/contracts.md, results files)."""
 NUMERIC = ("coef", "se", "t", "p", "p_one_sided", "N")
-OPTIONAL_NUMERIC = ("p_wild", "p_wild_one_sided")
+OPTIONAL_NUMERIC = ("p_wild", "p_wild_one_sided", "p_wild_lower")
 """Numeric columns that detection.csv and placebo.csv carry (the wild cluster bootstrap's p-values)."""
 
 
@@ -166,6 +166,7 @@ def _power(config: RunConfig, power: pd.DataFrame | None, out: Layout, panel: pd
         return power
     power = detection_power(panel[panel["post"] == 0], detection, config.estimate.detection_alpha,
                             post=panel[panel["post"] == 1], placebo=placebo,
-                            placebo_alpha=config.estimate.placebo_alpha)
+                            placebo_alpha=config.estimate.placebo_alpha,
+                            wild_below_clusters=config.estimate.wild_below_clusters)
     write_csv(power, out.results / "power.csv")
     return power

@@ -16,7 +16,7 @@ POST_LAP_STAYS_HIGH = 0.8
 """Post-cutoff LAP "stays high" (protocol Step 2: flag prominently) when its mean is at least 80% of the
 pre-cutoff mean."""
 COEF_COLUMNS = ["model", "term", "coef", "se", "t", "p", "p_one_sided", "N", "N_clust"]
-WILD_COLUMNS = ["p_wild", "p_wild_one_sided"]
+WILD_COLUMNS = ["p_wild", "p_wild_one_sided", "p_wild_lower"]
 """detection.csv and placebo.csv: beta_3's wild cluster restricted bootstrap p-values (estimate/wild.py)."""
 
 
@@ -66,25 +66,51 @@ def power_lines(power: pd.DataFrame | None, config: RunConfig) -> list[str]:
     return [f"**Power.** beta_3 = {values.get('beta3', nan):.4g} (share of the standalone LLM effect per SD of LAP: "
             f"{share('beta3_share')}); its one-sided {1 - alpha:.0%} upper confidence bound = "
             f"{values.get('ucb_beta3', nan):.4g} (share: {share('ucb_share')}; \"No evidence\" needs at most "
-            f"{estimate.max_mde_share:.0%}, `max_mde_share`); minimum detectable beta_3 at {alpha * 100:g}% one-sided "
+            f"{estimate.max_ucb_share:.0%}, `max_ucb_share`); minimum detectable beta_3 at {alpha * 100:g}% one-sided "
             f"with 80% power = {values.get('mde_beta3', nan):.4g}: an interaction of ≥ {share('mde_share')} of the "
             "standalone LLM effect per SD of LAP would have been detected with 80% probability (\"No evidence\" "
             f"needs at most {estimate.detectable_share:.0%}, `detectable_share`, the paper's in-sample estimate). "
             f"LAP variation: {gap}. Within-FE SD of LAP = "
             f"{values.get('sd_lap_within', nan):.4g} ({share('within_share_lap')} of its SD "
             f"{values.get('sd_lap', nan):.4g}); standalone LLM effect b1 = {values.get('b1_standalone', nan):.4g}. "
-            "Source: `results/power.csv`."]
+            + (f"With {values.get('df_bound', nan) + 1:.0f} entity clusters (fewer than "
+               f"{estimate.wild_below_clusters}, `wild_below_clusters`) the bound and the MDE use the CV3 jackknife standard error (leave one entity "
+               f"out) = {values.get('se_bound', nan):.4g} with t({values.get('df_bound', nan):.0f}), not the CRV1 "
+               "standard error, which is biased down with few clusters. " if values.get("cv3_bound") == 1 else "")
+            + "Source: `results/power.csv`."]
+
+
+def placebo_diagnostics(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """The post-cutoff beta_3's two-sided test and the pre-minus-post difference per SD of LAP, diagnostics of a
+    skill gradient outside the verdict's rule (report/verdict.py)."""
+    power, placebo = tables.get("power"), tables.get("placebo")
+    if power is None or power.empty or placebo is None or placebo.empty:
+        return []
+    values = dict(zip(power["quantity"], power["value"].astype(float)))
+    post = placebo[placebo["term"] == "c.mu_hat#c.lap"]
+    if post.empty or pd.isna(post["coef"].iloc[0]):
+        return []
+    row = post.iloc[0]
+    wild = f", wild bootstrap p = {row['p_wild']:.4f}" if pd.notna(row.get("p_wild")) else ""
+    return [f"**Diagnostics (not part of the verdict's rule).** Post-cutoff beta_3 = {row['coef']:.4g}, two-sided "
+            f"p = {row['p']:.4f}{wild}: a beta_3 significantly below zero after the cutoff points to a genuine "
+            "skill that falls with LAP, which could also mask a contamination before it. Pre-cutoff minus "
+            f"post-cutoff beta_3 per SD of LAP = {values.get('pre_minus_post_per_sd', float('nan')):.4g} (z = "
+            f"{values.get('z_pre_minus_post', float('nan')):.2f}, one-sided p = "
+            f"{values.get('p_pre_minus_post', float('nan')):.4f}, both estimates' errors counted). Source: "
+            "`results/placebo.csv`, `results/power.csv`."]
 
 
 def wild_lines(config: RunConfig, engine: str) -> list[str]:
-    """What `p_wild` and `p_wild_one_sided` are, and when the verdict reads them."""
+    """What `p_wild`, `p_wild_one_sided` and `p_wild_lower` are, and when the verdict reads them."""
     estimate = config.estimate
     if not estimate.wild_bootstrap_reps:
         return ["Wild cluster bootstrap: not run (`[estimate] wild_bootstrap_reps = 0`); with fewer than "
                 f"{estimate.wild_below_clusters} entity clusters the CRV1 t test over-rejects."]
     engine = (" Computed by the Python engine on the same exported panel (`panel_pre.dta`, `panel_post.dta`)."
               if "stata" in engine else "")
-    return [f"`p_wild` (two-sided, equal-tailed) and `p_wild_one_sided` (beta_3 > 0): wild cluster restricted "
+    return [f"`p_wild` (two-sided, equal-tailed), `p_wild_one_sided` (beta_3 > 0) and `p_wild_lower` (beta_3 < 0): "
+            "wild cluster restricted "
             f"bootstrap of beta_3 (null imposed, Webb six-point weights, {estimate.wild_bootstrap_reps:,} draws, seed "
             f"{estimate.bootstrap_seed}; CRV1 t statistic). With fewer than {estimate.wild_below_clusters} entity "
             "clusters (`wild_below_clusters`) the verdict reads these instead of the CRV1 t test's, which "
@@ -191,11 +217,13 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     lines += _section("5. Post-cutoff placebo (Step 5)", [
         f"The placebo passes when the post-cutoff one-sided p for beta_3 > 0 exceeds "
         f"{config.estimate.placebo_alpha:.2f} (the wild cluster bootstrap's with fewer than "
-        f"{config.estimate.wild_below_clusters} entity clusters); it is uninformative when it could not have "
-        f"rejected a post-cutoff interaction of {config.estimate.detectable_share:.0%} of the pre-cutoff standalone "
-        f"LLM effect per SD of post-cutoff LAP (minimum detectable beta_3 at {config.estimate.placebo_alpha:.0%} "
-        "one-sided with 80% power, `placebo_mde_beta3` and `placebo_mde_share` in `results/power.csv`): a passing "
-        "but uninformative placebo does not support \"Contamination detected\".", "",
+        f"{config.estimate.wild_below_clusters} entity clusters); it is informative when the post-cutoff data "
+        "exclude the interaction found before the cutoff: its one-sided "
+        f"{1 - config.estimate.placebo_alpha:.0%} upper bound of beta_3 per SD of post-cutoff LAP "
+        "(`placebo_ucb_per_sd` in `results/power.csv`; CV3 standard error with few clusters) below the pre-cutoff "
+        "beta_3 per SD of pre-cutoff LAP (`beta3_per_sd`), the pre-cutoff estimate taken as fixed. A passing but "
+        "uninformative placebo does not support \"Contamination detected\".", "",
+        *placebo_diagnostics(tables), "",
         *_quoted(tables, "placebo", _columns(tables, "placebo"), config), "",
         "Validation regressions on the post-cutoff sample:", "",
         *_quoted(tables, "placebo_validation", COEF_COLUMNS, config)], approximated)

@@ -62,7 +62,8 @@ def power(table: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     LAP × 10^4."""
     factor = factors(config).get("lap", 1.0)
     out = table.copy()
-    per_lap = ["beta3", "se_beta3", "mde_beta3", "ucb_beta3", "placebo_mde_beta3"]
+    per_lap = ["beta3", "se_beta3", "se_bound", "mde_beta3", "ucb_beta3", "beta3_post", "se_beta3_post",
+               "se_bound_post", "placebo_ucb_beta3", "placebo_mde_beta3"]
     out.loc[out["quantity"].isin(per_lap), "value"] /= factor
     out.loc[out["quantity"].isin(["sd_lap", "sd_lap_within", "sd_lap_post", "lap_gap"]), "value"] *= factor
     return out

@@ -2,28 +2,34 @@
 
 All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
 - p-values of beta_3: the CRV1 t test's (`p_one_sided`, two-sided `p`); with fewer entity clusters than
-  wild_below_clusters (42) those of the wild cluster restricted bootstrap (`p_wild_one_sided`, `p_wild`;
-  estimate/wild.py), because the t test over-rejects with few clusters; the same rule for the placebo's beta_3 with
-  its own cluster count.
+  wild_below_clusters (42) those of the wild cluster restricted bootstrap (`p_wild_one_sided`, `p_wild`,
+  `p_wild_lower`; estimate/wild.py), because the t test over-rejects with few clusters; the same rule for the
+  placebo's beta_3 with its own cluster count.
 - significant beta_3: coef > 0 and one-sided p < detection_alpha (0.05); significantly negative beta_3: coef < 0 and
-  the one-sided p for beta_3 < 0 below detection_alpha, that p being half the two-sided p (t test: 1 − p_one_sided;
-  wild bootstrap: #{t*_b <= t} / B, the equal-tailed p_wild's lower tail, ties counted against rejection as in the
-  upper tail, which 1 − p_wild_one_sided = #{t*_b < t} / B would count for it). The protocol's "No evidence" asks
-  for beta_3 "indistinguishable from zero", a two-sided notion: the two one-sided tests at the same level, i.e. a
-  two-sided p below 2 x detection_alpha, in either direction, distinguishes beta_3 from zero.
-- validation pattern present: high-LAP theta > 0 with two-sided p < validation_alpha (0.05), and theta_high −
-  theta_low > 0 with one-sided p < validation_alpha (validation.csv model high_minus_low: Step 3's "near zero on
-  the low-LAP half" as a test of the difference, not as the low half's non-significance). Contradicted: the
-  high-LAP theta significantly negative, or the low-LAP theta significant without a significantly larger high-LAP
-  theta. No memorization detected: the high-LAP theta null (not significant, or zero: ud omitted as collinear,
-  constant within the FE of that half) and the pattern not contradicted. Not estimable: a validation regression
-  failed, or a theta (or, when the high-LAP theta is significant, their difference) without a p-value.
+  the one-sided p for beta_3 < 0 below detection_alpha (t test: p / 2 = 1 − p_one_sided; wild bootstrap:
+  p_wild_lower = #{t*_b <= t} / B, the lower tail counted itself, ties against rejection as in the upper tail). The
+  protocol's "No evidence" asks for beta_3 "indistinguishable from zero", a two-sided notion: the two one-sided
+  tests at the same level distinguish beta_3 from zero. A beta_3 < 0 that the lower test misses is then "No
+  evidence": with expected t statistic t_e < 0 that happens with probability about Phi(z_{1−alpha} − |t_e|)
+  (0.5% at t_e = −4.3), a statement true about contamination and silent about LAP's validity.
+- validation pattern present: high-LAP theta (outcome on ud, model high_lap) > 0 with two-sided p <
+  validation_alpha (0.05), and the halves' difference in predictive content per SD of ud > 0 with one-sided p <
+  validation_alpha (validation.csv model high_minus_low, term c.ud_std#c.high_lap: Step 3's "predictive power on
+  high-LAP observations, with a null on low-LAP observations" as a test of the difference, per SD of ud because
+  |ud| <= LAP squeezes ud in the low-LAP half; estimate/protocol.py). Contradicted: the high-LAP theta
+  significantly negative, or the low-LAP theta significant without a significantly larger predictive content in
+  the high half. No memorization detected: the high-LAP theta null (not significant, or zero: ud omitted as
+  collinear, constant within the FE of that half) and the pattern not contradicted. Not estimable: a validation
+  regression failed, or a theta (or, when the high-LAP theta is significant, their difference) without a p-value.
 - placebo passes: post-cutoff one-sided p for beta_3 > 0 above placebo_alpha (0.10) (protocol Step 5); it also passes
   when post-cutoff LAP has collapsed to a constant (Step 5's "LAP collapsed toward zero": beta_3 is then not
   identified there); infeasible without post-cutoff rows, when the placebo regression cannot be estimated, or when
-  its beta_3 has no p-value. Uninformative: its minimum detectable beta_3 (one-sided at placebo_alpha, 80% power)
-  times the post-cutoff SD of LAP exceeds detectable_share (0.37, the paper's size) of the pre-cutoff standalone
-  LLM effect (estimate/power.py): it could not have rejected a paper-sized post-cutoff interaction.
+  its beta_3 has no p-value. Informative: the post-cutoff data exclude the interaction found before the cutoff, per
+  SD of LAP in each sample: (beta_3,post + t_{1−placebo_alpha, df} se_post) x SD(lap_post) < beta_3,pre x
+  SD(lap_pre) (power.csv placebo_ucb_per_sd < beta3_per_sd; few clusters: the CV3 se, estimate/power.py). A placebo
+  that could not have excluded it has not passed in the protocol's sense. Its informativeness cannot be stated
+  (None) when either side is missing: no post-cutoff beta_3 with a standard error, e.g. post-cutoff LAP collapsed,
+  which is Step 5's pass itself. beta_3,pre is treated as fixed (the size caveat of the paper's bootstrap p).
 - LAP showing meaningful variation (the final rule): the high-LAP half's mean LAP exceeds the low half's by at
   least min_lap_gap (0.05, probability points) for the recall LAP; by at least min_lap_relative_gap (0.05) of mean
   LAP for Min-K%, whose gate is relative (it has no natural unit). The power shares below are invariant to affine
@@ -32,23 +38,29 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
   detectable share (one-sided at detection_alpha, 80% power) at most detectable_share (0.37), stated as "an
   interaction of ≥ X% of the standalone LLM effect per SD of LAP would have been detected with 80% probability";
   and the data exclude a contamination of consequence, the one-sided (1 − detection_alpha) upper confidence bound of
-  beta_3 as a share, (beta_3 + t_{1−alpha, df_r} se) × SD(lap) / b1, at most max_mde_share (0.20). The bound alone
-  would clear an imprecise test whose estimate happens to fall below zero (with 5 times the paper's noise, 8% of
-  null panels); the MDE alone ignores where beta_3 sits (a paper-sized contamination with t = 1.66 was cleared).
+  beta_3 as a share, (beta_3 + t_{1−alpha, df} se) × SD(lap) / b1, at most max_ucb_share (0.20); with fewer than
+  wild_below_clusters entity clusters both use the CV3 jackknife se with t(G − 1). The bound alone would clear an
+  imprecise test whose estimate happens to fall below zero (with 5 times the paper's noise, 8% of null panels);
+  the MDE alone ignores where beta_3 sits (a paper-sized contamination with t = 1.66 was cleared).
+- maintained assumption of "No evidence" (paper, Proposition 1): the LLM's genuine accuracy does not vary with LAP.
+  A genuine skill falling with LAP can mask a contamination rising with it (beta_3 ≈ 0), which no rule on the
+  pre-cutoff beta_3 detects; the paragraph states the assumption and, as diagnostics outside the rule, the
+  post-cutoff beta_3's two-sided test and the pre-minus-post difference per SD of LAP (a skill gradient persists
+  after the cutoff, a contamination does not).
 Order: beta_3 not estimable (regression failed, or beta_3 omitted as collinear) -> Underpowered, naming why;
 beta_3 without a p-value -> Mixed/invalid; a failed placebo -> Mixed/invalid; a significantly negative beta_3 ->
 Mixed/invalid (paper, Proposition 1: beta_3 >= 0 whenever LAP measures memorization, so LAP proxies for something
-else); significant beta_3 with the validation pattern and an informative passing placebo -> Contamination detected;
-significant beta_3 otherwise -> Mixed/invalid, naming what failed (validation, placebo infeasible, placebo
-uninformative: the protocol's "placebo passing" is read as a placebo that could have failed); non-significant beta_3
-with the validation pattern contradicted or not estimable -> Mixed/invalid (the final rule's "validation fails");
-non-significant beta_3 and LAP without meaningful variation -> Underpowered (LAP variation); the minimum detectable
-share above detectable_share, or b1 <= 0 -> Underpowered (with the number); the upper bound's share above
-max_mde_share -> "Underpowered: the interval includes an interaction of X%"; else, with the
-validation pattern present -> No evidence of contamination; with no memorization detected or the pattern absent
-(a significant high-LAP theta not significantly above the low one) -> "No evidence of contamination (LAP
-untested)": the test had power against a LAP-graded contamination, but nothing shows that LAP separates memorized
-from unmemorized rows.
+else); significant beta_3 with the validation pattern and a passing placebo not shown uninformative -> Contamination
+detected; significant beta_3 otherwise -> Mixed/invalid, naming what failed (validation, placebo infeasible,
+placebo uninformative); non-significant beta_3 with the validation pattern contradicted or not estimable ->
+Mixed/invalid (the final rule's "validation fails"); non-significant beta_3 and LAP without meaningful variation ->
+Underpowered (LAP variation); the minimum detectable share above detectable_share, or b1 <= 0 -> Underpowered (with
+the number); the upper bound's share above max_ucb_share -> "Underpowered: the interval includes an interaction of
+X%"; else, with the validation pattern present -> No evidence of contamination; with no memorization detected or the
+pattern absent (a significant high-LAP theta without a significantly larger predictive content than the low one)
+-> "No evidence of contamination (LAP untested)": no contamination that rises with LAP, but LAP is not shown to
+measure memorization, so the test's power against memorization-driven contamination is unknown (protocol Step 3:
+with a null high-LAP theta "the detection test in Step 4 has little power").
 """
 
 from __future__ import annotations
@@ -61,13 +73,15 @@ import pandas as pd
 from ..config import EstimateConfig
 
 BETA3 = "c.mu_hat#c.lap"
-DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud#c.high_lap"
+DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_std#c.high_lap"
 CONTAMINATION = "Contamination detected"
 NO_EVIDENCE = "No evidence of contamination"
 NO_EVIDENCE_UNTESTED = "No evidence of contamination (LAP untested)"
 UNDERPOWERED = "Underpowered"
 MIXED = "Mixed/invalid"
 LABELS = (CONTAMINATION, NO_EVIDENCE, NO_EVIDENCE_UNTESTED, UNDERPOWERED, MIXED)
+ASSUMPTION = ("This reading assumes that the LLM's genuine accuracy does not vary with LAP (the paper's Proposition "
+              "1): a genuine skill that falls as LAP rises could mask a contamination that rises with it")
 
 
 @dataclass
@@ -100,35 +114,32 @@ def _value(row: pd.Series, column: str) -> float:
 @dataclass
 class Inference:
     """The p-values of one beta_3 the verdict reads, and how they were obtained (`wild`: the wild cluster
-    bootstrap's)."""
+    bootstrap's): one-sided for beta_3 > 0, two-sided, one-sided for beta_3 < 0 (module docstring)."""
     p_one_sided: float
     p_two_sided: float
+    p_lower: float
     text: str
     wild: bool = False
-
-    @property
-    def p_lower(self) -> float:
-        """The one-sided p for beta_3 < 0: half the two-sided (equal-tailed) p (module docstring)."""
-        return self.p_two_sided / 2
 
 
 def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
     """CRV1 p-values of beta_3, or with fewer entity clusters than `wild_below_clusters` those of the wild cluster
     restricted bootstrap (module docstring), and the words that say which."""
-    crv1 = Inference(_value(row, "p_one_sided"), _value(row, "p"), f"one-sided p = {row['p_one_sided']:.4f}")
+    crv1 = Inference(_value(row, "p_one_sided"), _value(row, "p"), _value(row, "p") / 2,
+                     f"one-sided p = {row['p_one_sided']:.4f}")
     clusters = _value(row, "N_clust")
     if not (math.isfinite(clusters) and clusters < wild_below_clusters):
         return crv1
-    wild_one, wild_two = _value(row, "p_wild_one_sided"), _value(row, "p_wild")
+    wild_one, wild_two, wild_lower = (_value(row, c) for c in ("p_wild_one_sided", "p_wild", "p_wild_lower"))
     few = f"{clusters:.0f} entity clusters (< {wild_below_clusters}, wild_below_clusters)"
     if not math.isfinite(wild_one):
         crv1.text += (f"; with only {few} the CRV1 t test over-rejects, and no wild cluster bootstrap p was computed "
                       "(results/estimation_notes.csv), so this p is read as it is")
         return crv1
     engine = ", by the Python engine on the same panel" if str(row.get("engine", "")) == "stata" else ""
-    return Inference(wild_one, wild_two, f"CRV1 one-sided p = {row['p_one_sided']:.4f}; with {few} the verdict "
-                     f"reads the wild cluster restricted bootstrap's: one-sided p = {wild_one:.4f}, two-sided "
-                     f"{wild_two:.4f} (Webb weights, {reps:,} draws{engine})", wild=True)
+    return Inference(wild_one, wild_two, wild_lower, f"CRV1 one-sided p = {row['p_one_sided']:.4f}; with {few} the "
+                     f"verdict reads the wild cluster restricted bootstrap's: one-sided p = {wild_one:.4f}, "
+                     f"two-sided {wild_two:.4f} (Webb weights, {reps:,} draws{engine})", wild=True)
 
 
 def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,
@@ -157,17 +168,38 @@ def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alph
 
 
 def placebo_power(power: dict[str, float], thresholds: EstimateConfig) -> tuple[bool | None, str]:
-    """(informative, sentence): can the placebo reject a post-cutoff interaction of detectable_share (module
-    docstring)? None when its power cannot be stated (no post-cutoff beta_3 with a standard error, or b1 <= 0)."""
-    share, mde = power.get("placebo_mde_share", math.nan), power.get("placebo_mde_beta3", math.nan)
-    if not math.isfinite(share):
+    """(informative, sentence): do the post-cutoff data exclude the pre-cutoff interaction, per SD of LAP in each
+    sample (module docstring)? None when that cannot be stated (no post-cutoff beta_3 with a standard error, or no
+    pre-cutoff beta_3 per SD)."""
+    bound, own = power.get("placebo_ucb_per_sd", math.nan), power.get("beta3_per_sd", math.nan)
+    if not (math.isfinite(bound) and math.isfinite(own)):
         return None, ""
-    informative = share <= thresholds.detectable_share
-    return informative, (f"the placebo's minimum detectable beta_3 ({thresholds.placebo_alpha * 100:g}% one-sided, "
-                         f"80% power) is {mde:.4g}, i.e. {share:.0%} of the pre-cutoff standalone LLM effect per "
-                         f"post-cutoff SD of LAP, so it {'could' if informative else 'could not'} have rejected a "
-                         f"post-cutoff interaction of {thresholds.detectable_share:.0%} (detectable_share; "
-                         "results/power.csv)")
+    informative = bound < own
+    level = 1 - thresholds.placebo_alpha
+    few = " (CV3 jackknife se, few clusters)" if power.get("cv3_bound_post", 0) == 1 else ""
+    return informative, (f"the placebo's one-sided {level:.0%} upper bound of beta_3 is "
+                         f"{power.get('placebo_ucb_beta3', math.nan):.4g}{few}, {bound:.4g} per SD of post-cutoff "
+                         f"LAP, {'below' if informative else 'not below'} the pre-cutoff beta_3 per SD of LAP "
+                         f"({own:.4g}), so the post-cutoff data {'exclude' if informative else 'cannot exclude'} "
+                         "the interaction found before the cutoff and the placebo "
+                         f"{'could' if informative else 'could not'} have failed (results/power.csv; the pre-cutoff "
+                         "estimate taken as fixed)")
+
+
+def diagnostics(placebo: pd.DataFrame | None, power: dict[str, float], thresholds: EstimateConfig) -> str:
+    """The post-cutoff beta_3's two-sided test and the pre-minus-post difference per SD of LAP: diagnostics of a
+    skill gradient (which persists after the cutoff) outside the rule (module docstring); "" when not estimated."""
+    post = term_row(placebo, "post", BETA3)
+    if post is None or pd.isna(post["coef"]) or pd.isna(post.get("p", math.nan)):
+        return ""
+    read = inference(post, thresholds.wild_below_clusters, thresholds.wild_bootstrap_reps)
+    text = (f"diagnostics outside the rule: the post-cutoff beta_3 = {post['coef']:.4g} has two-sided "
+            f"{'wild bootstrap ' if read.wild else ''}p = {read.p_two_sided:.4f}")
+    difference, z = power.get("pre_minus_post_per_sd", math.nan), power.get("z_pre_minus_post", math.nan)
+    if math.isfinite(difference) and math.isfinite(z):
+        text += (f", and beta_3 before minus after the cutoff, per SD of LAP, is {difference:.4g} (z = {z:.2f}, "
+                 f"one-sided p = {power.get('p_pre_minus_post', math.nan):.4f}; results/power.csv)")
+    return text
 
 
 @dataclass
@@ -216,8 +248,8 @@ def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | No
     contradicted = []
     if low_state in ("positive", "negative") and not larger:
         contradicted.append(f"the validation pattern is contradicted: the low-LAP theta is significant "
-                            f"({low['coef']:.4g}, p = {low['p']:.4f}) and the high-LAP theta is not significantly "
-                            "larger (results/validation.csv)")
+                            f"({low['coef']:.4g}, p = {low['p']:.4f}) and the high-LAP recall does not predict the "
+                            "outcome significantly better per SD of ud (results/validation.csv)")
     if high_state == "negative":
         contradicted.append(f"the validation pattern is contradicted: the high-LAP theta is significantly negative "
                             f"({high['coef']:.4g}, p = {high['p']:.4f}, results/validation.csv)")
@@ -230,9 +262,9 @@ def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | No
 def _validation_text(validation: pd.DataFrame | None, pattern: Validation) -> str:
     if pattern.present:
         diff = term_row(validation, DIFFERENCE_MODEL, DIFFERENCE)
-        return (f"the validation pattern is present (high-LAP theta positive and significant, and larger than the "
-                f"low-LAP theta by {diff['coef']:.4g}, one-sided p = {diff['p_one_sided']:.4f}; "
-                "results/validation.csv)")
+        return (f"the validation pattern is present (high-LAP theta positive and significant, and per SD of ud the "
+                f"high-LAP recall predicts the outcome better than the low-LAP recall by {diff['coef']:.4g}, "
+                f"one-sided p = {diff['p_one_sided']:.4f}; results/validation.csv)")
     return "the validation pattern is absent (results/validation.csv)"
 
 
@@ -252,11 +284,12 @@ def lap_variation(power: dict[str, float], thresholds: EstimateConfig) -> tuple[
                         "results/power.csv)")
 
 
-def _power_text(power: dict[str, float], alpha: float, few: bool) -> tuple[float, str]:
+def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
     """(upper bound's share, sentence with the upper bound and the MDE beside it); the share is inf when b1 <= 0."""
     upper, ucb_share = power.get("ucb_beta3", math.nan), power.get("ucb_share", math.nan)
     mde, share, b1 = (power.get(k, math.nan) for k in ("mde_beta3", "mde_share", "b1_standalone"))
-    caveat = " (CRV1 standard error, biased down with few clusters)" if few else ""
+    caveat = (f" (CV3 jackknife standard error with t({power.get('df_bound', math.nan):.0f}): the CRV1 standard error "
+              "is biased down with few clusters)" if power.get("cv3_bound", 0) == 1 else "")
     if math.isfinite(ucb_share) and math.isfinite(share):
         return ucb_share, (
             f"the one-sided {1 - alpha:.0%} upper confidence bound of beta_3 is {upper:.4g}{caveat}, an interaction "
@@ -296,17 +329,15 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "results/estimation_notes.csv): the test could not be run.")
     alpha, reps = thresholds.detection_alpha, thresholds.wild_bootstrap_reps
     read = inference(beta3, thresholds.wild_below_clusters, reps)
-    clusters = _value(beta3, "N_clust")
-    few = math.isfinite(clusters) and clusters < thresholds.wild_below_clusters
     significant = beta3["coef"] > 0 and read.p_one_sided < alpha
     negative = beta3["coef"] < 0 and read.p_lower < alpha
     pattern = validation_pattern(validation, notes, thresholds.validation_alpha)
     placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha,
                                                             thresholds.wild_below_clusters, reps)
     informative, placebo_says = placebo_power(power, thresholds)
-    if placebo_feasible and placebo_passes and placebo_says:
+    if significant and placebo_feasible and placebo_passes and placebo_says:  # only a significant beta_3 is compared
         place += f" ({placebo_says})"
-    share, power_text = _power_text(power, alpha, few)
+    share, power_text = _power_text(power, alpha)
     b3 = f"The pre-cutoff interaction beta_3 = {beta3['coef']:.4g} (t = {beta3['t']:.2f}, {read.text}, " \
          "results/detection.csv)"
     valid = _validation_text(validation, pattern)
@@ -332,7 +363,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     if significant:
         failed = (([] if pattern.present else ["validation"]) + ([] if placebo_feasible else ["placebo infeasible"])
                   + (["placebo uninformative"] if placebo_feasible and informative is False else []))
-        weak = (" (a placebo that could not have rejected a paper-sized interaction has not passed in the protocol's "
+        weak = (" (a placebo that could not have excluded the pre-cutoff interaction has not passed in the protocol's "
                 "sense)" if "placebo uninformative" in failed else "")
         return Verdict(MIXED, failed, f"{b3} is positive and significant, but {valid} and {place}{weak}. "
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
@@ -355,28 +386,30 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        f"against an interaction of {thresholds.detectable_share:.0%} (detectable_share, the paper's "
                        "in-sample size), so a contamination of consequence could be missed; "
                        f"{valid}; {place}. Verdict: {UNDERPOWERED} (minimum detectable share {size}).")
-    if share > thresholds.max_mde_share:
+    if share > thresholds.max_ucb_share:
         return Verdict(UNDERPOWERED, ["power"], f"{quiet}, but {power_text}: the one-sided {1 - alpha:.0%} "
                        f"confidence interval includes an interaction of {share:.0%} of the standalone LLM effect per "
-                       f"SD of LAP, above {thresholds.max_mde_share:.0%} (max_mde_share), so a contamination of "
+                       f"SD of LAP, above {thresholds.max_ucb_share:.0%} (max_ucb_share), so a contamination of "
                        f"consequence is not excluded; {valid}; {place}. Verdict: {UNDERPOWERED}: the interval "
                        f"includes an interaction of {share:.0%}.")
+    checks = diagnostics(placebo, power, thresholds)
     excluded = (f"{quiet}, and {power_text}; the minimum detectable share is at most "
                 f"{thresholds.detectable_share:.0%} (detectable_share) and the upper bound at most "
-                f"{thresholds.max_mde_share:.0%} (max_mde_share), so the test had power and the data exclude a "
-                f"larger interaction; {variation}")
+                f"{thresholds.max_ucb_share:.0%} (max_ucb_share), so the data exclude a larger interaction that "
+                f"rises with LAP; {variation}")
+    assumption = ASSUMPTION + (f"; {checks}" if checks else "")
     if pattern.present:
-        return Verdict(NO_EVIDENCE, [], f"{excluded}; {valid}; {place}. Verdict: {NO_EVIDENCE}.")
+        return Verdict(NO_EVIDENCE, [], f"{excluded}; {valid}; {place}. {assumption}. Verdict: {NO_EVIDENCE}.")
     if pattern.no_memorization:
         constant = "".join(f"; ud has no variation within the fixed effects in the {half}-LAP half (omitted as "
                            "collinear), so theta is zero there" for half in pattern.zero_halves)
         untested = ("no memorization is detected by the recall query: the high-LAP theta is null"
                     f"{constant} (results/validation.csv)")
     else:
-        untested = ("the high-LAP theta is significant but not significantly larger than the low-LAP theta "
-                    "(results/validation.csv model high_minus_low)")
-    return Verdict(NO_EVIDENCE_UNTESTED, ["validation"], f"{excluded}; but {untested}, so LAP's validity as a "
-                   "measure of memorization is untested: the test had power against a contamination that rises "
-                   f"with LAP, and nothing shows that LAP separates memorized from unmemorized rows; {place}. "
-                   f"Verdict: {NO_EVIDENCE_UNTESTED}: no memorization-driven contamination is found, but LAP's "
-                   "validity is untested.")
+        untested = ("the high-LAP theta is significant but the high-LAP recall does not predict the outcome "
+                    "significantly better than the low-LAP recall per SD of ud (results/validation.csv model "
+                    "high_minus_low)")
+    return Verdict(NO_EVIDENCE_UNTESTED, ["validation"], f"{excluded}; but {untested}, so LAP is not shown to "
+                   "measure memorization and the test's power against memorization-driven contamination is unknown "
+                   f"(protocol Step 3); {place}. {assumption}. Verdict: {NO_EVIDENCE_UNTESTED}: no contamination "
+                   "that rises with LAP, but LAP's validity as a measure of memorization is untested.")

@@ -5,7 +5,7 @@ sentence, made from what the paragraph is made of: the label, the parts of the r
 the pre-cutoff beta_3 and the p-value the rule read (results/detection.csv: the CRV1 t test's, or with fewer entity
 clusters than wild_below_clusters the wild cluster bootstrap's, verdict.inference) and, for the power rule, the
 number and threshold of the condition that decided (results/power.csv: the minimum detectable share against
-detectable_share, the upper confidence bound's share against max_mde_share; no share when the standalone LLM effect
+detectable_share, the upper confidence bound's share against max_ucb_share; no share when the standalone LLM effect
 b1 is not positive). A label or failure this module does not know (a rule added to verdict.py later) points to
 section 6 instead of guessing.
 """
@@ -28,7 +28,7 @@ def _power_clause(power: dict[str, float], thresholds: EstimateConfig) -> str:
     return (f"an interaction of ≥ {power.get('mde_share', math.nan):.0%} of the LLM's own effect per SD of LAP would "
             f"have been detected with 80% probability (at most {thresholds.detectable_share:.0%}, detectable_share), "
             f"and the one-sided {1 - thresholds.detection_alpha:.0%} upper bound excludes an interaction above "
-            f"{power.get('ucb_share', math.nan):.0%} (at most {thresholds.max_mde_share:.0%}, max_mde_share)")
+            f"{power.get('ucb_share', math.nan):.0%} (at most {thresholds.max_ucb_share:.0%}, max_ucb_share)")
 
 
 def _underpowered(failed: set[str], null: str, power: dict[str, float], thresholds: EstimateConfig) -> str | None:
@@ -49,8 +49,8 @@ def _underpowered(failed: set[str], null: str, power: dict[str, float], threshol
                 "be missed.")
     if math.isfinite(mde) and math.isfinite(ucb):
         return (f"{null}, but the interval includes an interaction of {ucb:.0%} of the LLM's own effect per SD of LAP "
-                f"(one-sided {1 - thresholds.detection_alpha:.0%} upper bound, above {thresholds.max_mde_share:.0%}, "
-                "max_mde_share), so a contamination of consequence is not excluded.")
+                f"(one-sided {1 - thresholds.detection_alpha:.0%} upper bound, above {thresholds.max_ucb_share:.0%}, "
+                "max_ucb_share), so a contamination of consequence is not excluded.")
     own = (f"the LLM's forecasts have no positive effect of their own (standalone b1 = {b1:.4g})"
            if math.isfinite(b1) else "the LLM's own effect (standalone b1) could not be estimated")
     return (f"{null}, and {own}, so no contamination share the test could detect can be stated: it cannot show that "
@@ -69,8 +69,8 @@ def _mixed(failed: set[str], significant: bool, p: str, null: str, read) -> str 
                 "produce (the paper's Proposition 1), so LAP proxies for something else.")
     parts = {"validation": "the validation pattern is absent",
              "placebo infeasible": "the post-cutoff placebo cannot be run",
-             "placebo uninformative": "the post-cutoff placebo could not have rejected an interaction of the paper's "
-                                      "size"}
+             "placebo uninformative": "the post-cutoff placebo could not have excluded the interaction found "
+                                      "before the cutoff"}
     if significant and failed and failed <= set(parts):
         what = " and ".join(part for key, part in parts.items() if key in failed)
         return (f"beta_3 > 0 before the training cutoff ({p}), but {what}, so memorization cannot be separated from "
@@ -99,13 +99,15 @@ def explain(verdict: Verdict, detection: pd.DataFrame | None, thresholds: Estima
     sentence = None
     if verdict.label == CONTAMINATION:
         sentence = (f"beta_3 > 0 before the training cutoff ({p}), the recall of high-LAP rows predicts the outcomes "
-                    "significantly better than that of low-LAP rows, and the post-cutoff placebo passes: the "
-                    "in-sample forecasts draw on memorized outcomes.")
+                    "significantly better per SD than that of low-LAP rows, and the post-cutoff placebo passes and "
+                    "excludes the pre-cutoff interaction: the in-sample forecasts draw on memorized outcomes.")
     elif verdict.label == NO_EVIDENCE and estimated:
-        sentence = f"{null}, and the test had power: {_power_clause(power, thresholds)}."
+        sentence = (f"{null}, and the test had power: {_power_clause(power, thresholds)}; this assumes the LLM's "
+                    "genuine accuracy does not vary with LAP.")
     elif verdict.label == NO_EVIDENCE_UNTESTED and estimated:
-        sentence = (f"{null} and the test had power, but the high-LAP recall does not predict the outcomes better "
-                    "than the low-LAP recall, so LAP's validity as a measure of memorization is untested.")
+        sentence = (f"{null}, so no contamination rises with LAP, but the high-LAP recall does not predict the "
+                    "outcomes better than the low-LAP recall, so LAP is not shown to measure memorization and the "
+                    "test's power against memorization-driven contamination is unknown.")
     elif verdict.label == UNDERPOWERED:
         sentence = _underpowered(failed, null, power, thresholds)
     elif verdict.label == MIXED:
