@@ -144,9 +144,10 @@ def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0
     minimum = mde(se_bound, df_bound, alpha) if valid else math.nan
     upper = beta3 + t_alpha * se_bound if valid else math.nan
     try:
-        b1 = float(fit(sample, "outcome", ["mu_hat"]).coef["mu_hat"])
+        standalone = fit(sample, "outcome", ["mu_hat"])
+        b1, t_b1 = float(standalone.coef["mu_hat"]), float(standalone.t["mu_hat"])
     except (EstimationError, KeyError):
-        b1 = math.nan
+        b1, t_b1 = math.nan, math.nan
     sd = float(sample["lap"].std(ddof=1)) if len(sample) > 1 else math.nan
     try:
         sd_within = within_sd(sample) if len(sample) > 1 else math.nan
@@ -169,6 +170,7 @@ def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0
         ("ucb_beta3", upper, f"beta3 + t_(1-{alpha:g}, df_bound) x se_bound: one-sided {1 - alpha:.0%} upper bound"),
         ("mde_beta3", minimum, f"(t_(1-{alpha:g}, df_bound) + t_({POWER:g}, df_bound)) x se_bound"),
         ("b1_standalone", b1, "coefficient on mu_hat in outcome ~ mu_hat, same FE and clustering"),
+        ("t_b1_standalone", t_b1, "its t statistic (paper Table II column 1: 12.24)"),
         ("sd_lap", sd, "SD of pre-cutoff LAP on the detection sample"),
         ("sd_lap_within", sd_within, "SD of LAP net of entity and period effects"),
         ("within_share_lap", sd_within / sd if sd and sd > 0 else math.nan, "sd_lap_within / sd_lap"),
