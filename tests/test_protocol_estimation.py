@@ -103,10 +103,13 @@ def test_a_model_whose_every_regressor_is_omitted_reports_its_fit_as_reghdfe_doe
 
 def test_the_validation_difference_compares_predictive_content_per_sd_of_ud():
     """|ud| <= LAP squeezes ud in the low-LAP half: with the same directional recall in both halves (ud = LAP x the
-    shock's sign), the raw slopes differ (theta ∝ E[LAP] / E[LAP^2] is larger in the low half), but the content per
-    SD of ud does not. The high_minus_low row is the difference of the halves' standardized slopes (term
-    c.ud_std#c.high_lap, ud / SD(ud) within each half, sample SD over that half's rows before singletons are
-    dropped), so it is not significantly negative here, while the raw difference is."""
+    shock's sign), the raw slopes differ (theta ∝ E[LAP] / E[LAP^2] is larger in the low half). The high_minus_low
+    row is the difference of the halves' standardized slopes (term c.ud_std#c.high_lap, ud / SD(ud) within each half,
+    sample SD over that half's rows before singletons are dropped), so it is not significantly negative here, while
+    the raw difference is. It is not zero in population either: per SD, ud's content is corr(outcome, ud) SD(outcome),
+    and with ud = LAP x direction that correlation falls with the dispersion of LAP relative to its mean, larger in
+    the low half (U(0, 0.5): E[LAP] / sqrt(E[LAP^2]) = 0.87; U(0.5, 1): 0.98). So the standardized difference is
+    positive here (two-sided p < 0.05 on 6 of seeds 0-29), and only "not significantly negative" is asserted."""
     from lapbias.estimate.protocol import ProtocolResults, validation_difference
     from lapbias.estimate.reghdfe import reghdfe
 
@@ -122,7 +125,8 @@ def test_the_validation_difference_compares_predictive_content_per_sd_of_ud():
     raw = reghdfe(halves, "outcome", ["ud_x", "ud"], absorb=["entity_half", "period_half"], vce="cluster",
                   cluster=["entity_num"])
     assert raw.coef["ud_x"] < 0 and raw.p["ud_x"] < 0.05  # the raw slopes: "the low half predicts better"
-    assert row.loc["c.ud_std#c.high_lap", "p"] > 0.05
+    standardized = row.loc["c.ud_std#c.high_lap"]
+    assert not (standardized["coef"] < 0 and standardized["p"] < 0.10), standardized
 
 
 def test_a_half_without_ud_variation_standardizes_to_zero():

@@ -1,9 +1,9 @@
 """Verdict-level Monte Carlo, quick version (the full rates: benchmarks/bench_verdict_mc.py and
 benchmarks/results/verdict_mc.md). Simulated panels (demo shape: 30 entities x 8 periods; few clusters: 8
 heterogeneous entities x 150 days; entity and period effects; DGP in lapbias/simulate.py) go through the
-regressions and the report's rule, the wild cluster bootstrap with 199 draws (the benchmark: 999). With few draws the
-rates are checked for consistency with the requirement at the 1% level (a binomial tail), the labels of the
-degenerate scenarios exactly."""
+regressions and the report's rule, the wild cluster bootstrap with 199 draws (the benchmark: the product's 9,999).
+With few draws the rates are checked for consistency with the requirement at the 1% level (a binomial tail), the
+labels of the degenerate scenarios exactly."""
 
 from __future__ import annotations
 
@@ -218,3 +218,67 @@ def test_power_reports_the_standalone_effects_t_statistic():
                          cluster=["entity_num"])
     assert power["b1_standalone"] == pytest.approx(standalone.coef["mu_hat"], rel=1e-10)
     assert power["t_b1_standalone"] == pytest.approx(standalone.t["mu_hat"], rel=1e-10)
+
+
+def _one_entity_post_lap(seed: int = 3):
+    """A few-cluster panel (8 entities) whose post-cutoff LAP varies within one entity only (the others answer
+    "unknown" alike, LAP 0.01, ud 0): the post-cutoff beta_3 is estimated, with a CRV1 standard error and a wild
+    bootstrap p, but deleting that entity leaves it unidentified, so the CV3 jackknife of the placebo's bound is not
+    defined."""
+    pre, post = simulate(seed, FEW_8, PAPER_SHARE)
+    others = post["entity_num"] != post["entity_num"].min()
+    post = post.assign(lap=post["lap"].where(~others, 0.01), ud=post["ud"].where(~others, 0.0))
+    return pre, post.assign(high_lap=(post["lap"] > post["lap"].median()).astype(int))
+
+
+def test_a_placebo_whose_few_cluster_bound_is_not_defined_is_not_informative():
+    """Below wild_below_clusters the placebo's upper bound uses the CV3 jackknife. Where it is not defined (the
+    post-cutoff beta_3 rests on one entity) power.csv has no placebo bound although the post-cutoff beta_3 and its
+    CRV1 standard error exist: the post-cutoff data are not shown to exclude the pre-cutoff interaction, so the
+    placebo is uninformative (Mixed/invalid). It was read as "informativeness cannot be stated", the case reserved
+    for a post-cutoff beta_3 that does not exist (LAP collapsed), and the panel was labelled "Contamination
+    detected" with a sentence saying the placebo excludes the pre-cutoff interaction."""
+    from lapbias.report.verdict import decide
+    from lapbias.report.verdict_sentence import explain
+    from lapbias.simulate import tables
+
+    thresholds = EstimateConfig(wild_bootstrap_reps=999)
+    found = tables(*_one_entity_post_lap(), thresholds)
+    power = dict(zip(found["power"]["quantity"], found["power"]["value"]))
+    assert math.isnan(power["placebo_ucb_per_sd"]) and math.isfinite(power["beta3_post"])
+    assert math.isfinite(power["se_beta3_post"]) and power["cv3_bound_post"] == 1
+    result = decide(found["detection"], found["validation"], found["placebo"], found["power"], thresholds,
+                    found["notes"])
+    assert result.label == MIXED and result.failed == ["placebo uninformative"], result.paragraph
+    assert "CV3 jackknife" in result.paragraph and "not defined" in result.paragraph, result.paragraph
+    assert "excludes the pre-cutoff interaction" not in explain(result, found["detection"], thresholds, power)
+
+
+def test_an_undefined_few_cluster_bound_is_not_called_a_negative_b1():
+    """Where the CV3 jackknife of the detection regression is not defined (pre-cutoff LAP varies within one entity,
+    every other entity at one value: beta_3 rests on that entity), power.csv has no upper bound and no MDE and the
+    verdict is Underpowered. The reason given was "the standalone LLM effect b1 = 0.23 is not positive" (and on the
+    terminal "the LLM's forecasts have no positive effect of their own"), with b1 positive."""
+    from lapbias.report.verdict import decide
+    from lapbias.report.verdict_sentence import explain
+    from lapbias.simulate import tables
+
+    pre, post = simulate(5, FEW_8, 0.0)
+    others = pre["entity_num"] != pre["entity_num"].min()
+    pre = pre.assign(lap=pre["lap"].where(~others, 0.3))
+    pre = pre.assign(high_lap=(pre["lap"] > pre["lap"].median()).astype(int))
+    thresholds = EstimateConfig(wild_bootstrap_reps=999)
+    found = tables(pre, post, thresholds)
+    power = dict(zip(found["power"]["quantity"], found["power"]["value"]))
+    assert power["b1_standalone"] > 0 and math.isnan(power["ucb_beta3"]) and power["cv3_bound"] == 1
+    assert power["lap_gap"] >= thresholds.min_lap_gap
+    present = found["validation"].assign(  # the validation pattern present, so that the power rule decides
+        p=np.where(found["validation"]["model"] == "low_lap", 0.6, 0.001),
+        p_one_sided=np.where(found["validation"]["model"] == "low_lap", 0.3, 0.0005),
+        coef=found["validation"]["coef"].abs())
+    result = decide(found["detection"], present, found["placebo"], found["power"], thresholds, found["notes"])
+    assert result.label == UNDERPOWERED and result.failed == ["power"], result.paragraph
+    sentence = explain(result, found["detection"], thresholds, power)
+    assert "is not positive" not in result.paragraph and "no positive effect" not in sentence, (result.paragraph,
+                                                                                                 sentence)
+    assert "CV3" in result.paragraph and "CV3" in sentence, (result.paragraph, sentence)

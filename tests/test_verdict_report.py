@@ -131,3 +131,17 @@ def test_readme_quotes_the_verdict_monte_carlo_as_measured():
     table_v = next(line for line in results if line.startswith("| the paper's Table V"))
     assert table_v.endswith("| Contamination detected |") and "Table V numbers the rule gives \"Contamination " \
         "detected\"" in " ".join(paragraph.split())
+
+
+def test_an_undefined_cv3_bound_is_said_to_be_undefined(tmp_path):
+    """Below wild_below_clusters the bound and the MDE use the CV3 jackknife; where it is not defined (beta_3 rests
+    on one entity: power.csv se_bound and df_bound empty) REPORT.md said "With nan entity clusters ... = nan with
+    t(nan)"."""
+    from lapbias.report.markdown import power_lines
+
+    nan = float("nan")
+    power = pd.DataFrame({"quantity": ["beta3", "cv3_bound", "se_bound", "df_bound", "ucb_beta3", "mde_beta3",
+                                       "b1_standalone"], "value": [0.1, 1.0, nan, nan, nan, nan, 0.2]})
+    line = power_lines(power, from_dict({"root": str(tmp_path)}))[0]
+    assert "nan entity clusters" not in line and "t(nan)" not in line, line
+    assert "CV3 jackknife standard error (leave one entity out), which is not defined here" in line, line

@@ -128,3 +128,21 @@ def test_the_sentence_states_the_rule_that_decided(det, val, plc, power, label, 
     assert verdict.label == label and verdict.failed == failed, verdict.paragraph
     assert fragment in sentence, sentence
     assert sentence != SEE_REPORT and sentence.endswith(".") and sentence.count(". ") == 0 and "nan" not in sentence
+
+
+def test_a_collapsed_placebo_is_not_said_to_exclude_the_pre_cutoff_interaction():
+    """Post-cutoff LAP collapsed: the placebo passes by Step 5 itself and has no upper bound (power.csv leaves
+    placebo_ucb_per_sd empty), so "Contamination detected" reads it as it is. The terminal sentence said the placebo
+    "passes and excludes the pre-cutoff interaction", a bound that was never computed; with a bound below the
+    pre-cutoff beta_3 per SD it still says so."""
+    from test_verdict import _collapsed_placebo
+
+    collapsed, notes = _collapsed_placebo()
+    unbounded = {**POWERED, "placebo_ucb_beta3": NAN, "placebo_ucb_per_sd": NAN, "beta3_post": NAN}
+    verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), collapsed, unbounded, EstimateConfig(), notes)
+    assert verdict.label == CONTAMINATION, verdict.paragraph
+    sentence = explain(verdict, detection(0.8, 3.0, 0.004), EstimateConfig(), unbounded)
+    assert "excludes" not in sentence and "the post-cutoff placebo passes" in sentence, sentence
+    bounded = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, EstimateConfig())
+    assert "passes and excludes the pre-cutoff interaction" in explain(bounded, detection(0.8, 3.0, 0.004),
+                                                                       EstimateConfig(), POWERED)

@@ -20,9 +20,10 @@ effect"), i.e. an interaction times SD(lap) as a share of b1:
   below the second (report/verdict.py). beta_3,pre is treated as fixed, as the paper's pairs bootstrap treats it
   (docs/protocol.md states the size this costs); the two-sample statistic of the difference, with both estimates'
   errors, is reported beside it: z = (beta3_per_sd − beta_3,post × SD(lap_post)) / sqrt((se_pre SD(lap_pre))² +
-  (se_post SD(lap_post))²), one-sided p = 1 − Phi(z) (paper Table V: z = 1.84, p = 0.033, the paper's bootstrap
-  p). Beside them, as descriptions only, the placebo's MDE (one-sided at placebo_alpha, 80% power) as a share of
-  the pre-cutoff b1.
+  (se_post SD(lap_post))²), one-sided p = 1 − Phi(z), both samples' errors but not their covariance through shared
+  entities (paper Table V: z = 1.84, p = 0.033, numerically the paper's bootstrap p, which holds beta_3,pre fixed).
+  Beside them, as descriptions only, the placebo's MDE (one-sided at placebo_alpha, 80% power) as a share of the
+  pre-cutoff b1.
 The standard error and degrees of freedom of every bound and MDE (se_bound, df_bound): the regression's own (CRV1,
 t at reghdfe's residual df, G − 1 with clusters) with at least wild_below_clusters (42) entity clusters; with
 fewer, the CV3 jackknife standard error with t(G − 1) (estimate/jackknife.py; MacKinnon, Nielsen and Webb 2023),

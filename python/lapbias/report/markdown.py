@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -73,11 +74,23 @@ def power_lines(power: pd.DataFrame | None, config: RunConfig) -> list[str]:
             f"LAP variation: {gap}. Within-FE SD of LAP = "
             f"{values.get('sd_lap_within', nan):.4g} ({share('within_share_lap')} of its SD "
             f"{values.get('sd_lap', nan):.4g}); standalone LLM effect b1 = {values.get('b1_standalone', nan):.4g}. "
-            + (f"With {values.get('df_bound', nan) + 1:.0f} entity clusters (fewer than "
-               f"{estimate.wild_below_clusters}, `wild_below_clusters`) the bound and the MDE use the CV3 jackknife standard error (leave one entity "
-               f"out) = {values.get('se_bound', nan):.4g} with t({values.get('df_bound', nan):.0f}), not the CRV1 "
-               "standard error, which is biased down with few clusters. " if values.get("cv3_bound") == 1 else "")
-            + "Source: `results/power.csv`."]
+            + _cv3_line(values, estimate.wild_below_clusters) + "Source: `results/power.csv`."]
+
+
+def _cv3_line(values: dict[str, float], wild_below_clusters: int) -> str:
+    """Which standard error the bound and the MDE used below wild_below_clusters entity clusters (estimate/power.py),
+    or why there is none."""
+    if values.get("cv3_bound") != 1:
+        return ""
+    if not math.isfinite(values.get("se_bound", math.nan)):
+        return (f"With fewer than {wild_below_clusters} entity clusters (`wild_below_clusters`) the bound and the MDE "
+                "use the CV3 jackknife standard error (leave one entity out), which is not defined here: deleting one "
+                "entity leaves beta_3 unidentified, i.e. beta_3 rests on that entity, so there is no bound and no "
+                "MDE. ")
+    return (f"With {values['df_bound'] + 1:.0f} entity clusters (fewer than {wild_below_clusters}, "
+            "`wild_below_clusters`) the bound and the MDE use the CV3 jackknife standard error (leave one entity "
+            f"out) = {values['se_bound']:.4g} with t({values['df_bound']:.0f}), not the CRV1 standard error, which is "
+            "biased down with few clusters. ")
 
 
 def placebo_diagnostics(tables: dict[str, pd.DataFrame]) -> list[str]:

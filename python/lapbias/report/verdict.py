@@ -27,8 +27,9 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
   its beta_3 has no p-value. Informative: the post-cutoff data exclude the interaction found before the cutoff, per
   SD of LAP in each sample: (beta_3,post + t_{1−placebo_alpha, df} se_post) x SD(lap_post) < beta_3,pre x
   SD(lap_pre) (power.csv placebo_ucb_per_sd < beta3_per_sd; few clusters: the CV3 se, estimate/power.py). A placebo
-  that could not have excluded it has not passed in the protocol's sense. Its informativeness cannot be stated
-  (None) when either side is missing: no post-cutoff beta_3 with a standard error, e.g. post-cutoff LAP collapsed,
+  that could not have excluded it has not passed in the protocol's sense; nor has one whose post-cutoff beta_3 is
+  estimated without a bound (the CV3 jackknife not defined: deleting one entity leaves beta_3 unidentified). Its
+  informativeness cannot be stated (None) when there is no post-cutoff beta_3, e.g. post-cutoff LAP collapsed,
   which is Step 5's pass itself. beta_3,pre is treated as fixed (the size caveat of the paper's bootstrap p).
 - LAP showing meaningful variation (the final rule): the high-LAP half's mean LAP exceeds the low half's by at
   least min_lap_gap (0.05, probability points) for the recall LAP; by at least min_lap_relative_gap (0.05) of mean
@@ -169,9 +170,16 @@ def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alph
 
 def placebo_power(power: dict[str, float], thresholds: EstimateConfig) -> tuple[bool | None, str]:
     """(informative, sentence): do the post-cutoff data exclude the pre-cutoff interaction, per SD of LAP in each
-    sample (module docstring)? None when that cannot be stated (no post-cutoff beta_3 with a standard error, or no
-    pre-cutoff beta_3 per SD)."""
+    sample (module docstring)? None when that cannot be stated (no post-cutoff beta_3, e.g. post-cutoff LAP collapsed,
+    or no pre-cutoff beta_3 per SD); False when the post-cutoff beta_3 exists but its bound does not (the CV3
+    jackknife not defined: beta_3 rests on one entity, and no bound excludes anything)."""
     bound, own = power.get("placebo_ucb_per_sd", math.nan), power.get("beta3_per_sd", math.nan)
+    if math.isfinite(own) and not math.isfinite(bound) and math.isfinite(power.get("beta3_post", math.nan)):
+        return False, ("the post-cutoff beta_3 is estimated but its upper bound cannot be computed (results/power.csv "
+                       "se_bound_post; with few clusters: the CV3 jackknife is not defined when deleting one entity "
+                       "leaves beta_3 unidentified, i.e. it rests on that entity), so the post-cutoff data are not "
+                       "shown to exclude the interaction found before the cutoff and the placebo could not have "
+                       "failed")
     if not (math.isfinite(bound) and math.isfinite(own)):
         return None, ""
     informative = bound < own
@@ -285,7 +293,8 @@ def lap_variation(power: dict[str, float], thresholds: EstimateConfig) -> tuple[
 
 
 def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
-    """(upper bound's share, sentence with the upper bound and the MDE beside it); the share is inf when b1 <= 0."""
+    """(upper bound's share, sentence with the upper bound and the MDE beside it); the share is inf when b1 <= 0 or
+    the bound's standard error is undefined."""
     upper, ucb_share = power.get("ucb_beta3", math.nan), power.get("ucb_share", math.nan)
     mde, share, b1 = (power.get(k, math.nan) for k in ("mde_beta3", "mde_share", "b1_standalone"))
     caveat = (f" (CV3 jackknife standard error with t({power.get('df_bound', math.nan):.0f}): the CRV1 standard error "
@@ -299,8 +308,14 @@ def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
             "the standalone LLM effect per SD of LAP would have been detected with 80% probability (within-FE SD of "
             f"LAP = {power.get('sd_lap_within', math.nan):.3g}, {power.get('within_share_lap', math.nan):.0%} of "
             "its SD; results/power.csv)")
-    why = (f"the standalone LLM effect b1 = {b1:.4g} is not positive, so no interaction share can be stated"
-           if math.isfinite(b1) else "its share of the standalone LLM effect could not be computed")
+    if math.isfinite(b1) and b1 > 0:
+        why = ("the standard error of its bounds could not be computed (results/power.csv se_bound; with few "
+               "clusters: the CV3 jackknife is not defined when deleting one entity leaves beta_3 unidentified, i.e. "
+               "beta_3 rests on that entity), so no upper bound or minimum detectable share can be stated")
+    elif math.isfinite(b1):
+        why = f"the standalone LLM effect b1 = {b1:.4g} is not positive, so no interaction share can be stated"
+    else:
+        why = "its share of the standalone LLM effect could not be computed"
     return math.inf, f"the minimum detectable beta_3 is {mde:.4g} and {why} (results/power.csv)"
 
 

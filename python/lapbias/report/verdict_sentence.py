@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..config import EstimateConfig
 from .verdict import (BETA3, CONTAMINATION, MIXED, NO_EVIDENCE, NO_EVIDENCE_UNTESTED, UNDERPOWERED, Verdict,
-                      inference, term_row)
+                      inference, placebo_power, term_row)
 
 SEE_REPORT = "section 6 of REPORT.md gives the reasons."
 
@@ -51,6 +51,10 @@ def _underpowered(failed: set[str], null: str, power: dict[str, float], threshol
         return (f"{null}, but the interval includes an interaction of {ucb:.0%} of the LLM's own effect per SD of LAP "
                 f"(one-sided {1 - thresholds.detection_alpha:.0%} upper bound, above {thresholds.max_ucb_share:.0%}, "
                 "max_ucb_share), so a contamination of consequence is not excluded.")
+    if math.isfinite(b1) and b1 > 0:
+        return (f"{null}, but its upper bound and minimum detectable effect cannot be computed (with few clusters the "
+                "CV3 jackknife is not defined: beta_3 rests on one entity), so it cannot show that a contamination "
+                "of consequence would have been found.")
     own = (f"the LLM's forecasts have no positive effect of their own (standalone b1 = {b1:.4g})"
            if math.isfinite(b1) else "the LLM's own effect (standalone b1) could not be estimated")
     return (f"{null}, and {own}, so no contamination share the test could detect can be stated: it cannot show that "
@@ -98,9 +102,11 @@ def explain(verdict: Verdict, detection: pd.DataFrame | None, thresholds: Estima
     null = f"beta_3 is not significantly greater than zero ({p})"
     sentence = None
     if verdict.label == CONTAMINATION:
+        excludes = (" and excludes the pre-cutoff interaction" if placebo_power(power, thresholds)[0]
+                    else " (with no post-cutoff upper bound to compare, e.g. post-cutoff LAP collapsed)")
         sentence = (f"beta_3 > 0 before the training cutoff ({p}), the recall of high-LAP rows predicts the outcomes "
-                    "significantly better per SD than that of low-LAP rows, and the post-cutoff placebo passes and "
-                    "excludes the pre-cutoff interaction: the in-sample forecasts draw on memorized outcomes.")
+                    "significantly better per SD than that of low-LAP rows, and the post-cutoff placebo "
+                    f"passes{excludes}: the in-sample forecasts draw on memorized outcomes.")
     elif verdict.label == NO_EVIDENCE and estimated:
         sentence = (f"{null}, and the test had power: {_power_clause(power, thresholds)}; this assumes the LLM's "
                     "genuine accuracy does not vary with LAP.")
