@@ -114,12 +114,13 @@ def ask_missing(
     refuse_unconfirmable(task, queries, cache, confirm)
     if check is not None:
         check(todo)
-    earlier = timing.recorded(model, task, todo)
-    if not confirm(describe_batch(task, n_total, len(todo), n_rows, earlier.estimate(len(todo)) if earlier else None)):
+    earlier, batch_size = timing.recorded(model, task, todo), model.queries_per_batch
+    n_first = timing.first_size(batch_size)
+    if not confirm(describe_batch(task, n_total, len(todo), n_rows, earlier.estimate(len(todo)) if earlier else None,
+                                  n_first)):
         raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes (in Python: "
                                    "yes=True) to go ahead")
-    batch_size = model.queries_per_batch
-    first, rest = todo[:timing.first_size(batch_size)], todo[timing.first_size(batch_size):]
+    first, rest = todo[:n_first], todo[n_first:]
     measured = Timing(batch_size)
     with tqdm(total=len(todo), desc=task, unit="query", file=sys.stderr) as progress:
         timing.ask_timed(first, cache, ask, batch_size, measured, progress)
