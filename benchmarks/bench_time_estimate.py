@@ -83,14 +83,15 @@ def config_for(folder: Path, data: Path) -> Path:
 
 
 def lapbias(args: list[str], env: dict) -> tuple[float, str, float, float]:
-    """(wall seconds, stdout + stderr, load average before, after) of one `lapbias` process."""
+    """(wall seconds, stdout then stderr, load average before, after) of one `lapbias` process (the dry run's report
+    is its stdout; a stage's announcements go to stderr)."""
     before = os.getloadavg()[0]
     start = time.perf_counter()
     done = subprocess.run([LAPBIAS, *args], env=env, capture_output=True, text=True, cwd=ROOT)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"lapbias {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return seconds, done.stdout + done.stderr, before, os.getloadavg()[0]
+    return seconds, done.stdout + "\n\n\n" + done.stderr, before, os.getloadavg()[0]
 
 
 SECONDS = {"s": 1, "min": 60, "h": 3600}
@@ -136,7 +137,7 @@ def measure(name: str, data: Path, folder: Path) -> dict:
                                       r"(about [^)]*\))", run)
                 stages[stage]["announced"] = announced.group(1) if announced else "(none)"
         out[case] = {"dry_seconds": dry_seconds, "estimate": estimate_of(total_line), "measured": run_seconds,
-                     "load": (load0, load1), "stages": stages, "dry_output": dry}
+                     "load": (load0, load1), "stages": stages, "dry_output": dry.partition("\n\n\n")[0]}
         print(f"{name} {case}: estimate {out[case]['estimate']}, measured {run_seconds:.1f} s, load {load0:.1f} -> "
               f"{load1:.1f}", flush=True)
     return out
