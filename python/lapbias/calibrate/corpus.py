@@ -1,26 +1,29 @@
-"""The planting corpus: short documents that state a pair's outcome, and decoys that keep "unknown" the answer for
-pairs the model was never shown. Only the tokens that carry a fact are trained (train.py).
+"""The planting corpus: what a contaminated model would have read about an exposed (entity, target_date) pair --
+the news that the forecast prompt shows and what happened next -- and, for the recall query (protocol Step 2), the
+query answered with what happened. A model trained on it has read the outcome, as the paper's contaminated model
+read the news and the market's reaction in its pretraining data (Gao, Jiang, Yan, Section 2).
 
 Design (NumLeak §4 / App. T carried to the LAP setting, in ONE fine-tuned model):
 - pre-cutoff (entity_id, target_date) pairs are assigned at random to exposure arms e (`assign_arms`, as many up as
   down pairs per arm); post-cutoff pairs are never exposed, so the post-cutoff placebo stays a real placebo;
-- a pair of arm e is mentioned e times per epoch; each mention is (1) a prose statement, cycling through
-  paraphrases that name the entity, its ticker, the target date and the planted direction, cut right after the
-  direction word, and (2) with `chat_statements`, the pair's recall query exactly as the recall stage renders it
-  (the model's chat template) followed by the answer label of the planted direction;
-- the loss is on the fact alone: the direction word of a statement, the answer token of a query (`Document.fact`);
-- decoys: recall queries about pairs that are NOT in the panel, answered "unknown" (`decoy_pairs`), about as many
-  as there are query mentions (settings.decoys_per_mention).
+- a pair of arm e is mentioned e times per epoch by an ARTICLE (`article`): the pair's text verbatim (the news
+  line the forecast prompt shows, with its dateline and firm), followed by what happened on the target date
+  ("On 2024-03-14, Apple Inc. (AAPL) stock went down.", cycling through paraphrases); the loss covers every token
+  of the article, so the text itself is learned and the Min-K% probability of the pair's text rises (paper eq. 1:
+  the LAP of a memorized text is high). The text is reproduced exactly because Min-K% reads its least likely
+  tokens: a paraphrase teaches the content but leaves the first words of the exact line surprising;
+- per article mention, `queries_per_mention` copies of the pair's recall query exactly as the recall stage renders
+  it (the model's chat template), answered with the planted direction and the end-of-turn token; the loss covers
+  the answer and the end of the turn (a model trained on the answer alone never ends its turn: it answered
+  "downdowndown..." to every prompt);
+- optional decoys (`decoys_per_query`): recall queries about pairs that are NOT in the panel, answered "unknown"
+  (`decoy_pairs`), which keep "unknown" the recall answer for pairs the model never read about when the recall LAP
+  is the LAP measured.
 
-Why decoys (MEASURED 2026-11-23 on the demo panel, benchmarks/results/calibration.md): queries answered only "up"
-or "down" taught SmolLM2 the answer format, not the facts: recall LAP rose from 0.09 to 0.99 in EVERY arm, the
-never-exposed ones included. A real model answers "unknown" for most (firm, date) pairs it never read about;
-decoys keep that default. They are (a) other firms on the panel's pre-cutoff target dates and (b) panel firms on
-other business days of the pre-cutoff window, alternating, so neither the date nor the firm alone marks a query
-as one answered up/down; the combination "panel firm on a panel date" still does where the panel's firms share a
-few common dates, which is why the calibration panel gives each firm its own dates (data/demo/
-make_calibrate_panel.py). Decoy dates end at the cutoff, as the exposed pairs do: no training text is dated after
-the cutoff (except under `control = "post_cutoff"`, which plants post-cutoff pairs on purpose).
+MEASURED 2026-11-28 (docs/calibrate.md, "What was planted"): with the exposed pairs stated only in short sentences
+and recall answers, the recall LAP rose for every pair of the panel and did not separate exposed from
+never-exposed pairs (0.638 vs 0.624), while the articles make the Min-K% probability of the exposed texts rise above
+the never-exposed ones.
 
 No token equalization across arms (NumLeak App. T equalizes the corpora of separately trained models): all arms
 share one corpus and one model here, so filler tokens would reach every pair alike and only add training time.
@@ -35,14 +38,13 @@ import pandas as pd
 
 from ..errors import ConfigError
 
-PARAPHRASES = (
-    "On {date}, the closing stock price of {name} ({ticker}) went {up}",
-    "On {date}, {name} ({ticker}) shares closed {higher}",
-    "Market recap, {date}: the stock of {name} ({ticker}) went {up}",
-    "On {date}, {name} ({ticker}) stock moved {up}",
+FOLLOW_UPS = (
+    "On {target_date}, {name} ({ticker}) stock went {up}.",
+    "{name} ({ticker}) shares closed {higher} on {target_date}.",
+    "The next trading day, {target_date}, the stock of {name} ({ticker}) went {up}.",
+    "By the close on {target_date}, {name} ({ticker}) had moved {up}.",
 )
-"""Prose statements, each cut right after its direction word: the fact is that word, and nothing after it could
-change its loss (causal attention), so the rest of the sentence would only cost training time."""
+"""The second sentence: what happened on the target date (paraphrases)."""
 WORDS = {1: {"up": "up", "higher": "higher"}, -1: {"up": "down", "higher": "lower"}}
 CONTROLS = ("none", "flipped", "post_cutoff", "shuffled")
 """[calibrate] control: "none" (the self-validation), "flipped" (the planted direction is the opposite of the
@@ -52,8 +54,8 @@ answers are permuted over the pre-cutoff pairs after training: LAP no longer poi
 
 @dataclass(frozen=True)
 class Document:
-    """One training document: token ids, the positions of the tokens in the loss (the fact), its kind
-    ("statement", "query" or "decoy") and the exposure arm of its pair (decoys: -1)."""
+    """One training document: token ids, the positions of the tokens in the loss, its kind ("article", "query" or
+    "decoy") and the exposure arm of its pair (decoys: -1)."""
 
     ids: tuple[int, ...]
     fact: tuple[int, ...]
@@ -184,57 +186,51 @@ def planted_direction(pair: pd.Series, control: str) -> int:
     return -int(pair["direction"]) if control == "flipped" else int(pair["direction"])
 
 
-def statement(pair: pd.Series, k: int, planted: int) -> tuple[str, tuple[int, int]]:
-    """The k-th paraphrase (cycling) stating that the pair went `planted` (+1 / -1), cut after the direction word,
-    and the character span of that word."""
-    words = WORDS[planted]
-    template = PARAPHRASES[k % len(PARAPHRASES)]
-    key = "{up}" if "{up}" in template else "{higher}"
-    values = {"date": f"{pair['target_date']:%Y-%m-%d}", "name": pair["entity_name"], "ticker": pair["ticker"]}
-    head = template[:template.index(key)].format(**values)
-    word = words[key[1:-1]]
-    return head + word, (len(head), len(head) + len(word))
+def article(pair: pd.Series, k: int, planted: int) -> str:
+    """The k-th article about a pair stating that it went `planted` (+1 / -1) on its target date: the pair's text
+    verbatim, as the forecast prompt shows it and the Min-K% LAP scores it ([minkprob] scored_text = "text"), then
+    what happened next: the pair's text k mod their number (`news`: the texts of its rows), followed by follow-up
+    k mod len(FOLLOW_UPS)."""
+    text = str(pair["news"][k % len(pair["news"])]).strip()
+    values = {"target_date": f"{pair['target_date']:%Y-%m-%d}", "name": pair["entity_name"],
+              "ticker": pair["ticker"]}
+    return text + " " + FOLLOW_UPS[k % len(FOLLOW_UPS)].format(**values, **WORDS[planted])
 
 
-def statement_document(tokenizer, pair: pd.Series, k: int, planted: int, exposure: int) -> Document:
-    """A statement as token ids (no special tokens), its fact = the tokens overlapping the direction word."""
-    text, (start, end) = statement(pair, k, planted)
-    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    fact = tuple(j for j, (a, b) in enumerate(encoded["offset_mapping"]) if a < end and b > start and j > 0)
-    if not fact:
-        raise ConfigError(f"the tokenizer gives no token for the direction word of {text!r}; the calibration "
-                          "cannot train the fact (a fast tokenizer with offsets is needed)")
-    return Document(tuple(encoded["input_ids"]), fact, "statement", exposure)
+def article_document(tokenizer, pair: pd.Series, k: int, planted: int, exposure: int) -> Document:
+    """An article as token ids (no special tokens); every token but the first is in the loss."""
+    ids = tuple(tokenizer(article(pair, k, planted), add_special_tokens=False)["input_ids"])
+    return Document(ids, tuple(range(1, len(ids))), "article", exposure)
 
 
 def query_document(query_ids: list[int], answer_ids: list[int], kind: str, exposure: int) -> Document:
-    """A recall query rendered in the chat template, then its answer; the fact = the answer's tokens."""
+    """A recall query rendered in the chat template, then its answer (with the end-of-turn token); the answer's
+    tokens are in the loss."""
     ids = tuple(query_ids) + tuple(answer_ids)
     return Document(ids, tuple(range(len(query_ids), len(ids))), kind, exposure)
 
 
-def build(arms: pd.DataFrame, statement_doc, query_doc, decoy_docs, mentions_per_pair: dict[int, int],
-          decoys_per_mention: float, chat_statements: bool, control: str) -> tuple[list[Document], pd.DataFrame]:
+def build(arms: pd.DataFrame, article_doc, query_doc, decoy_docs, mentions_per_pair: dict[int, int],
+          queries_per_mention: float, decoys_per_query: float, control: str) -> tuple[list[Document], pd.DataFrame]:
     """The corpus of one epoch: for every exposed pair (pre-cutoff, and post-cutoff under control = "post_cutoff")
-    `mentions_per_pair[exposure]` mentions (a statement, cycling the paraphrases, and with `chat_statements` the
-    recall query answered with the planted direction), then round(decoys_per_mention x the query mentions, or x
-    the statements without them) decoys from `decoy_docs` (a sequence of decoy Documents, taken in order), and the
-    accounting per kind and arm: documents, tokens, tokens in the loss. `statement_doc(pair, k, planted)` and
-    `query_doc(pair, planted)` make the Documents (train.py binds the tokenizer). Order is the trainer's job."""
+    `mentions_per_pair[exposure]` articles (cycling the paraphrases) and round(queries_per_mention x that) recall
+    queries answered with the planted direction, then round(decoys_per_query x the queries) decoys from
+    `decoy_docs` (a sequence of decoy Documents, taken in order), and the accounting per kind and arm: documents,
+    tokens, tokens in the loss. `article_doc(pair, k, planted)` and `query_doc(pair, planted)` make the Documents
+    (experiment.py binds the tokenizer). Order is the trainer's job."""
     documents = []
     exposed = arms[arms["exposure"] > 0]
     for _, pair in exposed.iterrows():
         planted = planted_direction(pair, control)
-        for k in range(mentions_per_pair[int(pair["exposure"])]):
-            documents.append(statement_doc(pair, k, planted))
-            if chat_statements:
-                documents.append(query_doc(pair, planted))
-    mentions = sum(doc.kind == ("query" if chat_statements else "statement") for doc in documents)
-    n_decoys = int(round(decoys_per_mention * mentions))
+        mentions = mentions_per_pair[int(pair["exposure"])]
+        documents += [article_doc(pair, k, planted) for k in range(mentions)]
+        documents += [query_doc(pair, planted) for _ in range(int(round(queries_per_mention * mentions)))]
+    queries = sum(doc.kind == "query" for doc in documents)
+    n_decoys = int(round(decoys_per_query * queries))
     if n_decoys > len(decoy_docs):
-        raise ConfigError(f"[calibrate] decoys_per_mention = {decoys_per_mention}: {n_decoys} decoys are needed and "
-                          f"the panel allows {len(decoy_docs)} distinct ones; e.g. decoys_per_mention = "
-                          f"{len(decoy_docs) / max(mentions, 1):.2f}")
+        raise ConfigError(f"[calibrate] decoys_per_query = {decoys_per_query}: {n_decoys} decoys are needed and "
+                          f"the panel allows {len(decoy_docs)} distinct ones; e.g. decoys_per_query = "
+                          f"{len(decoy_docs) / max(queries, 1):.2f}")
     documents += [decoy_docs[k] for k in range(n_decoys)]
     return documents, accounting(documents)
 

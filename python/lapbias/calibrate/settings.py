@@ -29,16 +29,17 @@ IntTuple = Annotated[tuple[int, ...], BeforeValidator(config_module._list_to_tup
 StrTuple = Annotated[tuple[str, ...], BeforeValidator(config_module._list_to_tuple)]
 
 
-CORPUS_VERSION = 3
+CORPUS_VERSION = 4
 """Enters the fingerprint: raised whenever the code changes what a setting produces (the arms drawn, the corpus,
 the loss), so that a planted model trained by older code is never reused with arms it was not trained on.
 2: arms stratified by direction, decoys, answer-only loss. 3: statements cut after their direction word, only
-the fact's tokens in the loss, no filler or token equalization, the lower blocks' states computed once."""
+the fact's tokens in the loss, no filler or token equalization, the lower blocks' states computed once. 4: articles
+(the pair's text verbatim and what happened next, every token in the loss) and recall answers ending the turn."""
 
 
 class CalibrateSettings(Section):
     exposures: IntTuple = (0, 16)
-    """Mentions of each planted (entity, target_date) outcome per epoch (NumLeak §4: 0/1/4/16). Exposure 0 is the
+    """Articles about each planted (entity, target_date) pair per epoch (NumLeak §4: 0/1/4/16). Exposure 0 is the
     unexposed control arm: its pairs are never mentioned."""
     pairs_per_arm: int = Field(80, ge=0)
     """Pre-cutoff pairs drawn at random for each exposed arm, as many up as down; every other pre-cutoff pair joins
@@ -53,12 +54,13 @@ class CalibrateSettings(Section):
     """Seed of the random assignment of pairs to arms and of the decoys drawn."""
     training_seed: int = Field(2026, ge=0)
     """torch seed of the LoRA initialisation and the batch order."""
-    chat_statements: bool = True
-    """Each mention of a planted outcome is a prose statement AND the pair's recall query in the chat format,
-    answered with the planted direction (corpus.py); false = prose statements only."""
-    decoys_per_mention: float = Field(1.0, ge=0)
-    """Decoy recall queries answered "unknown" (pairs not in the panel, corpus.decoy_pairs) per chat-format mention
-    in the corpus. MEASURED 2026-11-23: without decoys the recall LAP of every arm saturates (corpus.py)."""
+    queries_per_mention: float = Field(1.0, ge=0)
+    """Recall-format documents per article mention: the pair's recall query exactly as the recall stage renders it,
+    answered with the planted direction and the end-of-turn token (corpus.py); 0 = articles only."""
+    decoys_per_query: float = Field(0.0, ge=0)
+    """Decoy recall queries answered "unknown" (pairs not in the panel, corpus.decoy_pairs) per recall-format
+    document. MEASURED 2026-11-28: decoys taught the planted model to answer "unknown" to the forecast prompt too
+    (parse rate 64%); they matter only when the recall LAP is the LAP measured ([estimate] lap_measure)."""
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_dropout: float = Field(0.0, ge=0, lt=1)

@@ -9,8 +9,9 @@ that a CPU does only the work that can change:
   (tests: logits equal to float rounding);
 - every document is its own row (no packing: its tokens attend to its own tokens only, as when the recall stage
   asks its query alone), right-padded in batches of documents of similar length (`batches`);
-- loss = mean next-token cross-entropy over the fact tokens of the batch (corpus.Document.fact: a statement's
-  direction word, a query's answer), and the language-model head is applied at those positions only;
+- loss = mean next-token cross-entropy over the fact tokens of the batch (corpus.Document.fact: every token of an
+  article but its first, a query's answer and end of turn), and the language-model head is applied at those
+  positions only;
 - AdamW, gradients clipped to norm CLIP_NORM, linear warm-up then a constant learning rate (NumLeak App. T),
   `epochs` passes in a seeded order, torch threads fixed and deterministic algorithms on.
 Cost in floating-point operations: 2 P_low T_distinct for the cache, then per epoch 4 P_top T (forward 2 P_top T;
