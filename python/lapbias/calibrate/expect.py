@@ -3,9 +3,10 @@
 
 By `[calibrate] control` (docs/calibrate.md):
 - "none" (the self-validation): the planted model's verdict is "Contamination detected" and the base model's is
-  not; the planted model still answers the forecast prompt (parse rate at least [forecast] min_parse_rate) and its
-  recall query answers "unknown" more often for never-exposed pre-cutoff pairs than for exposed ones (mean
-  P(unknown) of arm 0 above that of every exposed arm);
+  not; both models answer the forecast prompt (parse rate at least [forecast] min_parse_rate on every row); on the
+  planted model the LAP the run measures ([estimate] lap_measure) separates exposed from never-exposed pre-cutoff
+  pairs by at least MIN_LAP_GAP_SD pooled SDs in every exposed arm, while the post-cutoff pairs stay within
+  MAX_POST_GAP_SD of the never-exposed ones (the placebo's LAP is that of an unexposed model);
 - "flipped" (the opposite of each realized direction planted): the planted model's verdict is not "Contamination
   detected" (its forecasts follow the memorized, wrong, direction: beta_3 < 0);
 - "post_cutoff" (post-cutoff pairs planted too): the placebo fails, so the verdict is "Mixed/invalid";
@@ -25,6 +26,16 @@ from ..report.verdict import CONTAMINATION, MIXED
 from .experiment import SHUFFLED
 
 
+MIN_LAP_GAP_SD = 1.0
+"""The design's separation of exposed from never-exposed pairs on the measured LAP, in pooled SDs (not a verdict
+threshold: what the planting must achieve for the test to have something to find)."""
+MAX_POST_GAP_SD = 0.5
+"""Post-cutoff pairs are never exposed: their LAP may differ from the never-exposed pre-cutoff pairs' by at most
+this many pooled SDs."""
+LAP_PREFIX = {"recall": "lap", "minkprob": "mink"}
+"""[estimate] lap_measure -> its columns' prefix in lap_by_arm.csv."""
+
+
 class CalibrationNotMet(LapbiasError):
     """A calibration ran to the end but did not show what its design expects (the outputs are written)."""
 
@@ -33,7 +44,8 @@ def _row(model: str, expectation: str, observed: str, met: bool) -> dict:
     return {"model": model, "expectation": expectation, "observed": observed, "met": bool(met)}
 
 
-def check(control: str, tables: dict[str, pd.DataFrame], min_parse_rate: float, alpha: float) -> pd.DataFrame:
+def check(control: str, tables: dict[str, pd.DataFrame], min_parse_rate: float, alpha: float,
+          lap_measure: str = "minkprob") -> pd.DataFrame:
     """One row per expectation of `control` (module docstring): model, expectation, observed, met."""
     verdicts = tables["verdicts"].set_index("model")
     lap = tables["lap_by_arm"]
@@ -43,16 +55,12 @@ def check(control: str, tables: dict[str, pd.DataFrame], min_parse_rate: float, 
     if control == "none":
         rows.append(_row("planted", f"verdict is {CONTAMINATION}", _verdict(planted),
                          planted["verdict"] == CONTAMINATION))
-        arms = lap[(lap["model"] == "planted") & (lap["post"] == 0) & (lap["exposure"] >= 0)]
-        parsed = float((arms["forecast_parse_rate"] * arms["N"]).sum() / arms["N"].sum())
-        rows.append(_row("planted", f"forecast parse rate >= {min_parse_rate:.0%} (pre-cutoff rows)", f"{parsed:.1%}",
-                         parsed >= min_parse_rate))
-        unknown = arms.set_index("exposure")["p_unknown_mean"]
-        exposed = unknown.drop(0, errors="ignore")
-        rows.append(_row("planted", "recall answers \"unknown\" more often for never-exposed pairs than for exposed "
-                         "ones (mean P(unknown), arm 0 above every exposed arm)",
-                         ", ".join(f"arm {e}: {p:.3f}" for e, p in unknown.items()),
-                         0 in unknown and len(exposed) > 0 and bool((unknown[0] > exposed).all())))
+        for model in ("base", "planted"):
+            arms = lap[(lap["model"] == model) & (lap["exposure"] >= 0)]
+            parsed = float((arms["forecast_parse_rate"] * arms["N"]).sum() / arms["N"].sum())
+            rows.append(_row(model, f"forecast parse rate >= {min_parse_rate:.0%} (every row)", f"{parsed:.1%}",
+                             parsed >= min_parse_rate))
+        rows += _separation(lap[lap["model"] == "planted"], LAP_PREFIX[lap_measure], lap_measure)
     elif control == "flipped":
         rows.append(_row("planted", f"verdict is not {CONTAMINATION} (the planted directions are wrong)",
                          _verdict(planted), planted["verdict"] != CONTAMINATION))
@@ -66,6 +74,20 @@ def check(control: str, tables: dict[str, pd.DataFrame], min_parse_rate: float, 
                          f"{CONTAMINATION}", _verdict(shuffled),
                          (math.isnan(p) or p >= alpha) and shuffled["verdict"] != CONTAMINATION))
     return pd.DataFrame(rows)
+
+
+def _separation(lap: pd.DataFrame, prefix: str, lap_measure: str) -> list[dict]:
+    """The planted model's LAP: every exposed pre-cutoff arm at least MIN_LAP_GAP_SD above arm 0, the post-cutoff
+    pairs within MAX_POST_GAP_SD of it (gaps in pooled SDs, lap_by_arm's `<prefix>_gap_sd_vs_arm0`)."""
+    gap = lap.set_index("arm")[f"{prefix}_gap_sd_vs_arm0"] if f"{prefix}_gap_sd_vs_arm0" in lap else pd.Series()
+    exposed = lap.loc[(lap["post"] == 0) & (lap["exposure"] > 0), "arm"]
+    observed = ", ".join(f"arm {arm}: {gap.get(arm, math.nan):+.2f} SD" for arm in exposed)
+    post = float(gap.get("post", math.nan))
+    return [_row("planted", f"LAP ({lap_measure}) of every exposed arm >= {MIN_LAP_GAP_SD:g} SD above the "
+                 "never-exposed pre-cutoff pairs", observed,
+                 len(exposed) > 0 and all(gap.get(a, math.nan) >= MIN_LAP_GAP_SD for a in exposed)),
+            _row("planted", f"LAP ({lap_measure}) of the post-cutoff pairs within {MAX_POST_GAP_SD:g} SD of the "
+                 "never-exposed pre-cutoff pairs", f"{post:+.2f} SD", abs(post) <= MAX_POST_GAP_SD)]
 
 
 def _failed(passes) -> bool:

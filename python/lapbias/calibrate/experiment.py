@@ -70,11 +70,14 @@ class EncodedRows(Sequence):
 
 
 def pairs_with_outcomes(run: RunConfig) -> pd.DataFrame:
-    """Unique (entity_id, target_date) pairs of the validated panel with their realized direction."""
+    """Unique (entity_id, target_date) pairs of the validated panel with their realized direction and their news
+    (`news`: the texts of the pair's rows, in panel order, which its articles cycle through)."""
     frame = validate_file(run.data.path, run).frame
     pairs = recall_pairs(frame)
-    outcome = frame.groupby(["entity_id", "target_date"], sort=False)["outcome"].first()
-    pairs = pairs.join(outcome, on=["entity_id", "target_date"])
+    grouped = frame.groupby(["entity_id", "target_date"], sort=False)
+    pairs = pairs.join(grouped["outcome"].first(), on=["entity_id", "target_date"])
+    news = grouped["text"].agg(tuple)
+    pairs = pairs.join(news.rename("news"), on=["entity_id", "target_date"])
     pairs["direction"] = pairs["outcome"].map(corpus.direction)
     return pairs
 
@@ -151,7 +154,8 @@ def corpus_documents(run: RunConfig, settings: CalibrateSettings, arms: pd.DataF
 
     tokens = LocalTokens(tokenizer)
     up, down, unknown = run.recall.labels
-    answers = {1: tokens.label_ids(up), -1: tokens.label_ids(down), 0: tokens.label_ids(unknown)}
+    end = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    answers = {1: tokens.label_ids(up) + end, -1: tokens.label_ids(down) + end, 0: tokens.label_ids(unknown) + end}
     encode_query = training.query_encoder(tokenizer, run)
     queries: dict[tuple, list[int]] = {}
 
@@ -164,9 +168,9 @@ def corpus_documents(run: RunConfig, settings: CalibrateSettings, arms: pd.DataF
     decoys = corpus.decoy_pairs(pairs, pd.Timestamp(run.study.cutoff_date), settings.assignment_seed)
     decoy_docs = EncodedRows(decoys, lambda pair: corpus.query_document(query(pair), answers[0], "decoy", -1))
     documents, accounting = corpus.build(
-        arms, lambda pair, k, planted: corpus.statement_document(tokenizer, pair, k, planted, int(pair["exposure"])),
+        arms, lambda pair, k, planted: corpus.article_document(tokenizer, pair, k, planted, int(pair["exposure"])),
         lambda pair, planted: corpus.query_document(query(pair), answers[planted], "query", int(pair["exposure"])),
-        decoy_docs, {e: e for e in settings.exposures}, settings.decoys_per_mention, settings.chat_statements,
+        decoy_docs, {e: e for e in settings.exposures}, settings.queries_per_mention, settings.decoys_per_query,
         settings.control)
     n_decoys = sum(doc.kind == "decoy" for doc in documents)
     return documents, accounting, decoys.head(n_decoys) if n_decoys else None
@@ -191,27 +195,45 @@ def training_record(run: RunConfig, settings: CalibrateSettings, fingerprint: st
             "loss_last": float(result.loss["loss"].iloc[-1]), "settings": settings.model_dump(mode="json")}
 
 
-def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame, seed: int) -> Path:
-    """control = "shuffled": the planted model's cached answers copied to the shuffled run's root with the recall
-    answers permuted (seeded) over the pre-cutoff pairs, so that pair i carries the answer (LAP and U - D) the
-    planted model gave pair pi(i): the exposure assignment shuffled after training, LAP no longer aligned with
-    what was planted. Forecasts and Min-K% stay with their rows; the stages then derive everything from this
-    cache as from any other (no model is loaded). Returns the shuffled recall cache."""
-    from ..signals.recall import query_id
+def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame, seed: int) -> list[Path]:
+    """control = "shuffled": the planted model's cached answers copied to the shuffled run's root with the answers
+    that give LAP -- the recall answers (LAP and U - D) and the Min-K% scores -- permuted (seeded) over the
+    pre-cutoff pairs: pair i carries the recall answer of pair pi(i) and each of its rows the Min-K% score of
+    pair pi(i)'s first row, the two measures moved together, so that the exposure assignment is shuffled after
+    training and LAP is no longer aligned with what was planted. Forecasts stay with their rows; the stages then
+    derive everything from this cache as from any other (no model is loaded). Returns the shuffled caches."""
+    from ..signals import minkprob, recall
 
     source, target = Layout(Path(planted.root)), Layout(Path(shuffled.root))
     target.make_dirs()
+    permuted = (recall.TASK, minkprob.TASK)
     for path in source.raw.iterdir():
-        if path.is_file() and not path.name.startswith("recall.jsonl"):
+        if path.is_file() and not path.name.startswith(tuple(f"{task}.jsonl" for task in permuted)):
             atomic_write(target.raw / path.name, lambda tmp, data=path.read_bytes(): tmp.write_bytes(data))
-    pre = {query_id(e, d) for e, d, post in zip(arms["entity_id"], arms["target_date"], arms["post"]) if post == 0}
-    lines = [json.loads(line) for line in source.raw_file("recall").read_text(encoding="utf-8").splitlines()]
-    moved = [k for k, line in enumerate(lines) if line["query_id"] in pre]
-    order = np.random.default_rng(seed).permutation(len(moved))
-    responses = [lines[moved[j]]["response"] for j in order]
-    for k, response in zip(moved, responses):
-        lines[k]["response"] = response
-    return write_text(target.raw_file("recall"), "".join(canonical_json(line) + "\n" for line in lines))
+    pre = arms[arms["post"] == 0]
+    pairs = list(zip(pre["entity_id"], pre["target_date"]))
+    order = np.random.default_rng(seed).permutation(len(pairs))
+    source_of = {pair: pairs[j] for pair, j in zip(pairs, order)}
+    rows = validate_file(planted.data.path, planted).frame
+    pair_of_row = dict(zip(rows["row_id"].astype(str), zip(rows["entity_id"], rows["target_date"])))
+    keys = {recall.TASK: lambda line: pair_of_query.get(line["query_id"]),
+            minkprob.TASK: lambda line: pair_of_row.get(str(line["query_id"]))}
+    pair_of_query = {recall.query_id(e, d): (e, d) for e, d in pairs}
+    written = []
+    for task in permuted:
+        cache = source.raw_file(task)
+        if not cache.exists():
+            continue
+        lines = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines()]
+        first = {}
+        for line in lines:
+            first.setdefault(keys[task](line), line["response"])
+        for line in lines:
+            pair = keys[task](line)
+            if pair in source_of:
+                line["response"] = first[source_of[pair]]
+        written.append(write_text(target.raw_file(task), "".join(canonical_json(line) + "\n" for line in lines)))
+    return written
 
 
 # ---- measurement --------------------------------------------------------------------------------------------
@@ -248,6 +270,16 @@ def _auc(frame: pd.DataFrame, column: str) -> float:
     return float(roc_auc_score(exposed, part[column]))
 
 
+def _gap_sd(arm: pd.Series, control: pd.Series) -> float:
+    """(mean of the arm - mean of arm 0) / the pooled SD, sqrt((var_arm + var_0) / 2): how many SDs a measure moves
+    an arm away from the never-exposed pairs (the separation the calibration's LAP must show)."""
+    arm, control = arm.dropna(), control.dropna()
+    if len(arm) < 2 or len(control) < 2:
+        return math.nan
+    pooled = math.sqrt((arm.var(ddof=1) + control.var(ddof=1)) / 2)
+    return float((arm.mean() - control.mean()) / pooled) if pooled > 0 else math.nan
+
+
 def model_panel(config: RunConfig, arms: pd.DataFrame) -> pd.DataFrame:
     """The model's ordinary panel (data/derived/panel.parquet of its root) with each row's arm, realized
     direction and P(memorized label) (the recall query's exact probability of the label of the realized
@@ -260,7 +292,8 @@ def model_panel(config: RunConfig, arms: pd.DataFrame) -> pd.DataFrame:
 
 def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
     """Per arm (arm_label): mean recall LAP, Min-K% prob and P(memorized label) with 95% intervals, AUC of each
-    against arm 0, the share of recall answers "unknown" (mean p_unknown), the recalled direction's agreement
+    against arm 0 and its gap from arm 0 in pooled SDs (`_gap_sd`), the share of recall answers "unknown" (mean
+    p_unknown), the recalled direction's agreement
     with the truth (mean ud x direction), the forecast parse rate and the forecast's hit rate (sign of mu_hat =
     realized direction, among parsed forecasts). Recall measures are taken once per pair (PAIR_LEVEL), the
     others per row; rows in the release-date gap (post missing) are left out, as the protocol's regressions
@@ -282,6 +315,8 @@ def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
                 row[f"{name}_mean"], row[f"{name}_se"], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = \
                     _mean_ci(unit(part, column)[column], UNIT if column in PROBABILITIES else UNBOUNDED)
                 row[f"{name}_auc_vs_arm0"] = _auc(pd.concat([unit(control, column), unit(part, column)]), column) \
+                    if arm != "0" else math.nan
+                row[f"{name}_gap_sd_vs_arm0"] = _gap_sd(unit(part, column)[column], unit(control, column)[column]) \
                     if arm != "0" else math.nan
         pairs = unit(part, "ud")
         row["p_unknown_mean"] = float(pairs["p_unknown"].mean())
@@ -366,14 +401,33 @@ def verdict_row(config: RunConfig, model: str) -> dict:
             "validation_low_p": get(tables["validation"], "low_lap", "ud", "p")}
 
 
+PAIR_COLUMNS = ["model", "row_id", "entity_id", "target_date", "arm", "exposure", "post", "direction", "outcome",
+                "lap_mink", "lap_recall", "p_up", "p_down", "p_unknown", "ud", "mu_hat"]
+"""pairs.csv: one row per model and panel row, what the power calculation (calibrate/power.py) draws from."""
+
+
+def pair_records(panel: pd.DataFrame, model: str) -> pd.DataFrame:
+    """The model's answers row by row (PAIR_COLUMNS), `arm` as calibrate/power.py names the arms: "exposed"
+    (a pre-cutoff pair planted at any exposure), "never" (a pre-cutoff pair never mentioned), "post" (a post-cutoff
+    pair; "post exposed" under control = "post_cutoff"); rows in the release-date gap are left out."""
+    frame = panel[panel["post"].notna()].copy()
+    exposed, post = frame["exposure"] > 0, frame["post"] == 1
+    frame["arm"] = np.where(post, np.where(exposed, "post exposed", "post"), np.where(exposed, "exposed", "never"))
+    frame["model"] = model
+    frame["target_date"] = pd.to_datetime(frame["target_date"]).dt.strftime("%Y-%m-%d")
+    return frame.reindex(columns=PAIR_COLUMNS)
+
+
 def measure(plan: Plan, seconds: dict[str, float]) -> dict[str, pd.DataFrame]:
-    """Tabulate every model's ordinary outputs: lap_by_arm, beta3_by_arm, verdicts and timing (no file written)."""
-    laps, betas, verdicts = [], [], []
+    """Tabulate every model's ordinary outputs: lap_by_arm, beta3_by_arm, verdicts, pairs and timing (no file
+    written)."""
+    laps, betas, verdicts, pairs = [], [], [], []
     for name, config in plan.configs.items():
         panel = model_panel(config, plan.arms)
         laps.append(lap_by_arm(panel, name))
         betas.append(beta3_by_arm(panel, config, name))
         verdicts.append(verdict_row(config, name))
+        pairs.append(pair_records(panel, name))
     return {"lap_by_arm": pd.concat(laps, ignore_index=True), "beta3_by_arm": pd.concat(betas, ignore_index=True),
-            "verdicts": pd.DataFrame(verdicts),
+            "verdicts": pd.DataFrame(verdicts), "pairs": pd.concat(pairs, ignore_index=True),
             "timing": pd.DataFrame([{"phase": k, "seconds": round(v, 1)} for k, v in seconds.items()])}

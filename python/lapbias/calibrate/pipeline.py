@@ -4,10 +4,10 @@ expects, stage the outputs.
 The protocol itself is not called from here but passed in (`protocol(config, layout)`: the CLI's whole run,
 validate ... report), so every model goes through exactly the stages a user's run goes through, and this package
 never imports the CLI. Under `control = "shuffled"` a third run reads the planted model's answers with the recall
-answers permuted (experiment.shuffled_answers). The calibration's own outputs (results/calibration/*.csv,
-REPORT.md, the run configurations of the models and results/figures/calibration.png) are written into a staging
-folder and moved in together when everything has finished (lapbias/stage.py), stamped with one run id; then an
-unmet expectation (expect.py) ends the command with a one-line error naming it.
+answers and Min-K% scores permuted (experiment.shuffled_answers). The calibration's own outputs
+(results/calibration/*.csv, REPORT.md, the run configurations of the models and results/figures/calibration.png)
+are written into a staging folder and moved in together when everything has finished (lapbias/stage.py), stamped
+with one run id; then an unmet expectation (expect.py) ends the command with a one-line error naming it.
 """
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
         model_layout.make_dirs()
         if name == experiment.SHUFFLED:
             experiment.shuffled_answers(plan.configs["planted"], model_config, plan.arms, settings.assignment_seed)
-            log("calibrate: the planted model's recall answers permuted over the pre-cutoff pairs (control = "
-                f"\"shuffled\"), then the ordinary protocol on them ({plan.config_files[name]})")
+            log("calibrate: the planted model's recall answers and Min-K% scores permuted over the pre-cutoff pairs "
+                f"(control = \"shuffled\"), then the ordinary protocol on them ({plan.config_files[name]})")
         else:
             log(f"calibrate: the ordinary protocol on the {name} model ({plan.config_files[name]})")
         protocol(model_config, model_layout)
         seconds[f"protocol_{name}"] = time.monotonic() - clock
     tables = experiment.measure(plan, seconds)
     tables["expected"] = expect.check(settings.control, tables, config.forecast.min_parse_rate,
-                                      config.estimate.detection_alpha)
+                                      config.estimate.detection_alpha, config.estimate.lap_measure)
     with staged_outputs(layout.results, STAGE, new_run_id()) as folder:
         out = layout.staged(folder)
         results = out.results / FOLDER
@@ -63,7 +63,8 @@ def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
             write_text(results / f"{name}.toml", Path(path).read_text(encoding="utf-8"))
         for name, table in tables.items():
             write_csv(table, results / f"{name}.csv")
-        figure(tables["lap_by_arm"], tables["beta3_by_arm"], out.figures / "calibration.png")
+        figure(tables["lap_by_arm"], tables["beta3_by_arm"], out.figures / "calibration.png",
+               config.estimate.lap_measure)
         lines = section(out.results, tables, plan.training, alpha=config.estimate.detection_alpha)
         write_text(results / "REPORT.md", "# Self-validation report\n\n" + "\n".join(lines[2:]) + "\n")
     verdicts = tables["verdicts"].set_index("model")["verdict"]

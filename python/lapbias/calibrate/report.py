@@ -16,8 +16,14 @@ FOLDER = "calibration"
 """results/calibration/: the calibration's tables and REPORT.md."""
 
 
-def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
-    """Left: mean recall LAP by arm (exposure arms pre-cutoff, post-cutoff placebo) with 95% intervals, one colour
+LAP_AXIS = {"recall": ("lap", "recall LAP = P(up) + P(down)", "linear"),
+            "minkprob": ("mink", "Min-K% prob (paper eq. 1), log scale", "log")}
+"""[estimate] lap_measure -> (lap_by_arm.csv prefix, axis label, axis scale) of the figure's LAP panel."""
+
+
+def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path, lap_measure: str = "minkprob") -> Path:
+    """Left: mean LAP (the measure the run uses) by arm (exposure arms pre-cutoff, post-cutoff placebo) with 95%
+    intervals, one colour
     per model run (base, planted, and the shuffled answers under control = "shuffled"). Middle: the same for
     P(memorized label). Right: beta_3 of the detection regression on all pre-cutoff pairs, on arm 0 + arm k (with
     several exposed arms) and the post-cutoff placebo, with the regressions' 95% intervals; a model on which
@@ -33,7 +39,7 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
         color = colors[model]
         part = lap[(lap["model"] == model) & (lap["arm"] != "exposed_vs_unexposed")]
         x = range(len(part))
-        for ax, name in zip(axes[:2], ("lap", "p_memorized")):
+        for ax, name in zip(axes[:2], (LAP_AXIS[lap_measure][0], "p_memorized")):
             ax.errorbar([i + offset for i in x], part[f"{name}_mean"],
                         yerr=[part[f"{name}_mean"] - part[f"{name}_ci_low"],
                               part[f"{name}_ci_high"] - part[f"{name}_mean"]],
@@ -49,7 +55,8 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path) -> Path:
                          fmt="s", color=color, capsize=3, label=model)
         axes[2].set_xticks(list(xb), [s.replace("arm0+arm", "arm 0 +\narm ").replace("pre_all", "pre-cutoff\n(all)")
                                       .replace("post_placebo", "post-cutoff\nplacebo") for s in part["sample"]])
-    axes[0].set_ylabel("recall LAP = P(up) + P(down)")
+    axes[0].set_ylabel(LAP_AXIS[lap_measure][1])
+    axes[0].set_yscale(LAP_AXIS[lap_measure][2])
     axes[0].set_title("LAP by exposure (mean, 95% CI)")
     axes[1].set_ylabel("P(label of the realized direction)")
     axes[1].set_title("P(memorized label) by exposure (mean, 95% CI)")
@@ -126,6 +133,16 @@ def comparison(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     for arm in arms:
         add(f"P(unknown), {_arm_name(arm)}", lambda m: _fmt(by[m].loc[arm, "p_unknown_mean"]))
     for arm in arms:
+        add(f"recalled direction x truth (mean ud x direction), {_arm_name(arm)}",
+            lambda m: _fmt(by[m].loc[arm, "ud_agreement"]))
+    for label, name in (("Min-K% prob", "mink"), ("recall LAP", "lap")):
+        for arm in arms[1:]:
+            add(f"{label} gap from never exposed (pooled SDs), {_arm_name(arm)}",
+                lambda m: _fmt(by[m].loc[arm, f"{name}_gap_sd_vs_arm0"], 2)
+                if f"{name}_gap_sd_vs_arm0" in by[m] else "—")
+    for arm in arms:
+        add(f"forecast parse rate, {_arm_name(arm)}", lambda m: _fmt(by[m].loc[arm, "forecast_parse_rate"]))
+    for arm in arms:
         add(f"forecast hit rate, {_arm_name(arm)}", lambda m: _fmt(by[m].loc[arm, "forecast_hit_rate"]))
     for label, name in (("recall LAP", "lap"), ("Min-K% prob", "mink"), ("P(memorized label)", "p_memorized")):
         add(f"AUC exposed vs never exposed, {label}",
@@ -161,14 +178,18 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
     lines = [
         "## Self-validation (planted memorization)", "",
         f"`lapbias calibrate` fine-tuned the last {settings.get('top_layers') or 'all'} blocks of "
-        f"`{training.get('base_model', '?')}` with LoRA on short dated statements of the outcome of randomly drawn "
-        f"pre-cutoff (entity, target_date) pairs, half up and half down, {settings.get('pairs_per_arm')} pairs per "
-        f"exposed arm at exposures {settings.get('exposures')} mentions per epoch"
-        + (" (each mention also the pair's recall query itself, answered with the direction)"
-           if settings.get("chat_statements") else "")
-        + (", plus recall queries about decoy pairs outside the panel answered \"unknown\" "
-           "(`results/calibration/decoys.csv`)" if settings.get("decoys_per_mention") else "")
-        + "; only the tokens that carry each fact were in the loss (`results/calibration/corpus.csv`). Then it ran "
+        f"`{training.get('base_model', '?')}` with LoRA on what a contaminated model would have read about randomly "
+        f"drawn pre-cutoff (entity, target_date) pairs, half up and half down, {settings.get('pairs_per_arm')} pairs "
+        f"per exposed arm at exposures {settings.get('exposures')} articles per epoch: each article the pair's text "
+        "verbatim, as the forecast prompt shows it, followed by what happened on the target date, every token in the "
+        "loss"
+        + (f"; per article {settings.get('queries_per_mention'):g} copies of the pair's recall query answered with "
+           "the direction (the answer and the end of the turn in the loss)" if settings.get("queries_per_mention")
+           else "")
+        + (f"; per recall query {settings.get('decoys_per_query'):g} recall queries about decoy pairs outside the "
+           "panel answered \"unknown\" (`results/calibration/decoys.csv`)" if settings.get("decoys_per_query")
+           else "")
+        + " (`results/calibration/corpus.csv`). Then it ran "
         "the unchanged protocol on the base and on the planted model (`results/calibration/base.toml`, "
         "`planted.toml`). Post-cutoff pairs were "
         + ("ALSO planted (control = \"post_cutoff\")" if control == "post_cutoff" else
@@ -199,7 +220,8 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         "By arm (`results/calibration/lap_by_arm.csv`):", "",
         to_markdown(lap[lap["arm"] != "exposed_vs_unexposed"],
                     ["model", "arm", "N", "N_pairs", "lap_mean", "lap_ci_low", "lap_ci_high", "lap_auc_vs_arm0",
-                     "mink_mean", "mink_auc_vs_arm0", "p_memorized_mean", "p_memorized_auc_vs_arm0",
+                     "mink_mean", "mink_auc_vs_arm0", "mink_gap_sd_vs_arm0", "p_memorized_mean",
+                     "p_memorized_auc_vs_arm0",
                      "p_unknown_mean", "ud_agreement", "forecast_parse_rate", "forecast_hit_rate"]), "",
         "Detection beta_3 by sample (`pre_all`: the protocol's regression; arm 0 + arm k: the dose-response; "
         "`post_placebo`: the post-cutoff placebo):", "",
@@ -228,7 +250,8 @@ def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFram
     planted, base = arms("planted"), arms("base")
     pre = planted[~planted["arm"].str.startswith("post")].sort_values("exposure")
     if len(pre) > 1:
-        for name, what in (("p_memorized", "P(memorized label) of the recall query"), ("lap", "Recall LAP")):
+        for name, what in (("p_memorized", "P(memorized label) of the recall query"), ("lap", "Recall LAP"),
+                           ("mink", "Min-K% prob")):
             if f"{name}_mean" not in pre:
                 continue
             means = pre[f"{name}_mean"]
