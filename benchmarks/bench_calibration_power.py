@@ -1,10 +1,15 @@
-"""Power of the self-validation's design, by simulation (python/lapbias/calibrate/power.py): the share of simulated
-planted models whose verdict is "Contamination detected", on the committed calibration panel
-(data/demo/calibrate_panel.csv: its outcomes, entities and monthly periods) and on the demo panel, by number of
-exposed pre-cutoff pairs and forecast hit rate of the exposed pairs; every panel goes through the protocol's
-regressions and verdict rule. 95% Wilson intervals. Writes benchmarks/results/calibration_power.md.
+"""Power of the self-validation's design from MEASURED behaviour (python/lapbias/calibrate/power.py): the share of
+simulated calibration panels whose verdict is "Contamination detected" when every (entity, target_date) pair answers
+as a pair of the same arm answered in a real run, for the planted and for the base model, by panel design.
 
-    python benchmarks/bench_calibration_power.py [reps]        # default 400 per cell
+The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default the pilot
+benchmarks/results/calibration_pilot_pairs.csv and the full run benchmarks/results/calibration_run_pairs.csv): per
+pair its arm, Min-K% LAP, recall LAP, recalled direction ud, parsed forecast and realized direction. Each design
+is simulated `reps` times through the protocol's regressions and the verdict rule as the report applies it,
+thresholds unchanged. 95% Wilson intervals. Writes
+benchmarks/results/calibration_power.md.
+
+    python benchmarks/bench_calibration_power.py [reps] [--pairs FILE ...] [--lap lap_mink|lap_recall]
     python benchmarks/bench_calibration_power.py --smoke --out FILE
 """
 
@@ -22,29 +27,23 @@ from statsmodels.stats.proportion import proportion_confint
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe, write_report  # noqa: E402
 
-from lapbias.calibrate import load  # noqa: E402
-from lapbias.calibrate.experiment import pairs_with_outcomes  # noqa: E402
-from lapbias.calibrate.power import PlantedBehaviour, design_power  # noqa: E402
-from lapbias.data.validate import validate_file  # noqa: E402
+from lapbias.calibrate.power import Behaviour, Design, design_power  # noqa: E402
 from lapbias.estimate.bootstrap import threads  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks/results/calibration_power.md"
-PANELS = {"calibration panel (40 firms x 4 + 2 months, monthly FE)": ("data/demo/calibrate_panel.csv", "month"),
-          "demo panel (30 firms x 4 + 4 common dates, daily FE)": ("data/demo/demo_panel.csv", "day")}
-GRID = [(n, hit) for n in (40, 60, 80) for hit in (0.75, 0.9, 1.0)]
+PILOT = REPO / "benchmarks/results/calibration_pilot_pairs.csv"
+RUN = REPO / "benchmarks/results/calibration_run_pairs.csv"
+"""pairs.csv of the committed configuration's full run (`make demo-calibrate`, seeds 2026)."""
+DESIGNS = [Design(), Design(exposed_share=0.375), Design(post_periods=12), Design(entities=60),
+           Design(entities=60, exposed_share=0.375)]
+"""The committed design (data/demo/make_calibrate_panel.py) first, then one change at a time."""
 
 
 def _cell(args) -> tuple[dict, float]:
-    panel, frequency, n, hit, reps, seed = args
-    run, _ = load(REPO / "data/demo/calibrate.toml")
-    run = run.replace(data={"path": str(REPO / panel)}, study={"frequency": frequency})
-    pairs = pairs_with_outcomes(run)
-    rows = validate_file(run.data.path, run).frame[["entity_id", "target_date", "outcome"]]
+    design, behaviour, reps = args
     start = time.process_time()
-    result = design_power(pairs, rows, pd.Timestamp(run.study.cutoff_date), n, PlantedBehaviour(hit_rate=hit), reps,
-                          seed, frequency)
-    return result, time.process_time() - start
+    return design_power(design, behaviour, reps), time.process_time() - start
 
 
 def wilson(share: float, reps: int) -> str:
@@ -52,45 +51,62 @@ def wilson(share: float, reps: int) -> str:
     return f"{share:.1%} [{low:.1%}, {high:.1%}]"
 
 
+def behaviour_table(behaviours: list[Behaviour]) -> list[str]:
+    """Per model and arm: pairs, LAP mean and SD, the gap from the never-exposed arm in pooled SDs, parse and hit
+    rates, mean ud x direction."""
+    lines = ["| model | arm | pairs | LAP mean | LAP SD | gap from never exposed (SD) | parse rate | hit rate | "
+             "ud x truth |", "|---|---|---|---|---|---|---|---|---|"]
+    for behaviour in behaviours:
+        summary = behaviour.summary()
+        never = summary.loc["never"]
+        for arm, row in summary.iterrows():
+            pooled = ((row["lap_sd"] ** 2 + never["lap_sd"] ** 2) / 2) ** 0.5
+            gap = "—" if arm == "never" else f"{(row['lap_mean'] - never['lap_mean']) / pooled:+.2f}"
+            lines.append(f"| {behaviour.name} | {arm} | {row['pairs']:.0f} | {row['lap_mean']:.3g} | "
+                         f"{row['lap_sd']:.3g} | {gap} | {row['parse_rate']:.1%} | {row['hit_rate']:.1%} | "
+                         f"{row['ud_x_truth']:+.3f} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("reps", nargs="?", type=int, default=400)
-    parser.add_argument("--smoke", action="store_true", help="5 panels per cell, two cells")
+    parser.add_argument("reps", nargs="?", type=int, default=200)
+    parser.add_argument("--pairs", type=Path, nargs="+", default=[PILOT, RUN],
+                        help="pairs.csv files of `lapbias calibrate`")
+    parser.add_argument("--lap", default="lap_mink", help="the LAP column the calibration uses")
+    parser.add_argument("--smoke", action="store_true", help="2 panels, the committed design only")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    reps = 5 if args.smoke else args.reps
-    grid = GRID[4:6] if args.smoke else GRID
-    jobs = [(panel, frequency, n, hit, reps, 0) for panel, frequency in PANELS.values() for n, hit in grid
-            if not (panel == "data/demo/demo_panel.csv" and n > 40)]  # the demo panel has 118 pre-cutoff pairs
-    names = {v: k for k, v in PANELS.items()}
+    reps = 2 if args.smoke else args.reps
+    designs = DESIGNS[:1] if args.smoke else DESIGNS
+    files = args.pairs[:1] if args.smoke else args.pairs
+    behaviours = []
+    for path in files:
+        pairs = pd.read_csv(path)
+        pairs["model"] = pairs["model"] + f" ({path.stem})"
+        behaviours += [Behaviour.from_pairs(pairs, model, args.lap) for model in dict.fromkeys(pairs["model"])]
+    jobs = [(design, behaviour, reps) for design in designs for behaviour in behaviours]
     if args.smoke:  # in this process: a pool forked from a process that already runs threads (a test) can hang
         done = [_cell(job) for job in jobs]
     else:
         with ProcessPoolExecutor(min(len(jobs), threads())) as pool:
             done = list(pool.map(_cell, jobs))
-    behaviour = PlantedBehaviour()
-    lines = ["## Self-validation: power of the design (simulation)", "",
-             f"Machine: {describe()}. {reps} simulated planted models per cell (python/lapbias/calibrate/power.py): "
-             f"exposed pre-cutoff pairs drawn as the calibration draws them (half up, half down), recall LAP "
-             f"U{behaviour.lap_exposed} on exposed pairs and U{behaviour.lap_unexposed} elsewhere, the recalled "
-             f"direction right on {behaviour.recall_accuracy:.0%} of exposed pairs, each exposed row's forecast the "
-             "realized direction with the hit rate below, every other forecast up or down at random; the panel's "
-             "own outcomes, entities and periods; the protocol's regressions and verdict rule "
-             "(lapbias.simulate.verdict). 95% Wilson intervals. The placebo is a one-sided test at 10%: "
-             "about one simulated model in ten fails it by chance, which bounds every cell near 90%. \"placebo "
-             "informative\": its minimum detectable share (power.csv placebo_mde_share, median given) at most "
-             "[estimate] detectable_share (0.37), which \"Contamination detected\" requires unless its power "
-             "cannot be stated (b1 <= 0 or no post-cutoff standard error: report.verdict.placebo_power); \"only "
-             "the placebo's power missing\": beta_3 significant, validation present, placebo passed but "
-             "uninformative.", "",
-             "| panel | exposed pairs | hit rate | Contamination detected | placebo informative | placebo MDE share "
-             "(median) | only the placebo's power missing | Mixed/invalid | Underpowered | CPU s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for (panel, frequency, n, hit, reps_, _), (result, seconds) in zip(jobs, done):
-        lines.append(f"| {names[(panel, frequency)]} | {n} | {hit:.2f} | {wilson(result['p_contamination'], reps_)} | "
-                     f"{result['p_placebo_informative']:.1%} (power unstated: {result['p_placebo_power_unstated']:.1%}) | "
-                     f"{result['placebo_mde_share_median']:.2f} | "
-                     f"{result['p_only_placebo_uninformative']:.1%} | "
+    sources = ", ".join(f"`{p.relative_to(REPO) if p.is_relative_to(REPO) else p.name}`" for p in files)
+    lines = ["## Self-validation: power of the design from measured behaviour", "",
+             f"Machine: {describe()}. Behaviour measured per pair in {sources} (LAP: `{args.lap}`), below. "
+             f"{reps} simulated panels per cell (python/lapbias/calibrate/power.py): the calibration panel's "
+             "data-generating process at the design's size, every pair answering as a measured pair of its arm "
+             "(exposed pairs keep whether their forecast and recalled direction were right; never-exposed and "
+             "post-cutoff pairs are drawn as they are); the protocol's regressions and verdict rule with the "
+             "defaults (999 wild bootstrap draws per panel below 42 clusters). 95% Wilson intervals. The placebo is "
+             "a one-sided test at 10%: about one panel in ten fails it by chance, which bounds every cell near 90%.",
+             "", *behaviour_table(behaviours), "",
+             "| design | model | Contamination detected | validation pattern | placebo passes | median t(beta_3) | "
+             "median t(b1) | Mixed/invalid | Underpowered | CPU s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (design, behaviour, reps_), (result, seconds) in zip(jobs, done):
+        lines.append(f"| {design.describe()} | {behaviour.name} | {wilson(result['p_contamination'], reps_)} | "
+                     f"{result['p_validation']:.1%} | {result['p_placebo_passes']:.1%} | "
+                     f"{result['t_beta3_median']:.2f} | {result['t_b1_median']:.2f} | "
                      f"{result.get('share Mixed/invalid', 0):.1%} | {result.get('share Underpowered', 0):.1%} | "
                      f"{seconds:.0f} |")
     write_report(args.out, lines)

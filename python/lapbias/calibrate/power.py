@@ -1,106 +1,186 @@
-"""Power of the calibration design, by simulation: how often the protocol's verdict on a planted model is
-"Contamination detected", for a panel, a number of exposed pairs and an assumed planted behaviour.
+"""Power of the calibration design from MEASURED behaviour: how often the protocol's verdict is "Contamination
+detected" for a planted model, and for the base model, on a calibration panel of a given size, when each (entity,
+target_date) pair behaves as the trained models measurably behave.
 
-The simulated planted model answers, per (entity_id, target_date) pair of the panel (its own outcomes, entities
-and periods; exposed pairs drawn as corpus.assign_arms draws them, half up and half down):
-- an exposed pre-cutoff pair: recall LAP = P(up) + P(down) ~ U(lap_exposed), recalled direction
-  ud = LAP x (realized direction) with probability `recall_accuracy`, else LAP x (the opposite); the forecast of
-  each of its rows is the realized direction with probability `hit_rate`, else the opposite;
-- every other pair (unexposed pre-cutoff, every post-cutoff pair: never exposed): LAP ~ U(lap_unexposed),
-  ud = LAP x (2 U(0, 1) - 1) (no recall), forecasts "up" with probability `up_rate`, else "down", independent of
-  the outcome.
-Each simulated panel goes through the protocol's regressions and verdict rule (lapbias.simulate.verdict: Steps
-3-5 with entity and period effects, clustered by entity, and report.verdict.decide), so the power follows the
-rule as the report applies it. high_lap is the pooled median within each sample, as panel.py computes it.
-The defaults are the planted model's behaviour measured on the demo (docs/calibrate.md); `design_table` runs a
-grid of exposed-pair counts and hit rates (benchmarks/bench_calibration_power.py writes it).
+The behaviour is not assumed: `Behaviour.from_pairs` reads the per-pair answers of a real run of the models
+(results/calibration/pairs.csv of `lapbias calibrate`: for every pair its arm, the LAP measure the calibration
+uses, the recalled direction ud = P(up) − P(down), the parsed forecast mu_hat and the realized direction). A
+simulated panel (`simulated_panel`) has the calibration panel's data-generating process (data/demo/
+make_calibrate_panel.py: `Design`) at a chosen size, and every pair draws one measured record of its arm, with
+replacement (a nonparametric bootstrap of the per-pair behaviour):
+- an exposed pre-cutoff pair draws from the measured exposed pairs and keeps what was measured relative to the
+  truth: its forecast is the simulated pair's realized direction if the measured forecast was right, else the
+  opposite (unparsed stays unparsed); its ud is the measured ud x (measured direction) x (simulated direction),
+  i.e. a recall that pointed the right way still points the right way; its LAP is the measured one (drawn jointly
+  with the forecast and ud, so their dependence within a pair is kept);
+- a never-exposed pre-cutoff pair and a post-cutoff pair draw from their own arm's records AS THEY ARE (forecast,
+  ud and LAP carry no memory of the simulated outcome: a model's bias, e.g. answering "up" to most prompts, is
+  kept, its coincidental hits are not).
+Each simulated panel then goes through the protocol's regressions and the verdict rule as the report applies them
+(lapbias.simulate.tables, report.verdict.decide): entity and monthly period effects, entity clusters, the wild
+cluster restricted bootstrap below 42 clusters, the validation pattern, the placebo and its informativeness.
+`design_power` gives, over simulated panels, the share of each label and of each of the tests the label needs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
 from .. import simulate
-from ..panel import high_lap_flags, integer_ids, period_labels
 from ..config import EstimateConfig
-from ..report.verdict import CONTAMINATION, decide, placebo_power
+from ..errors import ConfigError
+from ..panel import high_lap_flags, integer_ids
+from ..report.verdict import BETA3, CONTAMINATION, decide, placebo_check, term_row, validation_pattern
 from . import corpus
 
-PLACEBO_UNINFORMATIVE = "placebo uninformative"
-"""report.verdict.decide's name for a placebo that passed but could not have rejected a paper-sized interaction."""
+ARMS = ("exposed", "never", "post")
+"""Arms of a record: an exposed pre-cutoff pair, a never-exposed pre-cutoff pair, a post-cutoff pair."""
+RECORD_COLUMNS = ["arm", "lap", "lap_recall", "ud", "mu_hat", "direction"]
+SIMULATION_WILD_REPS = 999
+"""Wild bootstrap draws per simulated panel (the product's 9,999 would multiply the simulation's time by ten for
+a p-value whose Monte Carlo error at p = 0.05 is 0.007 with 999 draws)."""
 
 
 @dataclass(frozen=True)
-class PlantedBehaviour:
-    hit_rate: float = 0.9
-    """Share of an exposed pair's forecasts that give the realized direction."""
-    recall_accuracy: float = 0.95
-    """Share of exposed pairs whose recall query puts more mass on the realized direction than on the other."""
-    lap_exposed: tuple[float, float] = (0.6, 1.0)
-    lap_unexposed: tuple[float, float] = (0.1, 0.6)
-    up_rate: float = 0.5
-    """Share of "up" forecasts where nothing is memorized."""
+class Design:
+    """A calibration panel's size and data-generating process (data/demo/make_calibrate_panel.py): `entities`
+    firms, each on its own trading day in each of `pre_periods` months before the cutoff and `post_periods` after
+    (one pair a firm-month; the time fixed effect is the month); outcome = sentiment_effect x the headline's
+    sentiment (+1, 0, -1 with equal probability) + a firm effect N(0, firm_sd^2) + a day effect N(0, day_sd^2) +
+    N(0, outcome_noise^2); `exposed_share` of the pre-cutoff pairs are exposed (half up, half down)."""
+
+    entities: int = 40
+    pre_periods: int = 8
+    post_periods: int = 8
+    exposed_share: float = 0.25
+    outcome_noise: float = 1.5
+    sentiment_effect: float = 0.4
+    firm_sd: float = 0.3
+    day_sd: float = 0.8
+
+    def describe(self) -> str:
+        return (f"{self.entities} firms x ({self.pre_periods} pre + {self.post_periods} post) months, "
+                f"{self.exposed_share:.0%} of pre-cutoff pairs exposed, outcome noise SD {self.outcome_noise:g}")
 
 
-def simulated_panel(pairs: pd.DataFrame, rows: pd.DataFrame, cutoff: pd.Timestamp, n_exposed: int,
-                    behaviour: PlantedBehaviour, seed: int, frequency: str = "day") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(pre, post) samples of one simulated planted model (module docstring). `pairs`: the panel's unique
-    (entity_id, target_date) with `direction`; `rows`: its rows (entity_id, target_date, outcome); `frequency`:
-    the period of the time fixed effect ([study] frequency)."""
+@dataclass(frozen=True)
+class Behaviour:
+    """Measured per-pair records (RECORD_COLUMNS) of one model, by arm."""
+
+    name: str
+    records: pd.DataFrame
+
+    @classmethod
+    def from_pairs(cls, pairs: pd.DataFrame, model: str, lap_column: str) -> "Behaviour":
+        """The records of `model` in results/calibration/pairs.csv, LAP read from `lap_column` (lap_mink or
+        lap_recall), the recall LAP P(up) + P(down) beside it (|ud| where a file lacks it: the least mass that
+        gives ud); a ConfigError naming what is missing when an arm has no record."""
+        rows = pairs[pairs["model"] == model]
+        if rows.empty:
+            raise ConfigError(f"pairs.csv has no row of model {model!r} (models: {sorted(set(pairs['model']))})")
+        recall = rows["lap_recall"] if "lap_recall" in rows else rows["ud"].abs()
+        frame = pd.DataFrame({"arm": rows["arm"].to_numpy(), "lap": rows[lap_column].to_numpy(float),
+                              "lap_recall": recall.to_numpy(float), "ud": rows["ud"].to_numpy(float),
+                              "mu_hat": rows["mu_hat"].to_numpy(float),
+                              "direction": rows["direction"].to_numpy(float)})
+        missing = [arm for arm in ARMS if not (frame["arm"] == arm).any()]
+        if missing:
+            raise ConfigError(f"pairs.csv: model {model!r} has no pair of arm(s) {missing}; the power calculation "
+                              "draws every arm from measured pairs")
+        return cls(model, frame.dropna(subset=["lap"]).reset_index(drop=True))
+
+    def summary(self) -> pd.DataFrame:
+        """Per arm: pairs, mean LAP and its SD, forecast parse and hit rates, mean ud x direction."""
+        frame = self.records
+        hit = (np.sign(frame["mu_hat"]) == frame["direction"]).where(frame["mu_hat"].notna())
+        return (frame.assign(hit=hit, recall=frame["ud"] * frame["direction"], parsed=frame["mu_hat"].notna())
+                .groupby("arm").agg(pairs=("lap", "size"), lap_mean=("lap", "mean"), lap_sd=("lap", "std"),
+                                    parse_rate=("parsed", "mean"), hit_rate=("hit", "mean"),
+                                    ud_x_truth=("recall", "mean")).reindex(list(ARMS)))
+
+
+def _outcomes(design: Design, rng: np.random.Generator) -> pd.DataFrame:
+    """One pair per firm and month: entity, period (months 1.. pre, then post), post flag, outcome, direction."""
+    months = design.pre_periods + design.post_periods
+    entity = np.repeat(np.arange(design.entities), months)
+    period = np.tile(np.arange(months), design.entities)
+    outcome = (design.sentiment_effect * rng.choice([-1.0, 0.0, 1.0], size=entity.size)
+               + rng.normal(0.0, design.firm_sd, design.entities)[entity]
+               + rng.normal(0.0, design.day_sd, entity.size) + rng.normal(0.0, design.outcome_noise, entity.size))
+    return pd.DataFrame({"entity_id": [f"F{e:03d}" for e in entity], "period": period,
+                         "target_date": pd.Timestamp("2000-01-03") + pd.to_timedelta(period * 31, unit="D"),
+                         "post": (period >= design.pre_periods).astype(int), "outcome": outcome,
+                         "direction": np.where(outcome > 0, 1, -1)})
+
+
+def simulated_panel(design: Design, behaviour: Behaviour, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(pre, post) samples of one simulated panel answered with `behaviour` (module docstring)."""
     rng = np.random.default_rng(seed)
-    arms = corpus.assign_arms(pairs, cutoff, (0, 1), n_exposed, seed)
-    exposed = (arms["exposure"] > 0).to_numpy()
-    low, high = np.where(exposed[:, None], behaviour.lap_exposed, behaviour.lap_unexposed).T
-    lap = rng.uniform(low, high)
-    recalled = np.where(rng.uniform(size=len(arms)) < behaviour.recall_accuracy, 1, -1)
-    ud = np.where(exposed, lap * arms["direction"].to_numpy() * recalled, lap * (2 * rng.uniform(size=len(arms)) - 1))
-    signals = arms.assign(lap=lap, ud=ud, exposed=exposed)[["entity_id", "target_date", "lap", "ud", "exposed",
-                                                            "direction", "post"]]
-    panel = rows.merge(signals, on=["entity_id", "target_date"], validate="many_to_one")
-    hit = rng.uniform(size=len(panel)) < behaviour.hit_rate
-    guess = np.where(rng.uniform(size=len(panel)) < behaviour.up_rate, 1.0, -1.0)
-    panel["mu_hat"] = np.where(panel["exposed"], np.where(hit, 1.0, -1.0) * panel["direction"], guess)
+    pairs = _outcomes(design, rng)
+    n_pre = int((pairs["post"] == 0).sum())
+    n_exposed = 2 * int(round(design.exposed_share * n_pre / 2))
+    cutoff = pairs.loc[pairs["post"] == 0, "target_date"].max()
+    arms = corpus.assign_arms(pairs, cutoff, (0, 1), n_exposed, int(rng.integers(2 ** 31)))
+    arm = np.where(arms["post"] == 1, "post", np.where(arms["exposure"] > 0, "exposed", "never"))
+    lap, lap_recall, ud, mu = (np.empty(len(arms)) for _ in range(4))
+    for name in ARMS:
+        where = np.flatnonzero(arm == name)
+        pool = behaviour.records[behaviour.records["arm"] == name]
+        drawn = pool.iloc[rng.integers(len(pool), size=where.size)]
+        lap[where], lap_recall[where] = drawn["lap"].to_numpy(), drawn["lap_recall"].to_numpy()
+        if name == "exposed":
+            truth = arms["direction"].to_numpy()[where]
+            right = np.sign(drawn["mu_hat"].to_numpy()) == drawn["direction"].to_numpy()
+            mu[where] = np.where(drawn["mu_hat"].isna(), np.nan, np.where(right, truth, -truth))
+            ud[where] = drawn["ud"].to_numpy() * drawn["direction"].to_numpy() * truth
+        else:
+            mu[where], ud[where] = drawn["mu_hat"].to_numpy(), drawn["ud"].to_numpy()
+    panel = arms.assign(lap=lap, lap_recall=lap_recall, ud=ud, mu_hat=mu, arm=arm)
     panel["entity_num"] = integer_ids(panel["entity_id"])
-    panel["period_num"] = integer_ids(period_labels(panel["target_date"], frequency)[0])
+    panel["period_num"] = panel["period"] + 1
     samples = []
     for flag in (0, 1):
         sample = panel[panel["post"] == flag].copy()
         sample["high_lap"] = high_lap_flags(sample, "pooled").astype(int)
-        samples.append(sample)
+        samples.append(sample.dropna(subset=["mu_hat"]))
     return samples[0], samples[1]
 
 
-def design_power(pairs: pd.DataFrame, rows: pd.DataFrame, cutoff: pd.Timestamp, n_exposed: int,
-                 behaviour: PlantedBehaviour, reps: int, seed: int = 0, frequency: str = "day") -> dict[str, float]:
-    """Over `reps` simulated planted models: the share whose verdict is "Contamination detected"
-    (`p_contamination`); the share whose placebo is informative (`p_placebo_informative`: its minimum detectable
-    share, power.csv's placebo_mde_share, at most [estimate] detectable_share) and the share where its power cannot
-    be stated (`p_placebo_power_unstated`: no finite share, e.g. b1 <= 0, which the verdict does not count as
-    uninformative; report.verdict.placebo_power); the share that misses
-    "Contamination detected" ONLY because the placebo is uninformative (`p_only_placebo_uninformative`: significant
-    beta_3, validation present, placebo passed); the median placebo_mde_share and mde_share; each label's share."""
-    thresholds = EstimateConfig()
-    labels, placebo_shares, informative, mde_shares, only_placebo = [], [], [], [], []
+def _state(found: dict, thresholds: EstimateConfig) -> dict[str, float]:
+    """The tests behind one simulated verdict: beta_3's and b1's t, the validation pattern, the placebo."""
+    beta3 = term_row(found["detection"], "pre", BETA3)
+    power = dict(zip(found["power"]["quantity"], found["power"]["value"].astype(float)))
+    pattern = validation_pattern(found["validation"], found["notes"], thresholds.validation_alpha)
+    feasible, passes, _ = placebo_check(found["placebo"], found["notes"], thresholds.placebo_alpha,
+                                        thresholds.wild_below_clusters, thresholds.wild_bootstrap_reps)
+    return {"t_beta3": float(beta3["t"]) if beta3 is not None else math.nan,
+            "t_b1": power.get("t_b1_standalone", math.nan),
+            "beta3_share": power.get("beta3_share", math.nan),
+            "validation": float(pattern.present), "placebo_passes": float(feasible and passes)}
+
+
+def design_power(design: Design, behaviour: Behaviour, reps: int, seed: int = 0,
+                 thresholds: EstimateConfig | None = None) -> dict[str, float]:
+    """Over `reps` simulated panels of `design` answered with `behaviour`: the share of each verdict label
+    ("share <label>"), `p_contamination`, the share with the validation pattern and with a passing placebo, the
+    median t of beta_3 and of the standalone b1, and the median interaction share (power.csv's beta3_share)."""
+    thresholds = thresholds or EstimateConfig(wild_bootstrap_reps=SIMULATION_WILD_REPS)
+    labels, states = [], []
     for rep in range(reps):
-        pre, post = simulated_panel(pairs, rows, cutoff, n_exposed, behaviour, seed + rep, frequency)
+        pre, post = simulated_panel(design, behaviour, seed + rep)
         found = simulate.tables(pre, post, thresholds)
-        verdict = decide(found["detection"], found["validation"], found["placebo"], found["power"], thresholds,
-                         found["notes"])
-        power = dict(zip(found["power"]["quantity"], found["power"]["value"].astype(float)))
-        labels.append(verdict.label)
-        placebo_shares.append(power.get("placebo_mde_share", np.nan))
-        informative.append(placebo_power(power, thresholds)[0])
-        mde_shares.append(power.get("mde_share", np.nan))
-        only_placebo.append(list(verdict.failed) == [PLACEBO_UNINFORMATIVE])
-    labels, placebo_shares = pd.Series(labels), pd.Series(placebo_shares, dtype=float)
-    return {"n_exposed": n_exposed, "hit_rate": behaviour.hit_rate, "reps": reps,
+        labels.append(decide(found["detection"], found["validation"], found["placebo"], found["power"],
+                             thresholds, found["notes"]).label)
+        states.append(_state(found, thresholds))
+    labels, states = pd.Series(labels), pd.DataFrame(states)
+    return {**asdict(design), "model": behaviour.name, "reps": reps,
             "p_contamination": float((labels == CONTAMINATION).mean()),
-            "p_placebo_informative": float(np.mean([flag is True for flag in informative])),
-            "p_placebo_power_unstated": float(np.mean([flag is None for flag in informative])),
-            "p_only_placebo_uninformative": float(np.mean(only_placebo)),
-            "placebo_mde_share_median": float(placebo_shares.median()),
-            "mde_share_median": float(pd.Series(mde_shares, dtype=float).median()),
+            "p_validation": float(states["validation"].mean()),
+            "p_placebo_passes": float(states["placebo_passes"].mean()),
+            "t_beta3_median": float(states["t_beta3"].median()), "t_b1_median": float(states["t_b1"].median()),
+            "beta3_share_median": float(states["beta3_share"].median()),
             **{f"share {label}": float(share) for label, share in labels.value_counts(normalize=True).items()}}
