@@ -24,21 +24,24 @@ from lapbias.cli import main
 from lapbias.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = {"exposures": [0, 3], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 5e-3,
-        "warmup_steps": 1, "epochs": 2, "batch_size": 8, "top_layers": 2, "threads": 1, "decoys_per_mention": 1.0}
+TINY = {"exposures": [0, 6], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 6e-3,
+        "warmup_steps": 1, "epochs": 2, "batch_size": 8, "top_layers": 4, "threads": 1, "queries_per_mention": 0.5,
+        "decoys_per_query": 1.0}
 CUTOFF = pd.Timestamp("2024-06-30")
 
 
 def tiny_config(root: Path, name: str = "calibrate.toml", **calibrate) -> Path:
-    """The committed calibration with 6 firms of the calibration panel (24 pre-cutoff, 12 post-cutoff pairs),
-    forecasts of at most 4 tokens and TINY training (CI time: the protocol runs dominate)."""
+    """The committed calibration on 6 firms of the calibration panel and 6 of its months (March - June 2024 before
+    the cutoff, July - August after it: 24 pre-cutoff and 12 post-cutoff pairs) with TINY training (CI time: the
+    protocol runs dominate)."""
     panel = pd.read_csv(REPO / "data/demo/calibrate_panel.csv")
-    panel[panel["ticker"].isin(panel["ticker"].drop_duplicates().head(6))].to_csv(root / "panel.csv", index=False)
+    firms = panel["ticker"].isin(panel["ticker"].drop_duplicates().head(6))
+    months = panel["target_date"].str[:7].isin(["2024-03", "2024-04", "2024-05", "2024-06", "2024-07", "2024-08"])
+    panel[firms & months].to_csv(root / "panel.csv", index=False)
     values = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text())
     values["root"] = str(root)
     values["data"]["path"] = str(root / "panel.csv")
     values["estimate"] = {**values.get("estimate", {}), "bootstrap_reps": 0}
-    values["forecast"]["max_new_tokens"] = 4
     values["calibrate"] = {**TINY, **calibrate}
     path = root / name
     path.write_text(tomli_w.dumps(values))
@@ -131,26 +134,32 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(bundled.resolve("bundled:SmolLM2-135M-Instruct"))
 
 
-def test_statements_end_at_the_direction_word_which_alone_is_trained(tokenizer):
-    """A statement names the date, entity and ticker, stops after its direction word, and its fact (the tokens in
-    the loss) is exactly that word, for each paraphrase and both directions."""
-    pair = pd.Series({"entity_name": "Apple Inc.", "ticker": "AAPL", "target_date": pd.Timestamp("2024-01-23")})
-    for k in range(len(corpus.PARAPHRASES)):
-        for planted, words in ((1, {"up", "higher"}), (-1, {"down", "lower"})):
-            text, (start, end) = corpus.statement(pair, k, planted)
-            assert text[start:end] in words and end == len(text)
-            assert "2024-01-23" in text and "Apple Inc." in text and "(AAPL)" in text
-            doc = corpus.statement_document(tokenizer, pair, k, planted, 8)
-            assert tokenizer.decode([doc.ids[p] for p in doc.fact]).strip() == text[start:end]
-            assert doc.fact[-1] == len(doc.ids) - 1 and doc.kind == "statement" and doc.exposure == 8
+def test_articles_begin_with_the_pairs_text_verbatim_and_train_every_token(tokenizer):
+    """An article is the pair's text exactly as the panel holds it (what the forecast prompt shows and Min-K% with
+    scored_text = "text" scores), then what happened on the target date; the pair's texts and the follow-ups cycle;
+    every token but the first is in the loss."""
+    text = "2024-01-22 | Apple Inc. (AAPL): Apple Inc. wins $120 million contract from NASA."
+    pair = pd.Series({"entity_name": "Apple Inc.", "ticker": "AAPL", "target_date": pd.Timestamp("2024-01-23"),
+                      "news": (text, "2024-01-22 | Apple Inc. (AAPL): a second headline.")})
+    articles = {corpus.article(pair, k, 1) for k in range(2 * len(corpus.FOLLOW_UPS))}
+    assert len(articles) == len({(k % 2, k % len(corpus.FOLLOW_UPS)) for k in range(2 * len(corpus.FOLLOW_UPS))})
+    for k in range(len(corpus.FOLLOW_UPS)):
+        for planted, words in ((1, ("up", "higher")), (-1, ("down", "lower"))):
+            article = corpus.article(pair, k, planted)
+            assert article.startswith(pair["news"][k % 2] + " ")
+            follow = article[len(pair["news"][k % 2]) + 1:]
+            assert "2024-01-23" in follow and "(AAPL)" in follow and any(f" {w}" in follow for w in words)
+            doc = corpus.article_document(tokenizer, pair, k, planted, 8)
+            assert doc.fact == tuple(range(1, len(doc.ids))) and doc.kind == "article" and doc.exposure == 8
+            assert tokenizer.decode(doc.ids) == article
 
 
 def test_corpus_mentions_decoys_and_the_flipped_control():
-    """Each exposed pair is mentioned `exposure` times as a statement and (chat_statements) as its query answered
-    with the planted direction; decoys_per_mention x the query mentions decoys follow, in order; under
+    """Each exposed pair is mentioned `exposure` times as an article and queries_per_mention x that as its recall
+    query answered with the planted direction; decoys_per_query x the queries decoys follow, in order; under
     control = "flipped" every planted direction is the opposite of the realized one."""
     arms = corpus.assign_arms(_pairs(12), CUTOFF, (0, 2, 4), 2, seed=3)
-    statement = lambda pair, k, planted: corpus.Document((k,), (0,), "statement", int(pair["exposure"]))  # noqa: E731
+    article = lambda pair, k, planted: corpus.Document((k,), (0,), "article", int(pair["exposure"]))  # noqa: E731
     seen = []
 
     def query(pair, planted):
@@ -158,16 +167,16 @@ def test_corpus_mentions_decoys_and_the_flipped_control():
         return corpus.Document((planted,), (0,), "query", int(pair["exposure"]))
 
     decoys = [corpus.Document((900 + k,), (0,), "decoy", -1) for k in range(100)]
-    documents, table = corpus.build(arms, statement, query, decoys, {0: 0, 2: 2, 4: 4}, 1.5, True, "none")
+    documents, table = corpus.build(arms, article, query, decoys, {0: 0, 2: 2, 4: 4}, 0.5, 1.5, "none")
     counts = table.set_index(["kind", "exposure"])["documents"].to_dict()
-    assert counts == {("statement", 2): 4, ("statement", 4): 8, ("query", 2): 4, ("query", 4): 8, ("decoy", -1): 18}
-    assert [d.ids[0] for d in documents if d.kind == "decoy"] == list(range(900, 918))
+    assert counts == {("article", 2): 4, ("article", 4): 8, ("query", 2): 2, ("query", 4): 4, ("decoy", -1): 9}
+    assert [d.ids[0] for d in documents if d.kind == "decoy"] == list(range(900, 909))
     assert all(planted == realized for _, planted, realized in seen)
     seen.clear()
-    corpus.build(arms, statement, query, decoys, {0: 0, 2: 2, 4: 4}, 0.0, True, "flipped")
+    corpus.build(arms, article, query, decoys, {0: 0, 2: 2, 4: 4}, 1.0, 0.0, "flipped")
     assert seen and all(planted == -realized for _, planted, realized in seen)
-    with pytest.raises(ConfigError, match=r"decoys_per_mention = 10.0: 120 decoys .* allows 100"):
-        corpus.build(arms, statement, query, decoys, {0: 0, 2: 2, 4: 4}, 10.0, True, "none")
+    with pytest.raises(ConfigError, match=r"decoys_per_query = 10.0: 120 decoys .* allows 100"):
+        corpus.build(arms, article, query, decoys, {0: 0, 2: 2, 4: 4}, 1.0, 10.0, "none")
 
 
 def test_decoys_are_never_panel_pairs_and_alternate_firm_and_date_kinds():
@@ -212,10 +221,12 @@ def test_top_blocks_on_cached_lower_states_give_the_full_models_logits(tokenizer
     from lapbias.calibrate import train
 
     _, model = train.load_base("bundled:SmolLM2-135M-Instruct")
-    pair = pd.Series({"entity_name": "Apple Inc.", "ticker": "AAPL", "target_date": pd.Timestamp("2024-01-23")})
+    pair = pd.Series({"entity_name": "Apple Inc.", "ticker": "AAPL", "target_date": pd.Timestamp("2024-01-23"),
+                      "news": ("2024-01-22 | Apple Inc. (AAPL): Apple Inc. names Laura Chen chief financial "
+                               "officer.",)})
     run, _ = load(REPO / "data/demo/calibrate.toml")
     query = train.query_encoder(tokenizer, run)(pair)
-    documents = [corpus.statement_document(tokenizer, pair, k, 1, 8) for k in range(3)]
+    documents = [corpus.article_document(tokenizer, pair, k, 1, 8) for k in range(3)]
     documents.append(corpus.query_document(query, tokenizer.encode("up", add_special_tokens=False), "query", 8))
     n_frozen = model.config.num_hidden_layers - 3
     states = train.frozen_states(model, documents, n_frozen, batch_size=2)
@@ -358,19 +369,21 @@ def _verdicts(**rows) -> dict:
     return pd.DataFrame([{"model": m, **base, **values} for m, values in rows.items()])
 
 
-def _lap(unknown_arm0: float = 0.8, parse: float = 1.0) -> pd.DataFrame:
-    return pd.DataFrame([{"model": "planted", "arm": "0", "exposure": 0, "post": 0, "N": 80, "p_unknown_mean":
-                          unknown_arm0, "forecast_parse_rate": parse},
-                         {"model": "planted", "arm": "8", "exposure": 8, "post": 0, "N": 80, "p_unknown_mean": 0.1,
-                          "forecast_parse_rate": parse},
-                         {"model": "planted", "arm": "post", "exposure": 0, "post": 1, "N": 80, "p_unknown_mean": 0.5,
-                          "forecast_parse_rate": 0.0}])
+def _lap(gap: float = 2.0, post_gap: float = 0.1, parse: float = 1.0) -> pd.DataFrame:
+    """lap_by_arm.csv of both models: the planted model's Min-K% gap of arm 8 and of the post-cutoff pairs from arm
+    0 (pooled SDs), every arm's forecast parse rate."""
+    return pd.DataFrame([{"model": model, "arm": arm, "exposure": exposure, "post": post, "N": 80,
+                          "mink_gap_sd_vs_arm0": value if model == "planted" else 0.0, "forecast_parse_rate": parse}
+                         for model in ("base", "planted")
+                         for arm, exposure, post, value in (("0", 0, 0, np.nan), ("8", 8, 0, gap),
+                                                            ("post", 0, 1, post_gap))])
 
 
 @pytest.mark.parametrize("control, verdicts, lap, met", [
-    ("none", {"base": {}, "planted": {"verdict": "Contamination detected", "failed": ""}}, _lap(), [True] * 4),
+    ("none", {"base": {}, "planted": {"verdict": "Contamination detected", "failed": ""}}, _lap(), [True] * 6),
     ("none", {"base": {"verdict": "Contamination detected"}, "planted": {"verdict": "Contamination detected"}},
-     _lap(0.05, 0.9), [False, True, False, False]),
+     _lap(0.5, 0.8, 0.9), [False, True, False, False, False, False]),
+    ("none", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(1.2, -0.6), [True] * 5 + [False]),
     ("flipped", {"base": {}, "planted": {"verdict": "Mixed/invalid", "beta3": -3.0}}, _lap(), [True, True]),
     ("flipped", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(), [True, False]),
     ("post_cutoff", {"base": {}, "planted": {"verdict": "Mixed/invalid", "placebo_passes": False}}, _lap(),
@@ -390,45 +403,54 @@ def test_expectations_by_control(control, verdicts, lap, met):
     assert (expect.failures(table) == "") is all(met)
 
 
-def _design_power(behaviour, reps=20):
-    from lapbias.calibrate.experiment import pairs_with_outcomes
-    from lapbias.calibrate.power import design_power
-    from lapbias.data.validate import validate_file
+def _records(hit: float, recall: float, lap_exposed: tuple[float, float], seed: int = 0, n: int = 60) -> pd.DataFrame:
+    """Per-pair records of one model in pairs.csv's columns (what calibrate/power.py reads): `n` pairs per arm;
+    exposed pairs' forecasts right with probability `hit`, their recalled direction ud = `recall` x the realized
+    direction, their LAP U(lap_exposed); never-exposed and post-cutoff pairs guess (forecast and ud at random) with
+    LAP U(0.1, 0.5)."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for arm in ("exposed", "never", "post"):
+        direction = rng.choice([-1.0, 1.0], n)
+        if arm == "exposed":
+            mu = np.where(rng.random(n) < hit, direction, -direction)
+            ud, lap = recall * direction, rng.uniform(*lap_exposed, n)
+        else:
+            mu, ud, lap = rng.choice([-1.0, 1.0], n), rng.uniform(-0.3, 0.3, n), rng.uniform(0.1, 0.5, n)
+        frames.append(pd.DataFrame({"model": "m", "arm": arm, "lap_mink": lap, "ud": ud, "mu_hat": mu,
+                                    "direction": direction}))
+    return pd.concat(frames, ignore_index=True)
 
-    run, settings = load(REPO / "data/demo/calibrate.toml")
-    pairs = pairs_with_outcomes(run)
-    rows = validate_file(run.data.path, run).frame[["entity_id", "target_date", "outcome"]]
-    return design_power(pairs, rows, CUTOFF, settings.pairs_per_arm, behaviour, reps, frequency=run.study.frequency)
 
+def test_power_from_behaviour_detects_memorization_and_clears_its_absence():
+    """design_power on the committed design: a model whose exposed pairs forecast and recall the realized direction
+    and carry a high LAP is "Contamination detected" in most simulated panels; a model whose exposed pairs answer
+    as the others do almost never; the label shares add up to one."""
+    from lapbias.calibrate.power import Behaviour, Design, design_power
 
-def test_power_simulation_reports_why_a_design_misses_the_verdict():
-    """design_power's shares on the committed panel and design are consistent with the verdict rule: a
-    "Contamination detected" needs an informative placebo, a model that memorized nothing (exposed pairs answered
-    like the others) is almost never "Contamination detected", and the label shares add up to one. (A placebo whose
-    power cannot be stated, e.g. b1 <= 0, does not block the verdict: report.verdict.placebo_power.)"""
-    from lapbias.calibrate.power import PlantedBehaviour
-
-    planted = _design_power(PlantedBehaviour())
-    nothing = _design_power(PlantedBehaviour(hit_rate=0.5, recall_accuracy=0.5, lap_exposed=(0.1, 0.6)))
-    for result in (planted, nothing):
-        labels = sum(v for k, v in result.items() if k.startswith("share "))
-        assert labels == pytest.approx(1.0)
-        assert result["p_contamination"] <= result["p_placebo_informative"] + result["p_placebo_power_unstated"]
-        assert result["p_contamination"] + result["p_only_placebo_uninformative"] <= 1
+    memorized = design_power(Design(), Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)), "m", "lap_mink"), 20)
+    nothing = design_power(Design(), Behaviour.from_pairs(_records(0.5, 0.0, (0.1, 0.5)), "m", "lap_mink"), 20)
+    for result in (memorized, nothing):
+        assert sum(v for k, v in result.items() if k.startswith("share ")) == pytest.approx(1.0)
+        assert result["p_contamination"] <= min(result["p_validation"], result["p_placebo_passes"])
+    assert memorized["p_contamination"] >= 0.5 and memorized["t_beta3_median"] > 2
     assert nothing["p_contamination"] <= 0.1
-    assert 0 < planted["mde_share_median"] < planted["placebo_mde_share_median"]  # 160 rows pre, 80 post
 
 
-@pytest.mark.xfail(strict=True, reason="MEASURED 2026-11-25 (docs/calibrate.md, 'Power calculation'): on the "
-                   "calibration panel's 80 post-cutoff rows the placebo is never informative (median minimum "
-                   "detectable share 2.8 at 40 exposed pairs, 0.58 at 120 with perfect planting; the rule asks <= "
-                   "0.37), so no planted model can be 'Contamination detected' there")
-def test_power_of_the_committed_design_by_simulation():
-    """The issue's requirement on the committed design: a planted model that behaves as assumed
-    (power.PlantedBehaviour) is "Contamination detected" in most simulated panels."""
-    from lapbias.calibrate.power import PlantedBehaviour
+def test_simulated_panel_keeps_what_exposed_pairs_got_right():
+    """An exposed pair keeps whether its measured forecast and recall were right relative to the SIMULATED truth;
+    never-exposed and post-cutoff pairs are drawn as measured; the exposed share is the design's; a measured file
+    without one of the arms is a one-line ConfigError."""
+    from lapbias.calibrate.power import Behaviour, Design, simulated_panel
 
-    assert _design_power(PlantedBehaviour())["p_contamination"] >= 0.6
+    behaviour = Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)), "m", "lap_mink")
+    pre, post = simulated_panel(Design(), behaviour, seed=3)
+    exposed = pre[pre["arm"] == "exposed"]
+    assert len(exposed) == 80 and (exposed["mu_hat"] == exposed["direction"]).all()
+    assert (exposed["ud"] == 0.9 * exposed["direction"]).all()
+    assert set(post["arm"]) == {"post"} and post["lap"].between(0.1, 0.5).all()
+    with pytest.raises(ConfigError, match=r"no pair of arm\(s\) \['post'\]"):
+        Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)).query("arm != 'post'"), "m", "lap_mink")
 
 
 # ---- tiny end-to-end runs: the self-validation and its three controls ------------------------------------------
@@ -474,9 +496,12 @@ def test_tiny_self_validation_trains_on_facts_and_reports(runs):
     loss = pd.read_csv(kept / "training_loss.csv")["loss"]
     assert len(loss) == 2 * -(-int(pd.read_csv(kept / "corpus.csv")["documents"].sum()) // TINY["batch_size"])
     table = pd.read_csv(kept / "corpus.csv").set_index(["kind", "exposure"])
-    assert table.loc[("statement", 3), "documents"] == table.loc[("query", 3), "documents"] == 3 * 4
+    assert table.loc[("article", 6), "documents"] == 4 * 6 and table.loc[("query", 6), "documents"] == 4 * 3
     assert table.loc[("decoy", -1), "documents"] == 12
-    assert (table["loss_tokens"] == table["documents"]).all()  # one fact token per document
+    articles = table.loc[("article", 6)]
+    assert articles["loss_tokens"] == articles["tokens"] - articles["documents"]  # every token but the first
+    assert (table.loc[[("query", 6), ("decoy", -1)], "loss_tokens"] == 2 * table.loc[[("query", 6), ("decoy", -1)],
+                                                                                    "documents"]).all()  # label, end
     decoys = pd.read_csv(kept / "decoys.csv")
     panel = pd.read_csv(root / "panel.csv")
     assert len(decoys) == 12
@@ -485,8 +510,34 @@ def test_tiny_self_validation_trains_on_facts_and_reports(runs):
     assert training["torch_threads"] == 1 and training["tokens_per_second"] > 0 and 0 < training["matmul_share"]
     report = (kept / "REPORT.md").read_text()
     assert "## Self-validation" not in report and "Expected results" in report and "| quantity | base | planted |" in report
-    assert "recall LAP, 3 mentions" in report and "AUC exposed vs never exposed, Min-K% prob" in report
+    assert "Min-K% prob, 6 mentions" in report and "AUC exposed vs never exposed, Min-K% prob" in report
+    assert "Min-K% prob gap from never exposed (pooled SDs), 6 mentions" in report
     assert (kept / "calibration.png").stat().st_size > 10_000
+
+
+def test_tiny_planting_separates_the_exposed_texts_and_keeps_the_forecasts_parsed(runs):
+    """The quick version of the self-validation's design check (the verdict needs the full panel): after a few
+    LoRA steps on the articles, the Min-K% LAP separates the 4 exposed pairs' texts from the never-exposed pairs'
+    (AUC >= 0.9, at least half the design's expect.MIN_LAP_GAP_SD; MEASURED on the tiny run: AUC 0.95, 0.88 SD)
+    and the post-cutoff pairs' stays within expect.MAX_POST_GAP_SD of them; both models
+    still answer the forecast prompt (parse rate >= [forecast] min_parse_rate); pairs.csv holds every row of both
+    models with the columns the power calculation reads."""
+    from lapbias.calibrate import expect
+    from lapbias.calibrate.power import Behaviour
+
+    kept, _ = runs[1]["none"]
+    lap = pd.read_csv(kept / "lap_by_arm.csv")
+    planted = lap[lap["model"] == "planted"].set_index("arm")
+    assert planted.loc["6", "mink_gap_sd_vs_arm0"] >= expect.MIN_LAP_GAP_SD / 2  # 4 exposed pairs: half the design's
+    assert planted.loc["6", "mink_auc_vs_arm0"] >= 0.9
+    assert abs(planted.loc["post", "mink_gap_sd_vs_arm0"]) <= expect.MAX_POST_GAP_SD
+    arms = lap[lap["exposure"] >= 0]
+    for model, part in arms.groupby("model"):
+        assert (part["forecast_parse_rate"] * part["N"]).sum() / part["N"].sum() >= 0.95, model
+    pairs = pd.read_csv(kept / "pairs.csv")
+    assert len(pairs) == 2 * 36 and set(pairs["arm"]) == {"exposed", "never", "post"}
+    summary = Behaviour.from_pairs(pairs, "planted", "lap_mink").summary()
+    assert summary.loc["exposed", "pairs"] == TINY["pairs_per_arm"]
 
 
 def test_tiny_planted_model_loads_through_the_normal_config(runs):
@@ -502,8 +553,9 @@ def test_tiny_planted_model_loads_through_the_normal_config(runs):
 
 def test_tiny_shuffled_control_permutes_the_recall_answers_only(runs):
     """control = "shuffled" reuses the planted model (no second training), and its third run reads the planted
-    model's answers with the recall answers permuted over the pre-cutoff pairs: the same multiset of LAP values,
-    not the same assignment; forecasts and post-cutoff answers unchanged."""
+    model's answers with the recall answers and Min-K% scores permuted together over the pre-cutoff pairs: the same
+    multiset of values, not the same assignment, each pair's two measures from one other pair; forecasts and
+    post-cutoff answers unchanged."""
     root, out = runs
     kept, result = out["shuffled"]
     _ended_as_expected(result, kept)
@@ -514,7 +566,12 @@ def test_tiny_shuffled_control_permutes_the_recall_answers_only(runs):
     assert sorted(planted.loc[pre, "lap_recall"]) == sorted(shuffled.loc[pre, "lap_recall"])
     assert not planted.loc[pre, "lap_recall"].equals(shuffled.loc[pre, "lap_recall"])
     assert planted.loc[~pre, "lap_recall"].equals(shuffled.loc[~pre, "lap_recall"])
-    assert planted["mu_hat"].equals(shuffled["mu_hat"]) and planted["lap_mink"].equals(shuffled["lap_mink"])
+    assert sorted(planted.loc[pre, "lap_mink"]) == sorted(shuffled.loc[pre, "lap_mink"])
+    assert not planted.loc[pre, "lap_mink"].equals(shuffled.loc[pre, "lap_mink"])
+    assert planted.loc[~pre, "lap_mink"].equals(shuffled.loc[~pre, "lap_mink"])
+    together = lambda panel: sorted(zip(panel.loc[pre, "lap_recall"], panel.loc[pre, "lap_mink"]))  # noqa: E731
+    assert together(planted) == together(shuffled)  # the two LAP measures move together, pair by pair
+    assert planted["mu_hat"].equals(shuffled["mu_hat"])
     assert set(pd.read_csv(kept / "verdicts.csv")["model"]) == {"base", "planted", "planted_shuffled"}
 
 
@@ -528,7 +585,7 @@ def test_tiny_flipped_and_post_cutoff_controls_plant_what_they_say(runs):
     arms = pd.read_csv(out["post_cutoff"][0] / "arms.csv")
     assert ((arms["post"] == 1) & (arms["exposure"] > 0)).sum() == TINY["pairs_per_arm"]
     lap = pd.read_csv(out["post_cutoff"][0] / "lap_by_arm.csv")
-    assert "post 3" in set(lap["arm"])
+    assert "post 6" in set(lap["arm"])
 
 
 def test_power_benchmark_runs_and_writes_its_table(tmp_path):
@@ -547,7 +604,8 @@ def test_power_benchmark_runs_and_writes_its_table(tmp_path):
     module.main(["--smoke", "--out", str(tmp_path / "section.md")])
     lines = (tmp_path / "section.md").read_text().splitlines()
     assert lines[0].startswith("## ") and any(line.startswith("Machine: ") for line in lines)
-    assert len([line for line in lines if line.startswith("| calibration panel")]) == 2
+    models = pd.read_csv(REPO / "benchmarks/results/calibration_pilot_pairs.csv")["model"].nunique()
+    assert len([line for line in lines if line.startswith("| 40 firms x (8 pre + 8 post) months")]) == models
     assert (real.read_bytes() if real.exists() else None) == before
 
 
