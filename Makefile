@@ -40,7 +40,7 @@ demo-leak: install
 # The ESS audit on statsmodels' bundled anes96 with persona prompts to the bundled model.
 demo-ess: install
 	$(BIN)/lapbias ess data/demo/ess.toml --yes
-# Self-validation (issue 16): plant memorization with LoRA, run the protocol on base and planted model.
+# Self-validation: plant memorization with LoRA, run the protocol on base and planted model.
 demo-calibrate: install
 	$(BIN)/lapbias calibrate data/demo/calibrate.toml --yes
 

@@ -1,5 +1,5 @@
 """The self-validation at full size: `lapbias calibrate` on the committed configuration (data/demo/calibrate.toml),
-again with a second pair of seeds, under each negative control, and the dose-response (0, 1, 4, 16 mentions).
+again with a second pair of seeds, under each negative control, and the dose-response (0, 4, 16 articles per epoch).
 Each run is the real command in a subprocess, in its own root under data/derived/calibration-bench/; the base
 model's cached answers of the first run are copied into the others (the base model is the same everywhere), and
 the planted model into the "shuffled" control's root (it plants what the first run planted). Wall-clock and CPU
@@ -39,10 +39,10 @@ RUNS = {
               {"assignment_seed": 7, "training_seed": 7}),
     "flipped": ("negative control: the opposite of each realized direction planted", {"control": "flipped"}),
     "post_cutoff": ("negative control: post-cutoff pairs planted too", {"control": "post_cutoff"}),
-    "shuffled": ("negative control: recall answers permuted over the pre-cutoff pairs after training",
+    "shuffled": ("negative control: recall answers and Min-K% scores permuted over the pre-cutoff pairs after training",
                  {"control": "shuffled"}),
-    "dose": ("dose-response: 0, 1, 4, 16 mentions, 40 pairs per exposed arm",
-             {"exposures": [0, 1, 4, 16], "pairs_per_arm": 40}),
+    "dose": ("dose-response: 0, 4, 16 articles per epoch, 40 pairs per exposed arm",
+             {"exposures": [0, 4, 16], "pairs_per_arm": 40}),
 }
 
 
