@@ -154,7 +154,7 @@ def table_v() -> str:
                                 "p_one_sided": p / 2}
                                for model, term, coef, t, p in (
                                    ("high_lap", "ud", 0.5, 4.0, 1e-4), ("low_lap", "ud", 0.01, 0.2, 0.84),
-                                   ("high_minus_low", "c.ud_std#c.high_lap", 0.4, 3.5, 5e-4))])
+                                   ("high_minus_low", "c.ud_dir_std#c.high_lap", 0.4, 3.5, 5e-4))])
     verdict = decide(detection, validation, placebo, {**bounds, "sd_lap": 1.0, "sd_lap_post": 1.0}, THRESHOLDS)
     return (f"{TABLE_V_ROW} placebo's one-sided 90% upper bound per SD of LAP {bounds['placebo_ucb_per_sd']:.4f} "
             f"< in-sample beta_3 per SD {bounds['beta3_per_sd']:.4f}: informative; pre minus post z = "

@@ -31,13 +31,13 @@ def detection(coef, t, p, clusters=60, **extra):
 
 
 def validation(high_p, low_p, high_coef=0.5, diff_p=None, low_coef=0.01):
-    """Pooled, high- and low-LAP thetas and their difference per SD of ud (model high_minus_low, here with SD(ud) = 1
-    in both halves); the difference's two-sided p defaults to the high-LAP theta's."""
+    """Pooled, high- and low-LAP thetas and the difference of the halves' slopes on the recalled direction per SD of
+    it (model high_minus_low); the difference's two-sided p defaults to the high-LAP theta's."""
     diff_p = high_p if diff_p is None else diff_p
     diff = high_coef - low_coef
     return pd.DataFrame([row("pooled", "ud", 0.3, 2.0, 0.05), row("high_lap", "ud", high_coef, 3.0, high_p),
                          row("low_lap", "ud", low_coef, 0.2 if low_coef > 0 else -0.2, low_p),
-                         row("high_minus_low", "c.ud_std#c.high_lap", diff, 2.0 if diff > 0 else -2.0, diff_p)])
+                         row("high_minus_low", "c.ud_dir_std#c.high_lap", diff, 2.0 if diff > 0 else -2.0, diff_p)])
 
 
 def placebo(t, p, clusters=60, **extra):

@@ -13,10 +13,12 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
   evidence": with expected t statistic t_e < 0 that happens with probability about Phi(z_{1−alpha} − |t_e|)
   (0.5% at t_e = −4.3), a statement true about contamination and silent about LAP's validity.
 - validation pattern present: high-LAP theta (outcome on ud, model high_lap) > 0 with two-sided p <
-  validation_alpha (0.05), and the halves' difference in predictive content per SD of ud > 0 with one-sided p <
-  validation_alpha (validation.csv model high_minus_low, term c.ud_std#c.high_lap: Step 3's "predictive power on
-  high-LAP observations, with a null on low-LAP observations" as a test of the difference, per SD of ud because
-  |ud| <= LAP squeezes ud in the low-LAP half; estimate/protocol.py). Contradicted: the high-LAP theta
+  validation_alpha (0.05), and the halves' difference in the predictive content of the recalled direction ud_dir =
+  ud / LAP_recall, per SD of it within each half, > 0 with one-sided p < validation_alpha (validation.csv model
+  high_minus_low, term c.ud_dir_std#c.high_lap: Step 3's "predictive power on high-LAP observations, with a null on
+  low-LAP observations" as a test of the difference; on the direction because |ud| <= LAP makes ud's size grow with
+  LAP, so a recall equally right at every LAP would look more predictive per SD of ud in the high half;
+  estimate/protocol.py). Contradicted: the high-LAP theta
   significantly negative, or the low-LAP theta significant without a significantly larger predictive content in
   the high half. No memorization detected: the high-LAP theta null (not significant, or zero: ud omitted as
   collinear, constant within the FE of that half) and the pattern not contradicted. Not estimable: a validation
@@ -74,7 +76,7 @@ import pandas as pd
 from ..config import EstimateConfig
 
 BETA3 = "c.mu_hat#c.lap"
-DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_std#c.high_lap"
+DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_dir_std#c.high_lap"
 CONTAMINATION = "Contamination detected"
 NO_EVIDENCE = "No evidence of contamination"
 NO_EVIDENCE_UNTESTED = "No evidence of contamination (LAP untested)"
@@ -257,7 +259,7 @@ def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | No
     if low_state in ("positive", "negative") and not larger:
         contradicted.append(f"the validation pattern is contradicted: the low-LAP theta is significant "
                             f"({low['coef']:.4g}, p = {low['p']:.4f}) and the high-LAP recall does not predict the "
-                            "outcome significantly better per SD of ud (results/validation.csv)")
+                            "outcome significantly better per SD of the recalled direction (results/validation.csv)")
     if high_state == "negative":
         contradicted.append(f"the validation pattern is contradicted: the high-LAP theta is significantly negative "
                             f"({high['coef']:.4g}, p = {high['p']:.4f}, results/validation.csv)")
@@ -270,8 +272,9 @@ def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | No
 def _validation_text(validation: pd.DataFrame | None, pattern: Validation) -> str:
     if pattern.present:
         diff = term_row(validation, DIFFERENCE_MODEL, DIFFERENCE)
-        return (f"the validation pattern is present (high-LAP theta positive and significant, and per SD of ud the "
-                f"high-LAP recall predicts the outcome better than the low-LAP recall by {diff['coef']:.4g}, "
+        return (f"the validation pattern is present (high-LAP theta positive and significant, and per SD of the "
+                f"recalled direction the high-LAP recall predicts the outcome better than the low-LAP recall by "
+                f"{diff['coef']:.4g}, "
                 f"one-sided p = {diff['p_one_sided']:.4f}; results/validation.csv)")
     return "the validation pattern is absent (results/validation.csv)"
 
@@ -422,7 +425,8 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                     f"{constant} (results/validation.csv)")
     else:
         untested = ("the high-LAP theta is significant but the high-LAP recall does not predict the outcome "
-                    "significantly better than the low-LAP recall per SD of ud (results/validation.csv model "
+                    "significantly better than the low-LAP recall per SD of the recalled direction "
+                    "(results/validation.csv model "
                     "high_minus_low)")
     return Verdict(NO_EVIDENCE_UNTESTED, ["validation"], f"{excluded}; but {untested}, so LAP is not shown to "
                    "measure memorization and the test's power against memorization-driven contamination is unknown "
