@@ -7,7 +7,11 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
   placebo's beta_3 with its own cluster count.
 - significant beta_3: coef > 0 and one-sided p < detection_alpha (0.05); significantly negative beta_3: coef < 0 and
   the one-sided p for beta_3 < 0 below detection_alpha (t test: p / 2 = 1 − p_one_sided; wild bootstrap:
-  p_wild_lower = #{t*_b <= t} / B, the lower tail counted itself, ties against rejection as in the upper tail). The
+  p_wild_lower = #{t*_b <= t} / B, the lower tail counted itself, ties against rejection as in the upper tail; a
+  detection.csv written before p_wild_lower existed has p_wild and p_wild_one_sided only, and the lower p is then
+  max(p_wild / 2, 1 − p_wild_one_sided): half the equal-tailed p is the lower tail whenever that tail is the smaller
+  one, which it is when beta_3 < 0 can be significant, and 1 − p_wild_one_sided = #{t*_b < t} / B keeps a skewed
+  distribution's large lower tail from being halved into significance). The
   protocol's "No evidence" asks for beta_3 "indistinguishable from zero", a two-sided notion: the two one-sided
   tests at the same level distinguish beta_3 from zero. A beta_3 < 0 that the lower test misses is then "No
   evidence": with expected t statistic t_e < 0 that happens with probability about Phi(z_{1−alpha} − |t_e|)
@@ -134,6 +138,8 @@ def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
     if not (math.isfinite(clusters) and clusters < wild_below_clusters):
         return crv1
     wild_one, wild_two, wild_lower = (_value(row, c) for c in ("p_wild_one_sided", "p_wild", "p_wild_lower"))
+    if not math.isfinite(wild_lower) and math.isfinite(wild_two):  # a table from before p_wild_lower (docstring)
+        wild_lower = max(wild_two / 2, 1 - wild_one)
     few = f"{clusters:.0f} entity clusters (< {wild_below_clusters}, wild_below_clusters)"
     if not math.isfinite(wild_one):
         crv1.text += (f"; with only {few} the CRV1 t test over-rejects, and no wild cluster bootstrap p was computed "
