@@ -33,9 +33,9 @@ pattern, the hardest case for the rule (only the size of the beta_3 test, of the
 of the placebo stand between it and "Contamination detected"); the clean model (`recall=False`) recalls nothing
 and is not contaminated: a confident guesser, whose LAP varies over (0, 1) while its direction is a guess (a model
 that abstains, answering "unknown", is the "unknown" design). The recall is strong (every high-LAP row memorized,
-90% right): the validation tests have more power here than with a recall that memorizes only some high-LAP rows
-(an independent review's generator, 35% of rows memorized, gives the standardized difference test 65% power on the
-demo's shape); it is not calibrated to the paper, which has no recall regression.
+90% right): the validation tests have more power here than with a recall that memorizes only some high-LAP rows;
+it is not calibrated to the paper, which has no recall regression. The difference test reads ud_dir, whose
+memorized rows are ±U(0.6, 1) and guessed rows U(−1, 1): LAP's size does not enter it.
 
 Post-cutoff shape: `post_periods` periods of the same entities (default: as many as before the cutoff); the
 paper's Table V has N_post / N_pre = 9,942 / 82,234 = 0.12.
