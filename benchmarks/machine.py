@@ -6,7 +6,7 @@ import os
 import platform
 from pathlib import Path
 
-from lapbias.cost import cpu_model
+from lapbias.signals.timing import cpu_model
 
 
 def describe() -> str:

@@ -10,6 +10,13 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True)
+def own_timing_record(tmp_path_factory, monkeypatch):
+    """Each test keeps its batch timings (signals/timing.py, ~/.cache/lapbias/probe_rates.json) to itself: nothing
+    written to the home folder, and no test's estimate read from another's timings."""
+    monkeypatch.setenv("LAPBIAS_CACHE_DIR", str(tmp_path_factory.mktemp("timing")))
+
+
 @pytest.fixture(scope="session")
 def bundled_backend():
     from lapbias.llm.transformers_backend import TransformersBackend

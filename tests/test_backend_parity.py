@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from lapbias.config import DEFAULT_RECALL_TEMPLATE, ForecastConfig
+from lapbias.config import DEFAULT_RECALL_TEMPLATE, ForecastConfig, ModelConfig
 from lapbias.llm import bundled
 from lapbias.llm.base import TokenLogprob, chat
 from lapbias.llm.cache import Query, ResponseCache, canonical_json
@@ -268,10 +268,11 @@ def test_run_interrupted_on_transformers_resumes_on_http_from_cache(bundled_back
         return lambda batch: [{"top": [t.to_json() for t in top]} for top in
                               backend.next_token_logprobs([json.loads(q.prompt) for q in batch], 20)]
 
-    ask_missing("recall", queries[:3], ResponseCache(path), asker(bundled_backend), 2, lambda: 0.0, always, 6)
+    model = ModelConfig(batch_size=2)
+    ask_missing("recall", queries[:3], ResponseCache(path), asker(bundled_backend), model, always, 6)
     resumed = Counting(http)
     assert http.model_id == bundled_backend.model_id == MODEL  # the key holds the model, never the endpoint
-    asked = ask_missing("recall", queries, ResponseCache(path), asker(resumed), 2, lambda: 0.0, always, 6)
+    asked = ask_missing("recall", queries, ResponseCache(path), asker(resumed), model, always, 6)
     assert asked == resumed.asked == 3
     cache = ResponseCache(path)
     assert len(cache) == 6 and not cache.missing(queries)

@@ -162,7 +162,8 @@ def test_report_refuses_results_estimated_under_another_config(estimated, settin
     config = write_config(layout.root, edited, "edited.toml")
     expect(2, f"{section} {key} = {old}", "report", config)
     output = expect(2, f"this config has {new}", "report", config)
-    assert "rerun `lapbias estimate`" in output
+    panel = "`lapbias panel`, " if key == "lap_measure" else ""  # the panel chooses the LAP measure
+    assert f"rerun {panel}`lapbias estimate`, then `lapbias report`" in output
     assert (layout.results / "REPORT.md").read_bytes() == before  # the previous report is left whole
     expect(0, "panel:", "panel", config)
     expect(0, "estimate (python engine)", "estimate", config)  # estimated under the edited config: reported
@@ -314,7 +315,8 @@ INPUT_CASES = [  # (id, file content, extra config, exit code, message fragment)
      "", 2, "no valid rows left after validation (6 rows read, all dropped)"),
     ("whitespace_only_text", csv_text(replace=("headline 1 2", "   ")), "", 0,
      "dropped 1 row: text must be non-empty (example row_id r12"),
-    ("duplicated_row_id", csv_text(replace=("r12,", "r11,")), "", 2, "duplicate row_id: 1 value(s) occur more than once"),
+    ("duplicated_row_id", csv_text(replace=("r12,", "r11,")), "", 2,
+     "duplicate row_id: 1 value(s) name different rows"),
     ("entity_name_missing", csv_text(replace=("Entity 1,", ",")), "", 0,
      "dropped 1 row: entity_id and entity_name must be non-empty (example row_id r12"),
     ("target_equals_text_date", csv_text(replace=("2024-03-02,2024-03-03", "2024-03-02,2024-03-02")), "", 0,
@@ -1165,7 +1167,7 @@ def test_rebuild_drops_a_min_k_file_the_config_does_not_use_when_its_cache_is_in
     output = expect(0, "panel:", "rebuild", config)
     assert "minkprob.parquet removed" in output and not layout.derived_file("minkprob.parquet").exists()
     config.write_text(config.read_text() + '[estimate]\nlap_measure = "minkprob"\n')
-    expect(2, "run `lapbias minkprob`", "rebuild", config)  # the config needs it: the missing answer is an error
+    expect(2, "run `lapbias minkprob --yes`", "rebuild", config)  # the config needs it: the missing answer is an error
 
 
 def test_settings_the_report_never_states_do_not_refuse_it(cached):

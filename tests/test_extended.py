@@ -62,6 +62,17 @@ def test_tables_have_the_papers_terms():
     assert any("table4:(3) skipped" in note for note in results.notes)
 
 
+def test_table_iii_without_its_moderator_column_says_which_setting_names_it():
+    """Without a `small` column Table III was skipped with "['mu_hat', 'small'] not all present in the panel", which
+    did not say that [estimate] moderator names the column."""
+    results = estimate_extended(simulated().drop(columns="small"))
+    assert "table3" not in results.tables
+    (note,) = [note for note in results.notes if note.startswith("table3")]
+    assert note == ("table3 skipped: the panel has no column 'small', the [estimate] moderator; to estimate paper "
+                    "Table III, set [estimate] moderator to a 0/1 column of your data file (e.g. a small-firm "
+                    "indicator)")
+
+
 def test_table5_is_the_papers_four_columns():
     """Paper Table V: (1)-(2) in-sample, (3)-(4) out-of-sample; (1)/(3) mu_hat alone, (2)/(4) with LAP."""
     frame = simulated()

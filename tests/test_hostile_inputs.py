@@ -135,7 +135,7 @@ def test_identical_rows_without_row_ids_are_dropped_not_refused(tmp_path):
     assert len(read_parquet(layout.derived_file("input.parquet"))) == len(rows)
     other_outcome = pd.concat([rows, rows.iloc[[2]].assign(outcome=9.5)], ignore_index=True)
     _, config = _csv_project(tmp_path / "b", other_outcome) if (tmp_path / "b").mkdir() is None else (None, None)
-    expect(2, "duplicate identical rows", "validate", config)
+    expect(2, "share entity_id, text_date (the day), target_date and text but differ in outcome", "validate", config)
 
 
 # ---- column names: one rule from the schema for derived names, Stata-safe names in the .dta ----------------------
@@ -180,7 +180,7 @@ def test_columns_stata_cannot_name_are_renamed_with_their_name_as_label(tmp_path
     labels = meta.column_names_to_labels
     assert labels["Return_next_day"] == "Return next day" and labels["_2nd_source"] == "2nd_source"
     assert labels["x" * 32] == "x" * 40 and labels["__cons"] == "_cons" and labels["Gr__e"] == "Größe"
-    assert (frame["Return_next_day"] == "0.5").all()  # an extra CSV column is kept as written
+    assert (frame["Return_next_day"] == 0.5).all()  # an extra CSV column of numbers is kept, as numbers
 
 
 # ---- two runs at once: one project lock; a live run's staging folder is never removed ---------------------------

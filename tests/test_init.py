@@ -211,3 +211,51 @@ def test_a_file_without_a_date_column_says_how_target_dates_can_be_derived(workd
     assert result.exit_code == 0, result.output
     assert "  target_date  <- NOT FOUND (required): name your column in [data.columns], or derive it from text_date " \
            "with [data] target_date_from = \"text_date\"" in result.output
+
+
+def test_a_missing_value_marker_does_not_make_numbers_text_and_a_real_text_value_is_named(workdir):
+    """One `NA` among the returns (R's and SAS's missing marker, which validate reads as missing) typed the outcome
+    column as text with a false CHECK; now it is a number column whose marker is counted. A value that is not a
+    number is named with its row."""
+    (workdir / "rp.csv").write_text("TIMESTAMP_UTC,RP_ENTITY_ID,ENTITY_NAME,HEADLINE,RET_1D\n"
+                                    "2024-06-03 19:59:00.000,D8442A,Nike Inc.,Nike beats,-0.1869\n"
+                                    "2024-06-03 20:30:00.000,228D42,Apple Inc.,Apple falls,NA\n"
+                                    "2024-06-04 14:00:00.000,228D42,Apple Inc.,Apple rises,-2.5123\n")
+    result = CliRunner().invoke(main, ["init", "rp.csv"])
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("  outcome ")]
+    assert line == "  outcome      <- RET_1D: number, -0.1869, -2.5123 (1 of 3 read as missing: 'NA')"
+    (workdir / "bad.csv").write_text("date,ticker,headline,ret_next_day\n2024-03-01,AAPL,A,0.5\n"
+                                     "2024-03-04,AAPL,B,n.a\n")
+    result = CliRunner().invoke(main, ["init", "bad.csv"])
+    (line,) = [line for line in result.output.splitlines() if line.startswith("  outcome ")]
+    assert "CHECK: validate needs numbers here" in line and "'n.a' (row 2) is not a number" in line
+
+
+def test_a_ticker_column_of_rics_is_flagged_for_the_prompts(workdir):
+    """RavenPack's and Refinitiv's RIC column (NKE.N, AAPL.OQ) maps to the ticker, which both prompts quote as
+    written ("Nike Inc. (NKE.N)"); init says so, and says nothing of a plain ticker column or a share class."""
+    (workdir / "rics.csv").write_text("date,RIC,company,headline,ret_next_day\n2024-03-01,NKE.N,Nike,A,0.5\n"
+                                      "2024-03-01,AAPL.OQ,Apple,B,0.2\n2024-03-04,BRK.B,Berkshire,C,0.1\n")
+    result = CliRunner().invoke(main, ["init", "rics.csv"])
+    (line,) = [line for line in result.output.splitlines() if line.startswith("  ticker ")]
+    assert "CHECK: these look like RICs with an exchange suffix (NKE.N): the ticker enters the forecast and recall " \
+           "prompts as written" in line and "model should read NKE" in line
+    assert "look like RICs" in (workdir / "rics.toml").read_text()
+    (workdir / "plain.csv").write_text("date,ticker,company,headline,ret_next_day\n2024-03-01,NKE,Nike,A,0.5\n"
+                                       "2024-03-01,AAPL,Apple,B,0.2\n2024-03-04,BRK.B,Berkshire,C,0.1\n")
+    result = CliRunner().invoke(main, ["init", "plain.csv"])
+    (line,) = [line for line in result.output.splitlines() if line.startswith("  ticker ")]
+    assert "CHECK" not in line
+
+
+def test_the_starter_config_shows_the_answer_length_and_the_table_iii_moderator(workdir):
+    """A production prompt answering in a sentence was cut at max_new_tokens, a setting the starter config did not
+    show; nor did it show [estimate] moderator, without which Table III is skipped. Both are there now, with the
+    README's section name."""
+    result = CliRunner().invoke(main, ["init", "my_panel.csv"])
+    assert result.exit_code == 0, result.output
+    text = (workdir / "my_panel.toml").read_text()
+    assert "\nmax_new_tokens = 8 " in text and "min_parse_rate = 0.95 " in text
+    assert '# moderator = "small"' in text and "Table III is skipped" in text
+    assert "Running your own study" not in text

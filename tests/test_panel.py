@@ -76,6 +76,29 @@ def test_build_writes_panel_and_both_dta_files(study):
     assert layout.derived_file("panel_post.dta").exists()
 
 
+def test_numeric_user_columns_are_numbers_in_the_dta(study):
+    """A CSV's extra columns arrive as text; RavenPack's RELEVANCE and EVENT_SENTIMENT_SCORE reached the .dta as
+    str3/str5, to destring in Stata. A column of numbers (missing markers allowed) is now a number there; one with
+    text, or identifiers written with leading zeros, stays a string."""
+    config, layout = study
+    inputs = synthetic_stage_files(layout)
+    n = len(inputs)
+    inputs["RELEVANCE"] = ["100", "NA", "75", "90"] * (n // 4)  # rows 1-2 of each 4 are pre-cutoff
+    inputs["EVENT_SENTIMENT_SCORE"] = ["0.54", "-0.3", "", "1e-2"] * (n // 4)
+    inputs["CUSIP"] = ["03783310", "59491810", "03783310", "59491810"] * (n // 4)
+    inputs["SOURCE"] = ["DJ", "10", "DJ", "10"] * (n // 4)
+    write_parquet(inputs, layout.derived_file("input.parquet"))
+    panel = build(config, layout).panel
+    pre, meta = pyreadstat.read_dta(layout.derived_file("panel_pre.dta"))
+    assert meta.readstat_variable_types["RELEVANCE"] == "double"
+    expected = pd.to_numeric(panel.loc[panel["post"] == 0, "RELEVANCE"].replace("NA", None)).to_numpy(float)
+    np.testing.assert_array_equal(pre["RELEVANCE"].to_numpy(float), expected)
+    assert np.isnan(expected).any() and set(expected[~np.isnan(expected)]) <= {100.0, 90.0, 75.0}
+    assert meta.readstat_variable_types["EVENT_SENTIMENT_SCORE"] == "double"
+    assert meta.readstat_variable_types["CUSIP"] == "string" and pre["CUSIP"].iloc[0] == "03783310"
+    assert meta.readstat_variable_types["SOURCE"] == "string"
+
+
 def test_minkprob_choice_and_missing_minkprob(study):
     config, layout = study
     synthetic_stage_files(layout)

@@ -109,3 +109,24 @@ def test_the_docs_name_the_verdict_thresholds_as_the_config_does():
         for match in re.finditer("max_mde_share", text):
             assert "old name" in " ".join(text[max(0, match.start() - 80):match.end() + 80].split()), name
     assert "a fifth of the paper" not in (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+
+
+def test_your_own_study_says_what_the_commands_do():
+    """README's "Your own study" against the code: the target-date rule as docs/own-study.md and data/target_dates.py
+    state it (the actual close, 1 p.m. on early-close days; it said "the paper's 4 p.m. rule"), the model steps with
+    the --yes they need without a terminal, the default answer length (max_new_tokens), the first answers the parse
+    rate is checked on, and the section name the starter config and docs/own-study.md cite."""
+    from lapbias.config import ForecastConfig
+    from lapbias.signals.timing import FIRST_ANSWERS
+
+    section = README.split("## Your own study", 1)[1].split("\n## ", 1)[0]
+    words = " ".join(section.split())
+    assert "4 p.m. rule" not in words and "1 p.m. on an early-close day" in words and "actual close" in words
+    assert "early close, e.g. 1 p.m. on the day after Thanksgiving, is the close" in \
+        " ".join((ROOT / "docs" / "own-study.md").read_text(encoding="utf-8").split())
+    for stage in ("forecast", "recall", "minkprob"):
+        assert f"| `lapbias {stage} CONFIG --yes` |" in section
+    assert f"`[forecast] max_new_tokens` ({ForecastConfig().max_new_tokens} tokens)" in words
+    assert f"first {FIRST_ANSWERS} answers" in words
+    for path in (ROOT / "docs" / "own-study.md", ROOT / "python" / "lapbias" / "data" / "starter.py"):
+        assert "Running your own study" not in path.read_text(encoding="utf-8")

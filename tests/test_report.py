@@ -71,3 +71,36 @@ def test_no_post_sample_is_said_plainly(tmp_path):
     protocol.run(config, layout)
     text = write_report(config, layout).read_text()
     assert "_No `results/placebo.csv`" in text and "placebo is infeasible" in text
+
+
+def _recall_tables(pre_lap: float, post_lap: float, residual: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    lap = pd.DataFrame({"sample": ["pre", "post"], "measure": ["lap_recall"] * 2, "mean": [pre_lap, post_lap]})
+    checks = pd.DataFrame({"sample": ["pre", "post"], "n_queries": [100, 100], "exact": [1.0, 1.0],
+                           "censored_up": [0.0, 0.0], "censored_down": [0.0, 0.0], "censored_unknown": [0.0, 0.0],
+                           "censoring_bound_max": [float("nan")] * 2, "residual_mass_mean": [residual, residual],
+                           "residual_mass_max": [residual, residual], "lap_mean": [pre_lap, post_lap],
+                           "p_unknown_mean": [1 - pre_lap - residual, 1 - post_lap - residual]})
+    return lap, checks
+
+
+def test_the_recall_answers_are_described_as_they_are_and_high_means_a_stated_threshold():
+    """With 89% of the recall mass on no label, REPORT.md called a LAP of 0.10 "high" ("guessing rather than
+    abstaining") and never named the residual mass. "High" is now LAP >= 0.5, stated; a LAP that does not fall but is
+    low is said to be low; the answers' mass on up/down, unknown and other tokens is shown, flagged when mostly off
+    the labels."""
+    from lapbias.report.markdown import lap_flags
+
+    config = from_dict({"study": {"cutoff": "2024-06-30"}})
+    flags = "\n".join(lap_flags(*_recall_tables(0.1038, 0.1041, 0.8923), config))
+    assert "stays high" not in flags and "guessing" not in flags
+    assert "Post-cutoff LAP does not fall (mean 0.1041 vs 0.1038 pre-cutoff, at least 80% of it), but it is low on " \
+           "both sides of the cutoff (below 0.5" in flags
+    assert "**Recall answers mostly off the labels**, mean probability per query (pre-cutoff: up or down 0.104, " \
+           "unknown 0.004, other tokens 0.892; post-cutoff: up or down 0.104, unknown 0.004, other tokens " \
+           "0.892)" in flags
+    flags = "\n".join(lap_flags(*_recall_tables(0.70, 0.66, 0.05), config))
+    assert "**Post-cutoff LAP stays high** (mean 0.66 vs 0.7 pre-cutoff, at least 80% of it; high: at least " \
+           "0.5" in flags
+    assert "Recall answers, mean probability per query (pre-cutoff: up or down 0.700, unknown 0.250, other tokens " \
+           "0.050" in flags and "mostly off" not in flags
+    assert "does not fall" not in "\n".join(lap_flags(*_recall_tables(0.70, 0.20, 0.05), config))

@@ -183,6 +183,28 @@ def test_declined_confirmation_asks_nothing(study, bundled_backend):
     assert counting.asked == 0
 
 
+def test_a_prompt_whose_answers_do_not_parse_stops_after_the_first_answers(study, bundled_backend):
+    """A YES/NO production prompt ran every query (29 minutes) before the parse-rate check stopped it at 1.7%, on
+    answers visibly cut at max_new_tokens, which the message did not name. The check now runs on the first 32
+    answers: the run stops there (the other queries not asked), with examples, the setting that cut the answers and
+    the fix."""
+    config, layout, frame = study
+    many = pd.concat([frame.assign(row_id=frame["row_id"] + f"-{k}") for k in range(8)], ignore_index=True)
+    write_parquet(many, layout.derived_file("input.parquet"))  # 40 rows
+    yes_no = config.replace(forecast={"parse_regex": r"^\W*(yes|no|unknown)\b", "max_new_tokens": 1,
+                                      "labels": {"yes": 1, "no": -1, "unknown": 0}}, model={"batch_size": 8})
+    counting = CountingBackend(bundled_backend)
+    with pytest.raises(ParseRateError) as raised:
+        forecast.run(yes_no, layout, counting, always)
+    message = str(raised.value)
+    assert counting.asked == 32 and len(layout.raw_file("forecast").read_text().splitlines()) == 32
+    assert "parse rate 0.0% is below 95.0% on the first 32 answers" in message and "row_id a1-0: " in message
+    assert "32 of the 32 unparsed answers used all [forecast] max_new_tokens = 1 tokens" in message
+    assert "raise max_new_tokens (e.g. to 32)" in message and "--allow-low-parse-rate" in message
+    allowed = yes_no.replace(forecast={"allow_low_parse_rate": True})
+    assert len(forecast.run(allowed, layout, counting, always)) == 40 and counting.asked == 40  # the rest, on override
+
+
 def test_parse_rate_below_minimum_stops_with_examples(study):
     config, _, _ = study
     frame = pd.DataFrame({"row_id": [f"r{i}" for i in range(10)],
@@ -219,11 +241,16 @@ def test_self_reported_confidence_and_label_parsing_by_hand():
 
 def test_batch_message_states_count_time_and_suggests_a_sample_for_large_panels():
     from lapbias.signals.batch import describe_batch
+    from lapbias.signals.timing import Timing
 
-    small = describe_batch("recall", 120, 100, 0.6, n_rows=500)
-    assert "100 queries to ask (20 of 120 already cached)" in small and "≈ 1.0 min" in small
+    timed = Timing(16, [8.0, 12.0], [16, 16], load=1.5, when="2026-01-02 10:00")
+    small = describe_batch("recall", 120, 100, 500, timed.estimate(100))
+    # 100 queries = 7 batches of up to 16 at the mean 10 s; range 7 x min(0.7 x 10, 8) to 7 x max(1.5 x 10, 12)
+    assert "100 queries to ask (20 of 120 already cached); estimated time about 70 s (49 s to 105 s)" in small
+    assert "7 batches of up to 16 at 10.0 s, measured on 2 batches (32 queries, 8.0 to 12.0 s)" in small
     assert "--sample" not in small
-    assert "lapbias validate --sample N --seed S" in describe_batch("forecast", 20_000, 20_000, 0.1, n_rows=20_000)
+    assert "not yet measured" in describe_batch("recall", 120, 100, 500, None)
+    assert "lapbias validate --sample N --seed S" in describe_batch("forecast", 20_000, 20_000, 20_000, None)
 
 
 def test_precision_is_in_every_cache_key():

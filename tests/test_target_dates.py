@@ -270,4 +270,4 @@ def test_a_text_date_validate_cannot_read_is_one_error_not_also_a_missing_date(n
     assert lines[0] == "error: text_date: 2 value(s) are not dates in YYYY-MM-DD form, a full calendar date " \
                        "(example row 1: '20240301')"
     assert len(lines) == 2 and "missing" not in lines[0]
-    assert lines[1].startswith("error: 1 row would also be dropped: outcome must be numeric and non-missing")
+    assert lines[1].startswith("note: 1 row would also be dropped: outcome must be numeric and non-missing")

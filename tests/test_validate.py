@@ -62,10 +62,52 @@ def test_one_message_per_problem_and_no_traceback(tmp_path):
     result = CliRunner().invoke(main, ["validate", str(config)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     lines = [line for line in result.output.splitlines() if line.startswith("error:")]
-    assert len(lines) == 3
+    assert len(lines) == 1
     assert "duplicate row_id" in lines[0] and "'r1' on rows 1, 7" in lines[0]
-    assert "target_date must be after text_date (example row_id r5" in lines[1]
-    assert "outcome must be numeric and non-missing (example row_id r6" in lines[2]
+    # rows that would also be dropped are notes, not errors of their own (they said `error:` too)
+    notes = [line for line in result.output.splitlines() if line.startswith("note:")]
+    assert len(notes) == 2
+    assert "target_date must be after text_date (example row_id r5" in notes[0]
+    assert "outcome must be numeric and non-missing (example row_id r6" in notes[1]
+
+
+def test_an_exact_duplicate_row_with_a_row_id_is_kept_once_with_a_note(tmp_path):
+    """README: an exact duplicate is kept once. With a row_id column, a row exported twice (the same row_id too) was
+    refused as a "duplicate row_id" while the same output said it "would be kept once" as a repeat of itself."""
+    result = validate_file(write(tmp_path, GOOD + [GOOD[1]]), CONFIG)
+    assert result.frame["row_id"].tolist() == ["r1", "r2", "r3", "r4"]
+    (message,) = result.messages()
+    assert message.startswith("dropped 1 row: a row repeating an earlier row") and "kept once" in message
+    assert "(example row_id r2: repeats row 2)" in message
+
+
+def test_two_rows_with_one_row_id_that_differ_name_what_differs_and_the_fix(tmp_path):
+    """The same row_id on two different rows stays an error; it names the rows, what differs and the fix."""
+    other = "r2,BA,Boeing Co.,BA,Boeing faces lawsuit,2024-03-01,2024-03-04,-0.9"
+    with pytest.raises(InputDataError, match=r"duplicate row_id: 1 value\(s\) name different rows.*'r2' on rows 2, 5, "
+                                             r"which differ in outcome\); give each row its own row_id"):
+        validate_file(write(tmp_path, GOOD + [other]), CONFIG)
+
+
+def test_same_day_repeats_of_a_headline_without_a_row_id_name_the_rule_and_the_fix(tmp_path):
+    """Without a row_id, one headline repeated for one entity on one day (at two times of day, with different
+    returns) was refused as "duplicate identical rows", though the rows differ; the message now states the rule,
+    shows the rows as written and names a column of the file that tells every row apart, to map to row_id."""
+    header = "story_id,entity_id,entity_name,text,text_date,target_date,outcome\n"
+    lines = ["S1,AAPL,Apple Inc.,Apple beats,2024-03-01 09:30,2024-03-04,1.2",
+             "S2,BA,Boeing Co.,Boeing falls,2024-03-01 10:00,2024-03-04,-0.7",
+             "S3,AAPL,Apple Inc.,Apple beats,2024-03-01 14:45,2024-03-04,0.9",
+             "S4,BA,Boeing Co.,Boeing strike ends,2024-09-05,2024-09-06,-0.2"]
+    with pytest.raises(InputDataError) as raised:
+        validate_file(write(tmp_path, lines, header=header), CONFIG)
+    message = str(raised.value)
+    assert "identical" not in message
+    assert "share entity_id, text_date (the day), target_date and text but differ in outcome (e.g. rows 1, 3: " \
+           "text_date as written 2024-03-01 09:30, 2024-03-01 14:45; outcome 1.2, 0.9)" in message
+    assert 'map a column holding a distinct value on every row to row_id in [data.columns] (e.g. row_id = ' \
+           '"story_id"' in message
+    mapped = from_dict({"study": {"cutoff": "2024-06-30"}, "data": {"columns": {"row_id": "story_id"}}})
+    assert len(validate_file(tmp_path / "panel.csv", mapped).frame) == 4  # the fix the message names works
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -37,8 +37,8 @@ class LapbiasGroup(click.Group):
             if isinstance(err, (LapbiasError, OSError)):  # what the user (or the environment) can fix: exit 2
                 lines = str(err).splitlines() if isinstance(err, LapbiasError) else [f"`lapbias {stage}` could not "
                     f"read or write {err.filename or where}: {os_reason(err)}; {os_hint(err)}"]
-                for line in lines or ["(no message)"]:
-                    click.secho(line if line.startswith("  ") else f"error: {line}", err=True, fg="red")
+                for line in lines or ["(no message)"]:  # a note or an indented example is not an error of its own
+                    click.secho(line if line.startswith(("  ", "note: ")) else f"error: {line}", err=True, fg="red")
                 ctx.exit(2)
             log = _write_traceback(stage, where)
             click.secho(f"error: `lapbias {stage}`{f' on {where}' if where else ''} stopped on an unexpected "
@@ -70,14 +70,15 @@ def _write_traceback(stage: str, config_path: str) -> Path:
 
 def _ask(rerun_with: str, subject: str, question: str, given: bool = False):
     """A confirmation given up front by a flag (None: the stage's `yes`), or asked on the terminal; with no terminal
-    to ask on, an error saying which flag to rerun with."""
+    to ask on, declined before the model is loaded, saying which flag to rerun with."""
     if given:
         return None
+    how = f"no terminal to confirm {subject} on: rerun with {rerun_with}"
+    if not sys.stdin.isatty():
+        return stages.protocol.confirmation(False, how=how)
 
     def ask(message: str) -> bool:
         click.echo(message, err=True)
-        if not sys.stdin.isatty():
-            raise LapbiasError(f"no terminal to confirm {subject} on: rerun with {rerun_with}")
         return click.confirm(question, default=False, err=True)
 
     return ask
@@ -119,9 +120,8 @@ SAMPLE = [click.option("--sample", type=int, default=None, help="Keep a random s
                        help="Seed of the subsample.")]
 ENGINE = click.option("--engine", type=click.Choice(["auto", "python", "stata"]), default=None,
                       help="Estimation engine (default: [estimate] engine of the config).")
-DRY_RUN = click.option("--dry-run", is_flag=True, help="Only estimate each stage's time and memory (a short timed "
-                       "probe of the model, cached per machine); ask nothing else, write nothing under the run's "
-                       "folders.")
+DRY_RUN = click.option("--dry-run", is_flag=True, help="Only estimate the run's time and memory here: the first "
+                       "batches of each stage's uncached queries are asked and timed (answers kept in the cache).")
 REPLIES = [click.option("--replies", type=click.Path(dir_okay=False), default=None, help="Score the replies in this "
                         ".jsonl or .csv file (collected elsewhere) instead of asking the model (docs/leak.md)."),
            click.option("--model", default=None, help="With --replies: the model whose replies to score, when the "

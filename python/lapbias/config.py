@@ -207,8 +207,8 @@ class ModelConfig(Section):
     device: str = Field("cpu", min_length=1)
     batch_size: int = Field(16, ge=1)
     seconds_per_query: float = Field(0.0, ge=0)
-    """Seconds per query for the compute-time estimate shown before a batch; 0 = the backend's own rough
-    figure (from the model size)."""
+    """Seconds per query for the time estimate shown before a batch; 0 = measured on this machine (the last timing
+    of the same work, else the stage's first batches: signals/timing.py)."""
     # vLLM offline (backend = "vllm"; docs/backends.md)
     tensor_parallel_size: int = Field(1, ge=1)
     """GPUs one model is sharded over (e.g. 4 for a 70B model in bfloat16 on 4 x 80 GB)."""

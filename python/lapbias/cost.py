@@ -1,14 +1,24 @@
-"""Whole-study time and memory estimate for `lapbias run --dry-run CONFIG`.
+"""Whole-study time and memory estimate for `lapbias run --dry-run CONFIG`: the time of the `lapbias run` that
+follows it, on this machine.
 
-Nothing is asked of the study's rows and nothing is written under the run's folders. The estimate is
-    seconds(stage) = tokens(stage) / rate(stage),
-tokens(stage) = the prompt tokens (plus max_new_tokens per forecast answer) of the stage's real queries, counted
-with the model's tokenizer on a sample of SAMPLE_ROWS rows and scaled to the study; rate(stage) = tokens per
-second measured by a short timed probe of the configured backend on the first `probe` queries of each stage (one
-untimed warm-up), cached per machine, backend, model, precision, device and batch size in
-~/.cache/lapbias/probe_rates.json ($LAPBIAS_CACHE_DIR overrides), so that a second dry run probes nothing. Memory
-= the process's peak resident set (and GPU peak allocation) during the probe. The estimate stage is probed the
-same way: a few bootstrap draws and one detection regression on a synthetic panel of the study's size.
+The study's rows are validated (data/derived and results are not written), and each model stage's queries
+missing from its cache are counted (an answer in the cache costs no model call). When one is missing, the model is
+loaded (its time measured) and the first batches of each stage's missing queries, timing.first_size(batch size) of
+them (32 at batch size 16), are asked with the stage's own ask function and appended to its cache,
+data/raw/<task>.jsonl, timed batch by batch: real queries of the study, which the run does not ask again. The time of
+the rest of each stage is estimated from them by signals/timing.py, the function the stage's own confirmation and
+progress line use, range included; the forecast's first answers have their parse rate shown (protocol Step 1). The
+whole run takes
+
+    start-up + validate + model load + sum over stages of (queries left x s_stage) + deriving the signal files
+    + estimate + panel and report,
+
+start-up (this process's imports, to the start of the dry run), validate and model load measured now; deriving the
+signal files taken as DERIVE times the reading of the caches (measured: reading is most of it, the label parsing and
+the parquet files the rest); the estimate stage probed on a synthetic panel of the study's size (two detection
+regressions, the first paying for loading the estimator, and a few bootstrap draws); panel and report by their bulk
+on a synthetic panel of the study's rows (the parquet and .dta files, the two figures).
+Memory = the process's peak resident set (and GPU peak allocation) during the probes.
 
 The GPU line uses the H100 throughput recorded in benchmarks/RESULTS.md, not this machine: prompt
 tokens/s of the transformers backend, bundled model (44,834 tokens/s) or an 8B-shaped bf16 model (25,233 tokens/s,
@@ -21,7 +31,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 import resource
 import time
 from dataclasses import dataclass
@@ -31,47 +40,34 @@ import numpy as np
 import pandas as pd
 
 from .config import RunConfig
-from .io import write_text
+from .io import Layout
+from .signals import timing
+from .signals.timing import Estimate, Timing, duration, machine
 
-SAMPLE_ROWS = 200
 H100_TOKENS_PER_S = {"small": 44_834, "8B": 25_233}
 """benchmarks/RESULTS.md, Min-K% scoring on NVIDIA H100 80GB HBM3: bundled SmolLM2-135M fp32 batch 32; Llama-3-8B
 architecture bf16 batch 256 (7.18e9 parameters without the input embedding)."""
 H100_8B_PARAMETERS = 7.18e9
 HOUR = 3600.0
+DERIVE = 3.0
+"""Deriving the three signal files from their caches, in times the reading of the caches (module docstring; on the
+demo, 2 cores under load: 1.1 s to derive, 0.3 s to read)."""
 
 
 @dataclass
 class StageCost:
     stage: str
     queries: int
-    tokens: float
-    tokens_per_s: float
+    """Queries the run will ask (missing from the cache after the probe)."""
+    estimate: Estimate
     peak_gb: float
-    basis: str
+    cached: int = 0
+    probed: int = 0
+    tokens: float = 0.0
+    """Tokens of the queries left (the GPU line)."""
     work: str = ""
     """What the stage computes, when it is not model queries (the estimate: regressions and bootstrap draws)."""
-
-    @property
-    def seconds(self) -> float:
-        return self.tokens / self.tokens_per_s if self.tokens_per_s > 0 else 0.0
-
-
-def _cache_file() -> Path:
-    return Path(os.environ.get("LAPBIAS_CACHE_DIR", Path.home() / ".cache" / "lapbias")) / "probe_rates.json"
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo ("unknown CPU" elsewhere)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            return next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return "unknown CPU"
-
-
-def machine() -> str:
-    return f"{platform.node()} ({os.cpu_count()} cores, {cpu_model()})"
+    note: str = ""
 
 
 def _peak_gb() -> float:
@@ -86,12 +82,22 @@ def _peak_gb() -> float:
     return peak
 
 
+def start_up_seconds() -> float:
+    """Seconds since this process started (/proc/self/stat; 0 where there is no /proc)."""
+    try:
+        with open("/proc/self/stat", encoding="utf-8") as handle:
+            started = float(handle.read().rpartition(")")[2].split()[19]) / os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime", encoding="utf-8") as handle:
+            return max(0.0, float(handle.read().split()[0]) - started)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def stage_queries(frame: pd.DataFrame, config: RunConfig) -> dict[str, list]:
     """The real queries of the three model stages for `frame` (validated input rows)."""
     from .signals import forecast, minkprob, recall
 
-    pairs = frame.drop_duplicates(["entity_id", "target_date"])
-    return {"forecast": forecast.queries(frame, config), "recall": recall.queries(pairs, config),
+    return {"forecast": forecast.queries(frame, config), "recall": recall.queries(recall.recall_pairs(frame), config),
             "minkprob": minkprob.queries(frame, config)}
 
 
@@ -104,38 +110,63 @@ def _count_tokens(backend, stage: str, prompts: list[str]) -> list[int]:
     return [len(tokens.render(json.loads(p))) for p in prompts]
 
 
-def _call(backend, stage: str, prompts: list[str], config: RunConfig) -> None:
+def _asker(stage: str, config: RunConfig, layout: Layout, backend):
+    """(ask, check) of the stage, as its `run` builds them."""
+    from .signals import forecast, label_record, minkprob, recall
+
     if stage == "forecast":
-        backend.generate([json.loads(p) for p in prompts], config.forecast.max_new_tokens, 20)
-    elif stage == "recall":
-        backend.next_token_logprobs([json.loads(p) for p in prompts], config.recall.top_logprobs)
-    else:
-        backend.prompt_logprobs(prompts)
+        return forecast.asker(config, backend), forecast.context_check(config, backend)
+    if stage == "recall":
+        label_record.record(layout, recall.TASK, backend, recall.check_single_token(backend, config.recall.labels))
+        return recall.asker(config, backend), None
+    return minkprob.asker(backend), minkprob.context_check(backend)
 
 
-def probe_rates(backend, config: RunConfig, queries: dict[str, list], probe: int) -> tuple[dict, bool]:
-    """Tokens/s and peak memory per stage from timing `probe` queries of each stage; (rates, from_cache)."""
-    key = "|".join([machine(), config.model.backend, config.model.model_id, config.model.dtype, config.model.device,
-                    str(config.model.batch_size), str(probe)])
-    path = _cache_file()
-    cached = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    if key in cached:
-        return cached[key], True
-    rates = {}
-    for stage, stage_list in queries.items():
-        prompts = [q.prompt for q in stage_list[:probe]]
-        if not prompts:
-            continue
-        _call(backend, stage, prompts[:1], config)  # warm-up, untimed
-        tokens = sum(_count_tokens(backend, stage, prompts))
-        tokens += config.forecast.max_new_tokens * len(prompts) if stage == "forecast" else 0
-        start = time.perf_counter()
-        _call(backend, stage, prompts, config)
-        rates[stage] = {"tokens_per_s": tokens / (time.perf_counter() - start), "peak_gb": _peak_gb(),
-                        "probed": len(prompts)}
-    cached[key] = rates
-    write_text(path, json.dumps(cached, indent=1, sort_keys=True) + "\n")
-    return rates, False
+def probe_stage(stage: str, stage_list: list, config: RunConfig, layout: Layout, backend) -> StageCost:
+    """Ask and time the first batches of the stage's missing queries (kept in its cache); the rest estimated from
+    them (timing.Timing.estimate), with its tokens for the GPU line."""
+    from .llm.cache import ResponseCache
+    from .signals.recall_mode import uses_sampling
+
+    cache = ResponseCache(layout.raw_file(stage))
+    todo = cache.missing(stage_list)
+    n_total = len({q.key for q in stage_list})
+    if not todo:
+        return StageCost(stage, 0, Estimate(0, 0.0, 0.0, 0.0, "every answer cached"), _peak_gb(), cached=n_total)
+    if stage == "recall" and uses_sampling(config):
+        earlier = timing.recorded(config.model, stage, todo)
+        return StageCost(stage, len(todo), earlier.estimate(len(todo)) if earlier else Estimate(
+            len(todo), math.nan, math.nan, math.nan, "not probed"), _peak_gb(), cached=n_total - len(todo),
+            note="the sampling fallback is not probed (it needs its own confirmation, --yes-sampling)")
+    ask, check = _asker(stage, config, layout, backend)
+    if check is not None:
+        check(todo)
+    batch_size = config.model.queries_per_batch
+    first, rest = todo[:timing.first_size(batch_size)], todo[timing.first_size(batch_size):]
+    measured = timing.ask_timed(first, cache, ask, batch_size, Timing(batch_size))
+    timing.record(config.model, stage, todo, measured)
+    note = ""
+    if stage == "forecast":
+        note = _parse_note(first, cache, config)
+    tokens = sum(_count_tokens(backend, stage, [q.prompt for q in rest]))
+    tokens += config.forecast.max_new_tokens * len(rest) if stage == "forecast" else 0
+    return StageCost(stage, len(rest), measured.estimate(len(rest)), _peak_gb(), cached=n_total - len(todo),
+                     probed=len(first), tokens=tokens, note=note)
+
+
+def _parse_note(first: list, cache, config: RunConfig) -> str:
+    """The parse rate of the probed forecast answers, and what `lapbias forecast` will do with it (Step 1)."""
+    from .errors import ParseRateError
+    from .signals import forecast
+
+    answers, _ = forecast.answers_table(first, cache, config)
+    rate = float(answers["parsed"].mean())
+    try:
+        forecast.check_first_answers(first, cache, config)
+    except ParseRateError as err:
+        return (f"parse rate of these {len(first)} answers {rate:.1%}: `lapbias forecast` would stop after its first "
+                "answers with:\n" + "\n".join(f"              {line}" for line in str(err).splitlines()))
+    return f"parse rate of these {len(first)} answers {rate:.1%}"
 
 
 def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int]:
@@ -163,7 +194,7 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
 def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
     """Time and memory of `estimate` (planned_estimation's regressions and bootstrap draws) measured on a synthetic
     panel of the study's size: bootstrap draws as the run computes them (blocks of four, one per SIMD vector of the C
-    kernel, in one thread per core), two blocks per thread, scaled to the draws; one reghdfe fit times the
+    kernel, in one thread per core), 32 blocks per thread, scaled to the draws; one reghdfe fit times the
     regressions."""
     from .estimate.bootstrap import pairs_bootstrap, threads as bootstrap_threads
     from .estimate.reghdfe import reghdfe
@@ -174,28 +205,61 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
     entities, periods = frame["entity_id"].nunique(), max(frame["text_date"].nunique(), 2)
     panel = pd.DataFrame({"entity_num": rng.integers(0, max(entities, 2), n), "period_num": rng.integers(0, periods, n),
                           "mu_hat": rng.choice([-1.0, 1.0], n), "lap": rng.uniform(size=n), "outcome": rng.normal(size=n)})
-    start = time.perf_counter()
-    fit_ok = True
-    try:
-        reghdfe(panel, "outcome", ["mu_hat", "lap", "c.mu_hat#c.lap"], absorb=["entity_num", "period_num"])
-    except Exception:  # a degenerate synthetic panel (tiny study): only the time matters here
-        fit_ok = False
-    fit = time.perf_counter() - start
+    fits, fit_ok = [], True
+    for _ in range(2):  # the first fit in a process also pays for loading and compiling the estimator
+        start = time.perf_counter()
+        try:
+            reghdfe(panel, "outcome", ["mu_hat", "lap", "c.mu_hat#c.lap"], absorb=["entity_num", "period_num"])
+        except Exception:  # a degenerate synthetic panel (tiny study): only the time matters here
+            fit_ok = False
+        fits.append(time.perf_counter() - start)
+    first, fit = fits
     per_draw = 0.0
     threads = bootstrap_threads()
-    draws = 8 * threads
+    draws = 128 * threads  # enough draws that starting the threads is a small part of their time
     if n >= 10 and reps:  # the bootstrap needs 10 rows
         pairs_bootstrap(panel, 0.0, B=1, progress=False)  # compiles or loads the kernel, untimed
         start = time.perf_counter()
         pairs_bootstrap(panel, 0.0, B=draws, block=4, progress=False)
         per_draw = (time.perf_counter() - start) / draws
-    seconds = regressions * fit + per_draw * reps
+    seconds = first + (regressions - 1) * fit + per_draw * reps
     why_none = "[estimate] bootstrap_reps = 0" if config.estimate.bootstrap_reps <= 0 else "one sample has no rows"
     measured = f" (measured on {draws} in {threads} threads)" if reps else f" (no bootstrap: {why_none})"
-    basis = f"{regressions} regressions at {fit:.2f} s{'' if fit_ok else ' (synthetic fit failed)'} + {reps:,} " \
-            f"bootstrap draws at {per_draw * 1e3:.2f} ms{measured}"
-    return StageCost("estimate", 0, seconds, 1.0, _peak_gb(), basis,
+    failed = "" if fit_ok else " (synthetic fit failed)"
+    basis = f"{regressions} regressions at {fit:.2f} s (the first {first:.2f} s){failed} + {reps:,} bootstrap draws " \
+            f"at {per_draw * 1e3:.2f} ms{measured}"
+    return StageCost("estimate", 0, _spread(seconds, basis), _peak_gb(),
                      work=f"{regressions} regressions + {reps:,} bootstrap draws")
+
+
+def panel_and_report_stage(n: int) -> StageCost:
+    """Time of the bulk of `panel` and `report` beyond reading the study's files, measured on a synthetic panel of
+    the study's n rows in a temporary folder: panel.parquet and the two .dta files, the report's two figures."""
+    import tempfile
+
+    from .io import write_parquet
+    from .panel import write_dta
+    from .report.figures import lap_histogram
+
+    rng = np.random.default_rng(0)
+    panel = pd.DataFrame({"row_id": [f"r{i}" for i in range(n)], "post": rng.integers(0, 2, n),
+                          "lap": rng.uniform(size=n), "outcome": rng.normal(size=n),
+                          "target_date": pd.Timestamp("2024-06-28") + pd.to_timedelta(rng.integers(0, 9, n), unit="D")})
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="lapbias-dry-run-") as folder:
+        write_parquet(panel, Path(folder) / "panel.parquet")
+        for name in ("panel_pre", "panel_post", "lap_hist", "bootstrap"):
+            if name.startswith("panel"):
+                write_dta(panel, Path(folder) / f"{name}.dta")
+            else:
+                lap_histogram(panel, Path(folder) / f"{name}.png")
+    seconds = time.perf_counter() - start
+    return StageCost("panel, report", 0, _spread(seconds, "measured on a synthetic panel of the study's rows"),
+                     _peak_gb(), work="panel.parquet, 2 .dta files, 2 figures")
+
+
+def _spread(seconds: float, basis: str) -> Estimate:
+    return Estimate(0, seconds, seconds * timing.SPREAD[0], seconds * timing.SPREAD[1], basis)
 
 
 def h100_tokens_per_s(backend) -> tuple[float, str]:
@@ -207,50 +271,85 @@ def h100_tokens_per_s(backend) -> tuple[float, str]:
     return rate, f"8B-shaped bf16 rate scaled to {parameters / 1e9:.1f}B parameters"
 
 
-def dry_run(config: RunConfig, probe: int = 4) -> str:
-    """The dry-run report: rows, per-stage tokens, measured rate, time and memory; the total; the GPU line."""
+def dry_run(config: RunConfig, layout: Layout) -> str:
+    """The dry-run report: rows; per stage the queries cached, probed and left, their time and its range, memory;
+    the whole run's time and range; the GPU line (module docstring)."""
     from .data.validate import validate_file
     from .llm import make_backend
 
+    start_up = start_up_seconds()
+    began = time.perf_counter()
     frame = validate_file(config.data.path, config).frame
+    validate = time.perf_counter() - began
+    began = time.perf_counter()
     queries = stage_queries(frame, config)
-    backend = make_backend(config.model)
-    rates, from_cache = probe_rates(backend, config, queries, probe)
-    stages = []
+    from .llm.cache import ResponseCache
+
+    missing = {stage: ResponseCache(layout.raw_file(stage)).missing(stage_list)
+               for stage, stage_list in queries.items()}
+    reading = time.perf_counter() - began
+    load, backend, stages = 0.0, None, []
+    if any(missing.values()):
+        began = time.perf_counter()
+        backend = make_backend(config.model)
+        load = time.perf_counter() - began
     for stage, stage_list in queries.items():
-        sample = [q.prompt for q in stage_list[:SAMPLE_ROWS]]
-        if not sample or stage not in rates:
+        if stage == "minkprob" and missing[stage] and _prompt_scoring_unavailable(config, backend):
             continue
-        per_query = float(np.mean(_count_tokens(backend, stage, sample)))
-        per_query += config.forecast.max_new_tokens if stage == "forecast" else 0
-        rate = rates[stage]
-        stages.append(StageCost(stage, len(stage_list), per_query * len(stage_list), rate["tokens_per_s"],
-                                rate["peak_gb"], f"{per_query:.0f} tokens/query, {rate['tokens_per_s']:,.0f} "
-                                f"tokens/s measured on {rate['probed']} queries"))
-    model_seconds = sum(s.seconds for s in stages)
-    stages.append(estimate_stage(frame, config))
-    total = sum(s.seconds for s in stages)
-    lines = [f"dry run: {len(frame):,} rows, model {config.model.model_id} ({config.model.backend}, "
-             f"{config.model.dtype}, {config.model.device}) on {machine()}; rates "
-             f"{'from the cache of an earlier probe' if from_cache else 'measured now'} ({_cache_file()})"]
+        stages.append(probe_stage(stage, stage_list, config, layout, backend))
+    asks = any(s.queries for s in stages)  # the run loads the model only for queries the probe left
+    stages += [estimate_stage(frame, config), panel_and_report_stage(len(frame))]
+    fixed = start_up + validate + DERIVE * reading + load * asks
+    total = Estimate(0, *(fixed + sum(_or0(getattr(s.estimate, part)) for s in stages)
+                          for part in ("seconds", "low", "high")), "")
+    lines = [f"dry run of `lapbias run`: {len(frame):,} rows, model {config.model.model_id} ({config.model.backend}, "
+             f"{config.model.dtype}, {config.model.device}, batch size {config.model.queries_per_batch}) on "
+             f"{machine()}, load average {timing.load_average():.1f}"]
     for s in stages:
-        work = s.work or f"{s.queries:>9,} queries"
-        lines.append(f"  {s.stage:9s} {work}  {_duration(s.seconds):>10s}  peak {s.peak_gb:.1f} GB  ({s.basis})")
-    lines.append(f"  total     {_duration(total)} on this machine")
+        if s.work:
+            lines.append(f"  {s.stage:9s} {s.work}: {s.estimate.text()}, peak {s.peak_gb:.1f} GB")
+            lines.append(f"            {s.estimate.basis}")
+            continue
+        total_queries = s.cached + s.probed + s.queries
+        if not s.queries:
+            lines.append(f"  {s.stage:9s} 0 of {total_queries:,} queries to ask: no model call"
+                         + (f" ({s.probed} asked now to time them, kept in {layout.raw_file(s.stage)})" if s.probed
+                            else ""))
+        else:
+            said = s.estimate.text() if math.isfinite(s.estimate.seconds) else "time not measured"
+            lines.append(f"  {s.stage:9s} {s.queries:,} of {total_queries:,} queries to ask: {said}, peak "
+                         f"{s.peak_gb:.1f} GB" + (f" ({s.probed} asked now to time them, kept in "
+                                                  f"{layout.raw_file(s.stage)})" if s.probed else ""))
+            lines.append(f"            {s.estimate.basis}")
+        if s.note:
+            lines.append(f"            {s.note}")
+    loaded = (f"loading the model {load:.0f} s" if asks else "no model load (every query is cached)" if backend is None
+              else f"no model load (the {sum(s.probed for s in stages)} queries asked now were the last)")
+    lines.append(f"  other     start-up {start_up:.1f} s, validate {validate:.1f} s, deriving the signals from the "
+                 f"caches about {DERIVE * reading:.1f} s, {loaded}")
+    lines.append(f"  total     {total.text()} for `lapbias run` on this machine at this load")
+    if backend is not None:
+        lines.append(_gpu_line(backend, stages, total.seconds))
+    return "\n".join(lines)
+
+
+def _or0(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
+
+
+def _prompt_scoring_unavailable(config: RunConfig, backend) -> bool:
+    """As `run`: an HTTP endpoint without prompt log-probs skips Min-K% when the recall LAP is the measure."""
+    return config.model.backend == "openai" and config.estimate.lap_measure == "recall" \
+        and bool(backend.prompt_scoring_unavailable())
+
+
+def _gpu_line(backend, stages: list[StageCost], total: float) -> str:
     rate, label = h100_tokens_per_s(backend)
-    tokens = sum(s.tokens for s in stages if s.stage != "estimate")
+    tokens = sum(s.tokens for s in stages)
+    model_seconds = sum(_or0(s.estimate.seconds) for s in stages if not s.work)
     gpu = tokens / rate + (total - model_seconds)
     servers = max(1, math.ceil(tokens / rate / max(HOUR - (total - model_seconds), 60.0)))
     verdict = "under an hour" if gpu < HOUR else f"over an hour; about {servers} servers (README, backend = " \
                                                  "\"openai\" with several base_urls) would bring it under"
-    lines.append(f"  one H100 (benchmarks/RESULTS.md, {label}: {rate:,.0f} tokens/s; not this machine): about "
-                 f"{_duration(gpu)}, {verdict}; forecast generation costed at the prompt rate (a lower bound)")
-    return "\n".join(lines)
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 2 * HOUR:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / HOUR:.1f} h"
+    return (f"  one H100 (benchmarks/RESULTS.md, {label}: {rate:,.0f} tokens/s; not this machine): about "
+            f"{duration(gpu)}, {verdict}; forecast generation costed at the prompt rate (a lower bound)")

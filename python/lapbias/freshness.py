@@ -121,15 +121,32 @@ def _built_with(panel: pd.DataFrame, config: RunConfig, path) -> None:
 def _signals_settings(panel: pd.DataFrame, config: RunConfig, path) -> None:
     """The signals in the panel were derived under the config's settings (the records `build` copied from the
     signal files): a label map, prompt, model or K edited after `lapbias panel` would otherwise be estimated on the
-    old signals and recorded as the new settings in results/run_config.json. Panels without records (an older
-    version, the Python API) are not checked."""
-    for task, recorded in panel.attrs.get(SIGNALS_KEY, {}).items():
-        rerun = f"rerun `lapbias {task}` and `lapbias panel`, then `lapbias estimate`, {provenance.RUN_ALL}"
-        if task == "minkprob" and config.estimate.lap_measure == "recall":
-            rerun += "; or remove data/derived/minkprob.parquet and rerun `lapbias panel` (the recall LAP is used)"
-        provenance.check_settings(recorded, config, task, path, rerun)
+    old signals and recorded as the new settings in results/run_config.json. Every signal step the edit concerns is
+    named (a forecast prompt is also the text Min-K% scores). Panels without records (an older version, the Python
+    API) are not checked."""
+    stale = {task: provenance.settings_problem(recorded, config, task, path)
+             for task, recorded in panel.attrs.get(SIGNALS_KEY, {}).items()}
+    stale = {task: problem for task, problem in stale.items() if problem}
+    if stale:
+        raise StaleResultsError(_rerun_signals(stale, config, "estimate"))
 
 
+AFTER_SIGNALS = {"panel": ("panel",), "estimate": ("panel", "estimate"), "report": ("panel", "estimate", "report")}
+"""The steps to rerun after the signal steps, for the stage that refused."""
+
+
+def _rerun_signals(stale: dict[str, str], config: RunConfig, stage: str) -> str:
+    """One refusal for every stale signal file (task -> what is stale): the first problem, the other files, and every
+    step to rerun, the signal steps with --yes (they ask the model, from the cache where it can answer)."""
+    problems = list(stale.values())
+    files = list(dict.fromkeys(problem.partition(" was ")[0] for problem in problems))  # the panel's: one file
+    also = f" (so was {' and '.join(files[1:])})" if len(files) > 1 else ""
+    steps = [f"`lapbias {task} --yes`" for task in stale] + [f"`lapbias {step}`" for step in AFTER_SIGNALS[stage]]
+    rerun = (f"{problems[0]}{also}: rerun {', '.join(steps[:-1])}, then {steps[-1]} (the signal steps ask the model "
+             f"only what the cache does not hold), {provenance.RUN_ALL}")
+    if "minkprob" in stale and config.estimate.lap_measure == "recall":
+        rerun += "; or remove data/derived/minkprob.parquet and rerun `lapbias panel` (the recall LAP is used)"
+    return rerun
 
 
 def _built_from_files(panel: pd.DataFrame, layout: Layout, path) -> None:
@@ -211,9 +228,23 @@ def _check_settings(config: RunConfig, record: dict | None, run_id: str | None) 
     differ = [key for key in current if key not in recorded or recorded[key] != current[key]]
     if differ:
         raise StaleResultsError(f"results/ come from estimate run {run_id}, made with "
-                                f"{settings_difference(recorded, current, differ)}: rerun `lapbias estimate` with this "
-                                "config (then `lapbias report`), or report with the config that run used (its settings "
-                                "are in results/run_config.json)")
+                                f"{settings_difference(recorded, current, differ)}: rerun {_steps_for(differ, config)} "
+                                "with this config, or report with the config that run used (its settings are in "
+                                "results/run_config.json)")
+
+
+PANEL_SETTINGS = ("[study] cutoff", "[study] release_date", "[study] frequency", "[estimate] lap_measure", "[panel] ")
+"""Settings `panel` reads (study_settings keys, or a section prefix ending in a space): it must run again after them."""
+
+
+def _steps_for(differ: list[str], config: RunConfig) -> str:
+    """Every step to rerun after the settings `differ` changed: the signal steps that read one of them
+    (provenance.settings), `panel` when it or a signal step does, then `estimate` and `report`."""
+    tasks = [task for task in ("forecast", "recall", "minkprob")
+             if set(differ) & set(provenance.settings(config, task))]
+    panel = tasks or any(key == p or p.endswith(" ") and key.startswith(p) for key in differ for p in PANEL_SETTINGS)
+    steps = [f"`lapbias {task} --yes`" for task in tasks] + ["`lapbias panel`"] * bool(panel) + ["`lapbias estimate`"]
+    return f"{', '.join(steps)}, then `lapbias report`"
 
 
 
@@ -230,14 +261,19 @@ def _check_validated(layout: Layout, record: dict | None, run_id: str | None) ->
                                 f"{RERUN_AFTER_VALIDATE}")
 
 
-def signals_current(config: RunConfig, layout: Layout, **_context) -> None:
+def signals_current(config: RunConfig, layout: Layout, stage: str = "panel", **_context) -> None:
     """Each signal file panel would merge was derived from input.parquet as it is now, under the config's settings
     (signals/provenance.py): a label map, prompt, model or K edited after the signal step, or a validation run
-    again, would otherwise put the old signals in the panel under the new settings."""
+    again, would otherwise put the old signals in the panel under the new settings. One refusal names every stale
+    file and every step to rerun after them, up to `stage`."""
+    stale = {}
     for task in ("forecast", "recall", "minkprob"):
         path = layout.derived_file(f"{task}.parquet")
         if path.exists():
-            provenance.check(read_checked(path), config, layout, task, path)
+            stale[task] = provenance.problem(read_checked(path), config, layout, task, path)
+    stale = {task: problem for task, problem in stale.items() if problem}
+    if stale:
+        raise StaleResultsError(_rerun_signals(stale, config, stage))
 
 
 def panel_current(config: RunConfig, layout: Layout, engine: str = "python", **_context) -> None:
@@ -256,10 +292,12 @@ def panel_current(config: RunConfig, layout: Layout, engine: str = "python", **_
 
 def results_current(config: RunConfig, layout: Layout, tables: dict[str, pd.DataFrame]) -> str | None:
     """The results tables the report reads come from one estimate run (their run ids, its manifest's files and
-    sha256), on inputs that have not changed since, under this configuration's study settings; returns the run id
-    (None for tables written through the Python API)."""
+    sha256), on inputs that have not changed since, from this configuration's data file (as `estimate` checks it,
+    `source_unchanged`), under this configuration's study settings; returns the run id (None for tables written
+    through the Python API)."""
     run_id = check_run(layout.results, tables, layout.root)
     check_manifest(layout.results, "estimate", run_id)
+    source_unchanged(config, layout)
     record = read_run_record(layout.results)
     _check_validated(layout, record, run_id)
     _check_settings(config, record, run_id)
@@ -277,7 +315,7 @@ the tables it read: `results_current`)."""
 
 def check(stage: str, config: RunConfig, layout: Layout, **context) -> None:
     for comparison in CHECKS[stage]:
-        comparison(config, layout, **context)
+        comparison(config, layout, stage=stage, **context)
 
 
 def estimate_inputs(config: RunConfig, layout: Layout, engine: str) -> dict[str, Path]:

@@ -24,6 +24,7 @@ import pyreadstat
 
 from .config import RunConfig
 from .data import schema
+from .data.cells import is_missing
 from .data.derived import read_checked
 from .errors import ConfigError, MergeError
 from .io import Layout, atomic_write, write_parquet
@@ -68,7 +69,7 @@ def merge_checked(left: pd.DataFrame, right: pd.DataFrame, on: list[str], name: 
     if not unmatched.empty:
         example = unmatched.iloc[0][on].to_dict()
         raise MergeError(f"{len(unmatched)} input rows have no match in {name} on {on} (example {example}); "
-                         f"run `lapbias {name}` for the current input")
+                         f"run `lapbias {name} --yes` for the current input")
     if len(merged) != len(left):
         raise MergeError(f"merging {name} changed the row count from {len(left)} to {len(merged)}")
     return merged.drop(columns="_merge")
@@ -131,7 +132,7 @@ def _signals(config: RunConfig, layout: Layout) -> tuple[pd.DataFrame, pd.DataFr
         minkprob = read_signal(config, layout, "minkprob")
     elif config.estimate.lap_measure == "minkprob":
         raise ConfigError("[estimate] lap_measure = \"minkprob\" but data/derived/minkprob.parquet does not exist: "
-                          "run `lapbias minkprob` first")
+                          "run `lapbias minkprob --yes` first")
     else:
         minkprob = None
         notes.append("no minkprob.parquet: lap_mink is missing (the recall LAP is used)")
@@ -236,9 +237,23 @@ def to_stata(panel: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
         elif pd.api.types.is_bool_dtype(values):
             frame[column] = values.astype("int8")
         elif values.dtype == object or pd.api.types.is_string_dtype(values):
-            frame[column] = values.astype(object).where(values.notna(), "").astype(str)
+            numbers = user_numbers(values) if original.get(column, column) not in LABELS else None
+            frame[column] = (values.astype(object).where(values.notna(), "").astype(str) if numbers is None
+                             else numbers)
     labels = {c: LABELS.get(c, original.get(c, c))[:STATA_LABEL_LENGTH] for c in frame.columns}
     return frame, labels
+
+
+def user_numbers(values: pd.Series) -> pd.Series | None:
+    """A column of the user's file read as text (CSV) as float64 when every cell is a finite number or missing
+    (cells.MISSING_TOKENS), so that Stata gets numbers, not strings to destring; None otherwise, and for identifiers
+    written with leading zeros (a CUSIP "03783310" keeps its zeros as text)."""
+    missing = is_missing(values)
+    text = values[~missing].astype(str).str.strip()
+    numbers = pd.to_numeric(text, errors="coerce")
+    if text.empty or numbers.isna().any() or not np.isfinite(numbers).all() or text.str.match(r"^[+-]?0\d").any():
+        return None
+    return pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
 
 
 def write_dta(panel: pd.DataFrame, path) -> None:

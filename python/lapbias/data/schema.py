@@ -16,7 +16,7 @@ DROP_RULES = {
     "missing_outcome": ("outcome", "outcome must be numeric and non-missing"),
     "empty_text": ("text", "text must be non-empty"),
     "duplicate_row": ("row_id", "a row repeating an earlier row (same entity_id, text_date, target_date, text and "
-                                "outcome) under another row_id is one observation, kept once"),
+                                "outcome, whatever its row_id) is one observation, kept once"),
 }
 """Rows failing these rules are dropped and counted (protocol: "Drop failing rows and report the count")."""
 DUPLICATE_KEY = ("entity_id", "text_date", "target_date", "text", "outcome")

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..config import BUNDLED_MODEL, PROTOCOL_COLUMNS, toml_value
+from ..config import BUNDLED_MODEL, PROTOCOL_COLUMNS, ForecastConfig, toml_value
 from ..errors import InputDataError, LapbiasError
 from ..io import check_not_an_input, write_text
 from .header_map import Guess, guess, normal, same_period_return
 from .schema import REQUIRED
-from .cells import ISO_DATE
+from .cells import ISO_DATE, is_missing
 from .validate import read_user_table
 
 CUTOFF_TODO = "TODO: YYYY-MM-DD, the training cutoff of the exact model version (model card)"
@@ -43,14 +43,21 @@ production prompt, used verbatim (protocol Step 1)."""
 
 @dataclass
 class Column:
-    """What init shows of a header column: its type and first values."""
+    """What init shows of a header column: its type, first values and the missing-value markers it holds."""
     kind: str
     values: str
+    missing: str = ""
+
+
+def _present(values: pd.Series) -> pd.Series:
+    """The preview values that are not missing: empty cells and the markers validate reads as missing (cells.
+    MISSING_TOKENS: NA, n/a, null, ., ...), so that one `NA` does not make a column of numbers text."""
+    return values[~is_missing(values)] if len(values) else values
 
 
 def column_kind(values: pd.Series) -> str:
-    """The kind of a column's preview values: date, date-time, number, whole number, YYYYMMDD number, date not in
-    YYYY-MM-DD, true/false, text or empty."""
+    """The kind of a column's preview values, missing ones left out (_present): date, date-time, number, whole
+    number, YYYYMMDD number, date not in YYYY-MM-DD, true/false, text or empty."""
     if pd.api.types.is_bool_dtype(values):
         return "true/false"
     if pd.api.types.is_datetime64_any_dtype(values):
@@ -59,8 +66,7 @@ def column_kind(values: pd.Series) -> str:
     if pd.api.types.is_numeric_dtype(values):
         numbers = values.dropna()
         return "whole number" if (numbers == numbers.round()).all() else "number"
-    text = values.dropna().astype(str).str.strip()
-    text = text[text != ""]
+    text = _present(values.dropna().astype(str).str.strip())
     if text.empty:
         return "empty"
     if text.str.match(DATE_ONLY).all():
@@ -103,6 +109,13 @@ def checks(guesses: dict[str, Guess], described: dict[str, Column], frame: pd.Da
             continue
         kind = described[found.column].kind
         said = [HINTS[(name, kind)]] if (name, kind) in HINTS else []
+        if name == "outcome" and kind == "text":
+            said.append(_not_a_number(frame[found.column]))
+        if name == "ticker" and _exchange_suffixes(frame[found.column]):
+            example = _exchange_suffixes(frame[found.column])
+            said.append(f"these look like RICs with an exchange suffix ({example}): the ticker enters the forecast and "
+                        f"recall prompts as written (\"... ({example})\"); strip the suffix in the data file if the "
+                        f"model should read {example.split('.')[0]}")
         if derive and name == "outcome" and same_period_return(found.column):
             said.append("a same-period return? target dates are derived 1 trading session after each text's news "
                         "session: the outcome must be the return on that target date "
@@ -122,8 +135,27 @@ def checks(guesses: dict[str, Guess], described: dict[str, Column], frame: pd.Da
         if name == "text_date" and normal(found.column) == "datadate":
             said.append("Compustat's datadate is the fiscal period's end, not the day the text was public (the report "
                         "date rdq is)")
-        out[name] = "; ".join(said)
+        out[name] = "; ".join(part for part in said if part)
     return out
+
+
+RIC_SUFFIX = r"^[A-Z0-9]{1,6}\.[A-Z]{1,2}$"
+"""A Refinitiv instrument code: a ticker and an exchange suffix (NKE.N, AAPL.OQ, VOD.L)."""
+
+
+def _exchange_suffixes(values: pd.Series) -> str:
+    """An example ticker when at least half of the preview's tickers carry an exchange suffix (RIC_SUFFIX; a few
+    share classes such as BRK.B do not make a column of RICs), else ""."""
+    text = _present(values.dropna().astype(str).str.strip())
+    suffixed = text[text.str.match(RIC_SUFFIX)]
+    return str(suffixed.iloc[0]) if len(text) and len(suffixed) >= len(text) / 2 else ""
+
+
+def _not_a_number(values: pd.Series) -> str:
+    """The first preview value that is neither missing nor a number, and its data row."""
+    text = _present(values.dropna().astype(str).str.strip())
+    bad = text[pd.to_numeric(text, errors="coerce").isna()]
+    return f"{bad.iloc[0]!r} (row {int(bad.index[0]) + 1}) is not a number" if len(bad) else ""
 
 
 def _offsets(values: pd.Series) -> bool:
@@ -159,8 +191,13 @@ def describe(frame: pd.DataFrame) -> dict[str, Column]:
     for column in frame.columns:
         values = frame[column]
         kind = column_kind(values)
-        shown = [v for v in values.dropna() if not (isinstance(v, str) and not v.strip())][:SHOWN_VALUES]
-        out[column] = Column(kind, ", ".join(_cell(v, kind) for v in shown))
+        present = _present(values.dropna())
+        shown = [v for v in present if not (isinstance(v, str) and not v.strip())][:SHOWN_VALUES]
+        markers = values[is_missing(values) & values.notna()].astype(str).str.strip()
+        markers = markers[markers != ""]
+        missing = (f"{len(markers)} of {len(values)} read as missing: {', '.join(map(repr, markers.unique()[:3]))}"
+                   if len(markers) else "")
+        out[column] = Column(kind, ", ".join(_cell(v, kind) for v in shown), missing)
     return out
 
 
@@ -186,6 +223,9 @@ def build(data_path: str, target: Path) -> Starter:
     lines = [f"wrote {target} for {data_path}; column map (protocol column <- your column: its type, first values):"]
     for name, found in guesses.items():
         lines.append(f"  {name:<12} <- {_mapping_line(name, found, described, derive, check[name])}")
+    if utc:
+        lines.append(f"  [data] text_time_zone = \"UTC\" written: the name {_shown_name(guesses['text_date'].column)} "
+                     "says its times are UTC (change it in the config if they are not)")
     lines += table.notes()
     missing = [name for name, found in guesses.items() if found.column is None and name in REQUIRED
                and not (name == "target_date" and derive)]
@@ -210,7 +250,8 @@ def _mapping_line(name: str, found: Guess, described: dict[str, Column], derive:
         return "NOT FOUND (required): name your column in [data.columns]"
     column = described[found.column]
     said = f"; {found.note}" if found.note else ""
-    return (f"{_shown_name(found.column)}: {column.kind}, {column.values or 'no values'}{said}"
+    missing = f" ({column.missing})" if column.missing else ""
+    return (f"{_shown_name(found.column)}: {column.kind}, {column.values or 'no values'}{missing}{said}"
             f"{f'  CHECK: {hint}' if hint else ''}")
 
 
@@ -249,7 +290,7 @@ def render(data_path: str, columns: list[str], guesses: dict[str, Guess], descri
         data_lines += [
             'target_date_from = "text_date"         # no target-date column: target_date = [study] horizon after each',
             "# text's news session on [study] calendar (before the close: that session; after it, or on a weekend or",
-            "# holiday: the next one; README, \"Running your own study\")"]
+            "# holiday: the next one; README, \"Your own study\")"]
         if utc:
             data_lines.append('text_time_zone = "UTC"                # the text date column\'s name says UTC: its '
                               'times are UTC')
@@ -289,10 +330,18 @@ def render(data_path: str, columns: list[str], guesses: dict[str, Guess], descri
         f'prompt = """{prompt}"""',
         "parse_regex = '\\b(up|down|increase|decrease|rise|fall)\\b'   # group 1, lower-cased, is looked up in labels",
         "labels = { up = 1, down = -1, increase = 1, decrease = -1, rise = 1, fall = -1 }",
+        f"max_new_tokens = {ForecastConfig().max_new_tokens}                        # the longest answer, in tokens: a "
+        "longer one is cut here, perhaps before",
+        "# its label; raise it when your prompt's answers are longer (a sentence, a reason, a JSON object)",
+        f"min_parse_rate = {ForecastConfig().min_parse_rate}                     # protocol Step 1: the run stops "
+        "below this share of parsed answers",
+        "# (checked on the first answers, before the rest are asked)",
         "",
         "[estimate]",
         "lap_measure = \"recall\"                    # recall: P(up) + P(down) | minkprob: Min-K% prob",
         "engine = \"python\"                         # python | stata | auto",
+        "# moderator = \"small\"                     # paper Table III: a 0/1 column of your data (e.g. a small-firm",
+        "# indicator) interacted with mu_hat and LAP; Table III is skipped when the panel has no such column",
         "",
     ])
 

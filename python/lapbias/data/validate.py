@@ -274,9 +274,16 @@ def _parse_moderator(frame: pd.DataFrame, column: str, problems: list[str]) -> p
     return numbers
 
 
-def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
-    """The user's row_id as text, or sha256(entity_id|text_date|target_date|text)[:12] when the column is absent."""
-    if "row_id" in frame.columns:
+def _row_ids(frame: pd.DataFrame, problems: list[str], written: pd.Series) -> pd.Series:
+    """The user's row_id as text, or sha256(entity_id|text_date|target_date|text)[:12] when the column is absent.
+
+    Our rule for repeated rows: rows agreeing on schema.DUPLICATE_KEY are one observation, kept once (the later ones
+    are dropped with a note, `_repeats`), whatever their row_id. Two rows that are not one observation but share a
+    row_id (the file's, or the one made from their content) are an error naming them, what differs between them and
+    the fix: without a row_id column, rows agreeing on entity_id, text_date (its day: a time of day is not part of
+    it; `written` shows the dates as written), target_date and text but not on the outcome cannot be told apart."""
+    given = "row_id" in frame.columns
+    if given:
         ids = frame["row_id"].astype(str).str.strip()
         empty = frame["row_id"].isna() | (ids == "")
         marker = is_missing(frame["row_id"]) & ~empty
@@ -293,17 +300,50 @@ def _row_ids(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
         material = (frame["entity_id"].astype(str) + "|" + frame["text_date"].astype(str).fillna("") + "|"
                     + frame["target_date"].astype(str).fillna("") + "|" + frame["text"].astype(str))
         ids = material.map(lambda s: "r" + hashlib.sha256(s.encode("utf-8")).hexdigest()[:12])
-    repeat = _repeats(frame) if "row_id" not in frame.columns else pd.Series(False, index=frame.index)
-    duplicated = ids[ids.duplicated(keep=False) & (ids != "") & ~repeat]
-    duplicated = duplicated[duplicated.duplicated(keep=False)]
-    if not duplicated.empty:
-        groups = duplicated.groupby(duplicated).groups
-        shown = "; ".join(f"{key!r} on rows {', '.join(str(int(i) + 1) for i in rows)}"
-                          for key, rows in list(groups.items())[:3])
-        what = "row_id" if "row_id" in frame.columns else "identical rows (same entity, dates and text)"
-        problems.append(f"duplicate {what}: {len(groups)} value(s) occur more than once, row_id must be unique "
-                        f"({shown})")
+    dropped = pd.concat([mask for reason, mask in _drop_masks(frame).items() if reason != "duplicate_row"],
+                        axis=1).any(axis=1)
+    kept = ids[~_repeats(frame) & ~dropped & (ids != "")]  # a repeated observation is kept once; a dropped row is out
+    clashing = kept[kept.duplicated(keep=False)]
+    if clashing.empty:
+        return ids
+    groups = list(clashing.groupby(clashing, sort=False).groups.items())
+    fix = _distinguishing_column(frame)
+    if given:
+        shown = "; ".join(f"{key!r} on rows {', '.join(str(int(i) + 1) for i in rows)}, which differ in "
+                          f"{', '.join(_differences(frame, rows))}" for key, rows in groups[:3])
+        problems.append(f"duplicate row_id: {len(groups)} value(s) name different rows, row_id must be unique "
+                        f"({shown}); give each row its own row_id{fix}")
+        return ids
+    rows = groups[0][1]
+    times = ", ".join(str(written[i]) for i in rows)
+    outcomes = ", ".join(f"{frame.at[i, 'outcome']:g}" for i in rows)
+    problems.append(f"{len(groups)} group(s) of rows share entity_id, text_date (the day), target_date and text but "
+                    f"differ in outcome (e.g. rows {', '.join(str(int(i) + 1) for i in rows)}: text_date as written "
+                    f"{times}; outcome {outcomes}): without a row_id column a row is known by those four, so these "
+                    f"cannot be told apart. If they are different observations, give each row its own id{fix}; if "
+                    "one of them is wrong, delete it")
     return ids
+
+
+def _differences(frame: pd.DataFrame, rows) -> list[str]:
+    """The columns of schema.DUPLICATE_KEY in which the first two of `rows` differ."""
+    first, second = frame.loc[rows[0]], frame.loc[rows[1]]
+    return [c for c in schema.DUPLICATE_KEY
+            if not (first[c] == second[c] or (pd.isna(first[c]) and pd.isna(second[c])))]
+
+
+def _distinguishing_column(frame: pd.DataFrame) -> str:
+    """The fix for rows that cannot be told apart: map a column with a distinct value on every row to row_id, naming
+    the first such column of the file (outside the protocol's columns) when there is one."""
+    for column in frame.columns:
+        if column in schema.ORDER:
+            continue
+        values = frame[column]
+        if not is_missing(values).any() and values.astype(str).str.strip().is_unique:
+            return (f": map a column holding a distinct value on every row to row_id in [data.columns] (e.g. row_id = "
+                    f"{json.dumps(str(column))}, distinct on every row)")
+    return (": add a column holding a distinct value on every row (e.g. a story id joined with the entity id) and map "
+            "it to row_id in [data.columns]")
 
 
 def _repeats(frame: pd.DataFrame) -> pd.Series:
@@ -340,7 +380,9 @@ def _example(frame: pd.DataFrame, index, reason: str, written: pd.Series | None 
     if reason == "duplicate_row":
         key = list(schema.DUPLICATE_KEY)
         first = frame.index[(frame[key] == row[key]).all(axis=1)][0]
-        return f"repeats row_id {frame.at[first, 'row_id']}"
+        if frame.at[first, "row_id"] == row["row_id"]:
+            return f"repeats row {int(first) + 1}"
+        return f"repeats row_id {frame.at[first, 'row_id']} (row {int(first) + 1})"
     return f"entity_id {row['entity_id']!r}, entity_name {row['entity_name']!r}"
 
 
@@ -416,7 +458,7 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
         frame["text_date"] = derivation.day.where(derivation.day.notna(), frame["text_date"])
     outcome_as_written = frame["outcome"].copy()
     frame["outcome"] = _parse_outcome(frame, problems)
-    frame["row_id"] = _row_ids(frame, problems)
+    frame["row_id"] = _row_ids(frame, problems, text_date_as_written)
     moderator = config.estimate.moderator
     if moderator in frame.columns and moderator not in schema.ORDER:
         frame[moderator] = _parse_moderator(frame, moderator, problems)
@@ -428,7 +470,7 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
         for column, values in written.items():
             unread |= frame[column].isna() & ~is_missing(values)
         rest = _apply_drop_rules(frame[~unread], outcome_as_written)[1]
-        also = [f"{r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "
+        also = [f"note: {r.n_rows} row{'s' if r.n_rows != 1 else ''} would also be dropped: {r.rule} "
                 f"(example row_id {r.example_row_id}: {r.example})" for r in rest.itertuples()]
         raise InputDataError("\n".join(problems + also))
     kept = frame.loc[remaining].reset_index(drop=True)

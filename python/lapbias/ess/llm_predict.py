@@ -98,8 +98,7 @@ def predict(frame: pd.DataFrame, config: EssConfig, outcome: Outcome, backend: B
         chats = [json.loads(q.prompt) for q in batch]
         return [{"text": g.text} for g in backend.generate(chats, outcome.max_new_tokens, 1)]
 
-    ask_missing(f"{TASK} {outcome.name}", todo, cache, ask, config.model.queries_per_batch,
-                lambda: config.model.seconds_per_query or backend.seconds_per_query("forecast"), confirm, len(frame))
+    ask_missing(f"{TASK} {outcome.name}", todo, cache, ask, config.model, confirm, len(frame))
     rows = []
     for query, (_, row) in zip(todo, frame.iterrows()):
         shown = cache.response(query)["text"]

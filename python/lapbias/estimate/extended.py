@@ -129,10 +129,16 @@ def estimate_extended(panel: pd.DataFrame, moderator: str = "small", cluster: st
         results.tables["table2"] = table2
         results.tables["magnitudes"] = magnitudes(table2, pre.dropna(subset=["outcome", "mu_hat", "lap"]))
     m = moderator
-    table3 = _columns(pre, {"(1)": ["mu_hat", m, f"c.mu_hat#c.{m}"],
-                            "(2)": ["mu_hat", m, f"c.mu_hat#c.{m}", "lap", "c.mu_hat#c.lap", f"c.lap#c.{m}",
-                                    f"c.mu_hat#c.lap#c.{m}"]},
-                      {"(1)": ["mu_hat", m], "(2)": ["mu_hat", m, "lap"]}, results, "table3", cluster)
+    table3 = None
+    if m in pre.columns:
+        table3 = _columns(pre, {"(1)": ["mu_hat", m, f"c.mu_hat#c.{m}"],
+                                "(2)": ["mu_hat", m, f"c.mu_hat#c.{m}", "lap", "c.mu_hat#c.lap", f"c.lap#c.{m}",
+                                        f"c.mu_hat#c.lap#c.{m}"]},
+                          {"(1)": ["mu_hat", m], "(2)": ["mu_hat", m, "lap"]}, results, "table3", cluster)
+    else:
+        results.notes.append(f"table3 skipped: the panel has no column {m!r}, the [estimate] moderator; to estimate "
+                             "paper Table III, set [estimate] moderator to a 0/1 column of your data file (e.g. a "
+                             "small-firm indicator)")
     first = ["mu_hat", "p_first", "c.mu_hat#c.p_first"]
     confidence = ["mu_hat", "confidence", "c.mu_hat#c.confidence"]
     table4 = _columns(pre, {"(1)": first, "(2)": [*base, *first[1:]], "(3)": confidence,

@@ -230,9 +230,7 @@ def run(leak_run: LeakRun, layout: Layout, backend, confirm: Confirm) -> LeakRes
     cache = ResponseCache(layout.raw_file(TASK))
     queries = [probe_query(item, leak_run) for item in items]
     asked = ask_missing(TASK, queries + ranking_queries, cache, _asker(backend, leak_run),
-                        leak_run.model.queries_per_batch,
-                        lambda: leak_run.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
-                        len(queries) + len(ranking_queries))
+                        leak_run.model, confirm, len(queries) + len(ranking_queries))
     cache = ResponseCache(layout.raw_file(TASK))
     panel = _panel_rows(items, [cache.response(q) for q in queries], [q.key for q in queries], leak_run.leak.parser)
     tables = {}

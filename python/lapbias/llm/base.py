@@ -91,10 +91,6 @@ class Backend(Protocol):
         """The token ids of `label` as the model would emit it at the answer position."""
         ...
 
-    def seconds_per_query(self, task: str) -> float:
-        """A rough compute-time estimate for one query of `task`, shown before a batch starts."""
-        ...
-
     def describe(self) -> dict[str, str]:
         ...
 

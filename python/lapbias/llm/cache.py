@@ -137,7 +137,7 @@ class ResponseCache:
         if record is None:
             raise CacheError(
                 f"{self.path} has no response for {query.task} query {query.query_id!r}; "
-                f"run `lapbias {query.task}` to ask the model"
+                f"run `lapbias {query.task.split()[0]} --yes` to ask the model"
             )
         return record["response"]
 

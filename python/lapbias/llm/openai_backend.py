@@ -315,10 +315,6 @@ class OpenAIBackend:
             "server); set [model] tokenizer to a local copy of the same model's tokenizer"
         )
 
-    def seconds_per_query(self, task: str) -> float:
-        """An assumed 2 s per request, divided over the requests in flight: a rough figure, not a measurement."""
-        return 2.0 / (self.concurrency * len(self.pool.urls))
-
     def describe(self) -> dict[str, str]:
         return {"backend": self.name, "model_id": self.model_id, "served_model_name": self.served_model_name,
                 "base_urls": " ".join(self.pool.urls), "api_key_env": self.api_key_env,

@@ -169,13 +169,6 @@ class TransformersBackend:
     def label_token_ids(self, label: str) -> list[int]:
         return self.tokens.label_ids(label)
 
-    def seconds_per_query(self, task: str) -> float:
-        """≈ 2 · parameters · tokens FLOPs at an assumed 2e10 FLOP/s on CPU (2e12 on GPU); generation adds a
-        forward per new token. A rough figure for the confirmation prompt, not a measurement."""
-        flops_per_second = 2e12 if self.device.startswith("cuda") else 2e10
-        tokens = {"forecast": 120 + 8 * 20, "recall": 110, "minkprob": 90}.get(task, 120)
-        return 2 * self.n_parameters * tokens / flops_per_second / self.batch_size ** 0.5
-
     def describe(self) -> dict[str, str]:
         return {"backend": self.name, "model_id": self.model_id, "dtype": self.dtype, "device": self.device,
                 "transformers": __import__("transformers").__version__, "torch": torch.__version__}

@@ -156,10 +156,6 @@ class VLLMBackend:
     def label_token_ids(self, label: str) -> list[int]:
         return self.tokens.label_ids(label)
 
-    def seconds_per_query(self, task: str) -> float:
-        """Rough: vLLM batches the whole request list; an assumed 0.05 s per query on CPU, 0.005 s on GPUs."""
-        return 0.05 if self.device == "cpu" else 0.005
-
     def describe(self) -> dict[str, str]:
         return {"backend": self.name, "model_id": self.model_id, "dtype": self.dtype, "device": self.device,
                 "tensor_parallel_size": str(self.tensor_parallel_size), "vllm": self.vllm_version}

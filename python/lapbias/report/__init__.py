@@ -11,6 +11,7 @@ import pandas as pd
 from ..approximation import recall_note
 from ..config import RunConfig
 from ..data.derived import shown
+from ..data.validate import read_source_record
 from ..errors import LapbiasError
 from ..freshness import results_current
 from ..io import Layout, read_parquet, write_csv, write_text
@@ -21,7 +22,7 @@ from .markdown import render
 from . import units
 from .tables import to_latex
 from .verdict import decide
-from .verdict_sentence import explain
+from .verdict_sentence import explain, low_parse_rate
 
 COEFFICIENT_TABLES = {
     "validation": "Validation: outcome on U-D, pre-cutoff (pooled, high-LAP, low-LAP)",
@@ -127,6 +128,9 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
         verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
                          config.estimate, tables["estimation_notes"])
         sentence = explain(verdict, tables["detection"], config.estimate, power)
+        notice = low_parse_rate(panel["parsed"], config.forecast.min_parse_rate)
+        if notice:
+            sentence = f"{notice[:1].upper()}{notice[1:]}; {sentence}"
         tables["power"] = units.power(power, config)
         for name, caption in COEFFICIENT_TABLES.items():
             if name not in tables:
@@ -146,7 +150,8 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
         engine = ", ".join(sorted(set(tables["detection"]["engine"].dropna().astype(str)))) \
             if "engine" in tables["detection"] else ""
         write_text(out.results / "REPORT.md", render(config, tables, verdict, engine or config.estimate.engine,
-                                                     approximated) + "\n")
+                                                     approximated, source=read_source_record(layout),
+                                                     notice=notice) + "\n")
     return WrittenReport(layout.results / "REPORT.md", verdict.label, sentence)
 
 

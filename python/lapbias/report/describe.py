@@ -35,7 +35,9 @@ def recall_checks(panel: pd.DataFrame) -> pd.DataFrame:
     """Protocol Step 2: censoring share per label and residual mass, per sample, over unique recall queries;
     `exact` = share of queries with exact label probabilities (local backends: never censored);
     `censoring_bound_max` = the largest probability a token of a censored label could have (exp of the k-th
-    log-prob, max over the queries with a censored label; empty when none is censored)."""
+    log-prob, max over the queries with a censored label; empty when none is censored); where the answers' mass
+    goes: `lap_mean` (P(up) + P(down)), `residual_mass_mean` (1 - P(up) - P(down) - P(unknown)) and so
+    `p_unknown_mean` = 1 - lap_mean - residual_mass_mean (means over the same queries)."""
     rows = []
     queries = with_defaults(panel).drop_duplicates(["entity_id", "target_date"])
     for sample, flag in SAMPLES.items():
@@ -46,7 +48,8 @@ def recall_checks(panel: pd.DataFrame) -> pd.DataFrame:
                      "censored_unknown": part["censored_unknown"].mean(),
                      "censoring_bound_max": part.loc[censored, "censoring_bound"].max(),
                      "residual_mass_mean": part["residual_mass"].mean(),
-                     "residual_mass_max": part["residual_mass"].max()})
+                     "residual_mass_max": part["residual_mass"].max(), "lap_mean": part["lap_recall"].mean(),
+                     "p_unknown_mean": 1.0 - part["lap_recall"].mean() - part["residual_mass"].mean()})
     return pd.DataFrame(rows)
 
 

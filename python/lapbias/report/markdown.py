@@ -14,8 +14,13 @@ from .tables import to_markdown
 from .verdict import DIFFERENCE, Verdict
 
 POST_LAP_STAYS_HIGH = 0.8
-"""Post-cutoff LAP "stays high" (protocol Step 2: flag prominently) when its mean is at least 80% of the
-pre-cutoff mean."""
+"""Post-cutoff LAP does not fall when its mean is at least 80% of the pre-cutoff mean."""
+LAP_HIGH = 0.5
+"""Recall LAP is high at a mean of 0.5 or more: at least half of the answer's probability on up or down. Post-cutoff
+LAP "stays high" (protocol Step 2: flag prominently) when it is high and does not fall."""
+RESIDUAL_HIGH = 0.5
+"""The recall answers are mostly off the labels when their mean residual mass is 0.5 or more (protocol Step 2: "If
+large, distinguish an unconstrained prompt from top-20 censoring")."""
 COEF_COLUMNS = ["model", "term", "coef", "se", "t", "p", "p_one_sided", "N", "N_clust"]
 WILD_COLUMNS = ["p_wild", "p_wild_one_sided", "p_wild_lower"]
 """detection.csv and placebo.csv: beta_3's wild cluster restricted bootstrap p-values (estimate/wild.py)."""
@@ -164,9 +169,20 @@ def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, confi
     rows = lap_distribution[lap_distribution["measure"].astype(str).str.split(" ").str[0] == measure]
     means = rows.set_index("sample")["mean"]
     if {"pre", "post"} <= set(means.index) and means["post"] >= POST_LAP_STAYS_HIGH * means["pre"]:
-        flags.append(f"**Post-cutoff LAP stays high** (mean {means['post']:.4g} vs {means['pre']:.4g} pre-cutoff, "
-                     f"≥ {POST_LAP_STAYS_HIGH:.0%}): the model is guessing rather than abstaining, so LAP measures "
-                     "willingness to answer more than memorization.")
+        compared = (f"mean {means['post']:.4g} vs {means['pre']:.4g} pre-cutoff, at least {POST_LAP_STAYS_HIGH:.0%} "
+                    "of it")
+        if measure == "lap_mink":
+            flags.append(f"**Post-cutoff LAP does not fall** ({compared}): the texts after the cutoff are as familiar "
+                         "to the model as those before, so Min-K% reflects the texts more than memorization.")
+        elif means["post"] >= LAP_HIGH:
+            flags.append(f"**Post-cutoff LAP stays high** ({compared}; high: at least {LAP_HIGH:g}, half of the "
+                         "answer's probability on up or down): the model is guessing rather than abstaining, so LAP "
+                         "measures willingness to answer more than memorization.")
+        else:
+            flags.append(f"Post-cutoff LAP does not fall ({compared}), but it is low on both sides of the cutoff "
+                         f"(below {LAP_HIGH:g}, half of the answer's probability on up or down): the model seldom "
+                         "answers up or down at all, so LAP has little recall to measure.")
+    flags += recall_answers(recall_checks)
     for row in recall_checks.itertuples():
         for label, share in (("up", row.censored_up), ("down", row.censored_down), ("unknown", row.censored_unknown)):
             if share > config.recall.censoring_warning:
@@ -174,6 +190,30 @@ def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, confi
                              f"{config.recall.top_logprobs} log-probs in {share:.0%} of recall queries; its mass is "
                              f"counted as 0{_bound(row.censoring_bound_max)}, so LAP understates recall there.")
     return flags
+
+
+def recall_answers(recall_checks: pd.DataFrame) -> list[str]:
+    """Protocol Step 2's residual-mass check, the recall answers as they are: per sample, the mean probability on up or
+    down (LAP), on unknown and on any other token (the residual mass), over unique recall queries
+    (results/recall_checks.csv); flagged when the residual mass is large (RESIDUAL_HIGH)."""
+    needed = {"sample", "n_queries", "lap_mean", "p_unknown_mean", "residual_mass_mean"}
+    if not needed <= set(recall_checks.columns):
+        return []
+    rows = [row for row in recall_checks.itertuples() if row.n_queries]
+    if not rows:
+        return []
+    parts = "; ".join(f"{row.sample}-cutoff: up or down {row.lap_mean:.3f}, unknown {row.p_unknown_mean:.3f}, "
+                      f"other tokens {row.residual_mass_mean:.3f}" for row in rows)
+    line = f"mean probability per query ({parts})"
+    worst = max(row.residual_mass_mean for row in rows)
+    if worst < RESIDUAL_HIGH:
+        return [f"Recall answers, {line}."]
+    return [f"**Recall answers mostly off the labels**, {line}: most of the answer's probability (up to {worst:.3f}, "
+            f"at least {RESIDUAL_HIGH:g}) falls on none of the three labels: the model neither answers up or down nor "
+            "abstains with 'unknown', so LAP is small because the answers are off-format, not because recall is "
+            "absent. Protocol Step 2: before revising, tell an unconstrained prompt (the model starts a sentence) "
+            "from censoring (the labels outside the top-k; `exact` = 1 in the table: probabilities exact, nothing "
+            "censored)."]
 
 
 def _bound(bound: float) -> str:
@@ -197,8 +237,10 @@ def _target_dates(config: RunConfig) -> str:
 
 
 def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str,
-           approximated: str = "") -> str:
-    """REPORT.md; `approximated` (approximation.recall_note) labels the report and each section."""
+           approximated: str = "", source: dict | None = None, notice: str = "") -> str:
+    """REPORT.md; `approximated` (approximation.recall_note) labels the report and each section; `source` (what
+    `validate` read, data/derived/data_source.json) names the data file and its sha256; `notice` (verdict_sentence.
+    low_parse_rate) opens section 6."""
     notes = tables.get("estimation_notes", pd.DataFrame(columns=["model", "kind", "detail"]))
     lines = [
         "# Lookahead-bias test report", "",
@@ -212,6 +254,9 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
         "cluster(entity_num), singletons dropped, t-based p-values with reghdfe's residual df).", "",
         f"**Verdict: {verdict.label}.** (section 6)", "",
     ]
+    if source:
+        lines[2:2] = [f"Data: `{source.get('data')}` (sha256 `{source.get('sha256')}`), as `lapbias validate` read "
+                      "it.", ""]
     if approximated:
         lines[2:2] = [f"> **APPROXIMATED.** The recall answers come from the sampling fallback (protocol Step 2): "
                       f"{approximated}. P(up), P(down), LAP and U − D are answer frequencies, not probabilities; "
@@ -265,7 +310,8 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
             *[f"- `results/{name}.csv`" + (f" (LaTeX `results/{name}.tex`: {units.note(name, config)})"
                                             if name.startswith("table") else "") for name in extended], "",
             *_quoted(tables, "magnitudes")], approximated)
-    lines += _section("6. Verdict", [verdict.paragraph], approximated)
+    lines += _section("6. Verdict", [*([f"**Low parse rate accepted:** {notice}.", ""] if notice else []),
+                                     verdict.paragraph], approximated)
     lines += section_lines(Path(config.root) / "results")  # the audits' SECTION.md files (report/sections.py)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",

@@ -119,3 +119,15 @@ def explain(verdict: Verdict, detection: pd.DataFrame | None, thresholds: Estima
     elif verdict.label == MIXED:
         sentence = _mixed(failed, significant, p, null, read)
     return sentence or SEE_REPORT
+
+
+def low_parse_rate(parsed: pd.Series, min_parse_rate: float) -> str:
+    """What opens the sentence (and REPORT.md's section 6) when fewer forecasts parsed than [forecast] min_parse_rate:
+    the run went on only because the user accepted the rate (--allow-low-parse-rate, protocol Step 1: "ask the user
+    how to proceed"), and the regressions saw only the parsed rows; "" otherwise."""
+    parsed = parsed.astype(bool)
+    if not len(parsed) or parsed.mean() >= min_parse_rate:
+        return ""
+    return (f"only {int(parsed.sum())} of {len(parsed)} forecasts parsed ({parsed.mean():.1%}, below [forecast] "
+            f"min_parse_rate = {min_parse_rate:.0%}; the run went on because the low rate was accepted, "
+            "--allow-low-parse-rate), and the regressions use the parsed rows alone")

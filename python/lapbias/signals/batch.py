@@ -1,8 +1,10 @@
-"""Asking a batch of queries: cached answers reused, the rest confirmed, asked in batches, appended.
+"""Asking a batch of queries: cached answers reused, the rest confirmed, asked in timed batches, appended.
 
 Protocol Step 0: "Before launching any query batch, print the query count and a cost estimate, and get
-explicit confirmation; if the dataset exceeds ~10,000 rows, suggest a random subsample first." The cache is
-appended after every batch, so an interrupted run re-asks only what is missing.
+explicit confirmation; if the dataset exceeds ~10,000 rows, suggest a random subsample first." The estimate is
+signals/timing.py's (the last timing of the same work on this machine), and once the first batches are answered,
+the estimate for the rest from them. The cache is appended after every batch, so an interrupted run re-asks only
+what is missing.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from typing import Any, Callable, Protocol, Sequence
 
 from tqdm import tqdm
 
+from ..config import ModelConfig
 from ..errors import ConfirmationDeclined, ModelError
 from ..llm.cache import Query, ResponseCache
+from . import timing
+from .timing import Estimate, Timing
 
 LARGE_SAMPLE = 10_000
 
@@ -30,12 +35,24 @@ def always(message: str) -> bool:
     return True
 
 
-def describe_batch(task: str, n_total: int, n_todo: int, seconds_per_query: float, n_rows: int) -> str:
-    minutes = n_todo * seconds_per_query / 60
-    lines = [
-        f"{task}: {n_todo} queries to ask ({n_total - n_todo} of {n_total} already cached); "
-        f"estimated compute time ≈ {minutes:.1f} min (rough)"
-    ]
+class Declined:
+    """A confirmation nobody can give (no --yes and no terminal to ask on; yes=False in Python): the batch stops
+    before the model is loaded or anything is asked, with the count and `how` to go ahead."""
+
+    def __init__(self, how: str):
+        self.how = how
+
+    def __call__(self, message: str) -> bool:
+        raise ConfirmationDeclined(f"{message.splitlines()[0]}; not confirmed: {self.how}")
+
+
+def describe_batch(task: str, n_total: int, n_todo: int, n_rows: int, estimate: Estimate | None,
+                   first: int = timing.FIRST_ANSWERS) -> str:
+    """The count, what is cached, and the time of what is to ask (timing.Estimate), or when it will be shown."""
+    said = (f"estimated time {estimate.text()} ({estimate.basis})" if estimate is not None else
+            f"time not yet measured for this work on this machine: estimated from the first {first} answers "
+            "(`lapbias run CONFIG --dry-run` measures it before anything else is asked)")
+    lines = [f"{task}: {n_todo} queries to ask ({n_total - n_todo} of {n_total} already cached); {said}"]
     if n_rows > LARGE_SAMPLE:
         lines.append(f"the panel has {n_rows} rows (> {LARGE_SAMPLE:,}): consider a random subsample first "
                      "(`lapbias validate --sample N --seed S`)")
@@ -63,33 +80,57 @@ def check_context(backend, todo: Sequence[Query], tokens: Callable[[Any, Query],
                          "`lapbias validate` and this step")
 
 
+def refuse_unconfirmable(task: str, queries: Sequence[Query], cache: ResponseCache, confirm: Confirm) -> None:
+    """ConfirmationDeclined, with the count, when a query is missing from the cache and `confirm` is Declined: before
+    the model is loaded."""
+    todo, n_total = cache.missing(queries), len({q.key for q in queries})
+    if todo and isinstance(confirm, Declined):
+        confirm(f"{task}: {len(todo)} queries to ask ({n_total - len(todo)} of {n_total} already cached)")
+
+
 def ask_missing(
     task: str,
     queries: Sequence[Query],
     cache: ResponseCache,
     ask: Callable[[list[Query]], list[Any]],
-    batch_size: int,
-    seconds_per_query: Callable[[], float],
+    model: ModelConfig,
     confirm: Confirm,
     n_rows: int,
     check: Callable[[list[Query]], None] | None = None,
+    first_check: Callable[[list[Query]], None] | None = None,
 ) -> int:
-    """Ask every query whose key is not cached; returns how many were asked. `seconds_per_query` is called
-    only when something is to be asked (it may need the model loaded); so is `check(queries to ask)`, which may
-    refuse them before the first is asked (check_context)."""
+    """Ask every query whose key is not cached, in batches of [model] batch_size; returns how many were asked.
+
+    Before anything is asked: a Declined confirmation stops (before `check`, which may load the model), then
+    `check(queries to ask)` may refuse them (check_context), then the confirmation shows the count and the time
+    (timing.py). The first timing.first_size(batch size) queries are asked first; `first_check(those queries)` may
+    stop there (the forecast's parse rate, protocol Step 1), else the estimate for the rest, from their time, is
+    printed and the rest asked. The timings are kept for the next estimate of the same work (timing.record)."""
     todo = cache.missing(queries)
     n_total = len({q.key for q in queries})
     if not todo:
         print(f"{task}: all {n_total} queries cached, no model call", file=sys.stderr)
         return 0
+    refuse_unconfirmable(task, queries, cache, confirm)
     if check is not None:
         check(todo)
-    if not confirm(describe_batch(task, n_total, len(todo), seconds_per_query(), n_rows)):
+    earlier, batch_size = timing.recorded(model, task, todo), model.queries_per_batch
+    n_first = timing.first_size(batch_size)
+    if not confirm(describe_batch(task, n_total, len(todo), n_rows, earlier.estimate(len(todo)) if earlier else None,
+                                  n_first)):
         raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes (in Python: "
                                    "yes=True) to go ahead")
+    first, rest = todo[:n_first], todo[n_first:]
+    measured = Timing(batch_size)
     with tqdm(total=len(todo), desc=task, unit="query", file=sys.stderr) as progress:
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start:start + batch_size]
-            cache.append(zip(batch, ask(batch)))
-            progress.update(len(batch))
+        timing.ask_timed(first, cache, ask, batch_size, measured, progress)
+        timing.record(model, task, todo, measured)
+        if first_check is not None:
+            first_check(first)
+        if rest:
+            estimate = measured.estimate(len(rest))
+            progress.write(f"{task}: the first {len(first)} answers took {timing.duration(sum(measured.seconds))}; "
+                           f"the other {len(rest)}: {estimate.text()} ({estimate.basis})", file=sys.stderr)
+            timing.ask_timed(rest, cache, ask, batch_size, measured, progress)
+            timing.record(model, task, todo, measured)
     return len(todo)

@@ -68,21 +68,38 @@ def _encode(generation: Generation) -> dict:
             "first_top": [t.to_json() for t in generation.first_top]}
 
 
-def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
-    """Ask the forecast of every row not in the cache, then derive forecast.parquet."""
-    frame = read_parquet(layout.derived_file("input.parquet"))
-    cache = ResponseCache(layout.raw_file(TASK))
-
+def asker(config: RunConfig, backend: Backend):
+    """The function asking a batch of forecast queries: greedy generation, every generated token's log-prob."""
     def ask(batch: list[Query]) -> list[dict]:
         chats = [json.loads(q.prompt) for q in batch]
         return [_encode(g) for g in backend.generate(chats, config.forecast.max_new_tokens, TOP_LOGPROBS)]
 
-    ask_missing(TASK, queries(frame, config), cache, ask, config.model.queries_per_batch,
-                lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
-                len(frame), check=lambda todo: check_context(
-                    backend, todo, lambda local, query: len(local.tokens.render(json.loads(query.prompt))),
-                    reserved=config.forecast.max_new_tokens))
+    return ask
+
+
+def context_check(config: RunConfig, backend: Backend):
+    """Prompts plus max_new_tokens longer than the model's context are refused before any is asked (batch.py)."""
+    return lambda todo: check_context(backend, todo, lambda local, query: len(local.tokens.render(
+        json.loads(query.prompt))), reserved=config.forecast.max_new_tokens)
+
+
+def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
+    """Ask the forecast of every row not in the cache (the parse rate checked on the first answers), then derive
+    forecast.parquet."""
+    check_parser(config)
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+    ask_missing(TASK, queries(frame, config), cache, asker(config, backend), config.model, confirm, len(frame),
+                check=context_check(config, backend),
+                first_check=lambda first: check_first_answers(first, cache, config))
     return derive(config, layout)
+
+
+def check_parser(config: RunConfig) -> None:
+    try:
+        re.compile(config.forecast.parse_regex)
+    except re.error as err:
+        raise ConfigError(f"[forecast] parse_regex is not a valid regular expression: {err}") from None
 
 
 def parse_label(response: str, parse_regex: str, labels: dict[str, float]) -> str | None:
@@ -129,10 +146,7 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
     """forecast.parquet from input.parquet and the cached responses alone (no model call)."""
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
-    try:
-        re.compile(config.forecast.parse_regex)
-    except re.error as err:
-        raise ConfigError(f"[forecast] parse_regex is not a valid regular expression: {err}") from None
+    check_parser(config)
     rows = []
     for query, (_, row) in zip(queries(frame, config), frame.iterrows()):
         response = cache.response(query)
@@ -158,19 +172,59 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
     return result
 
 
-def check_parse_rate(forecast: pd.DataFrame, config: RunConfig) -> float:
+FIRST_ANSWERS_LEVEL = 0.01
+"""The first answers stop the run when the one-sided 99% Clopper-Pearson upper bound of their parse rate is below
+[forecast] min_parse_rate: a full run could then reach the minimum only with probability below 1%."""
+
+
+def answers_table(queries: list[Query], cache: ResponseCache, config: RunConfig) -> tuple[pd.DataFrame, int]:
+    """(row_id, response, parsed) of answered forecast queries, and how many unparsed answers used every one of the
+    [forecast] max_new_tokens tokens (cut before their end, perhaps before their label)."""
+    rows, cut = [], 0
+    for query in queries:
+        response = cache.response(query)
+        parsed = parse_label(response["text"], config.forecast.parse_regex, config.forecast.labels) is not None
+        cut += not parsed and len(response["tokens"]) >= config.forecast.max_new_tokens
+        rows.append({"row_id": query.query_id, "response": response["text"], "parsed": parsed})
+    return pd.DataFrame(rows, columns=["row_id", "response", "parsed"]), cut
+
+
+def check_first_answers(first: list[Query], cache: ResponseCache, config: RunConfig) -> None:
+    """Protocol Step 1's sanity check on the first answers, before the rest is asked: ParseRateError (check_parse_rate)
+    when even the upper bound of their parse rate (FIRST_ANSWERS_LEVEL) is below the minimum."""
+    from scipy import stats
+
+    answers, cut = answers_table(first, cache, config)
+    parsed = int(answers["parsed"].sum())
+    upper = 1.0 if parsed == len(answers) else float(stats.beta.ppf(1 - FIRST_ANSWERS_LEVEL, parsed + 1,
+                                                                        len(answers) - parsed))
+    if upper < config.forecast.min_parse_rate:
+        check_parse_rate(answers, config, cut=cut, first=f" on the first {len(answers)} answers (its 99% upper bound "
+                                                         f"{upper:.1%} too; the other queries were not asked)")
+
+
+def check_parse_rate(forecast: pd.DataFrame, config: RunConfig, cut: int | None = None, first: str = "") -> float:
     """Protocol Step 1 sanity check: below `min_parse_rate`, show 10 unparsed examples and stop, unless the
-    user gave the explicit override ([forecast] allow_low_parse_rate = true or --allow-low-parse-rate)."""
+    user gave the explicit override ([forecast] allow_low_parse_rate = true or --allow-low-parse-rate). The message
+    names [forecast] max_new_tokens, which cuts every answer (with `cut`, how many unparsed answers it cut)."""
     rate = float(forecast["parsed"].mean()) if len(forecast) else 0.0
     if rate >= config.forecast.min_parse_rate or config.forecast.allow_low_parse_rate:
         return rate
+    unparsed = int((~forecast["parsed"]).sum())
     examples = forecast.loc[~forecast["parsed"], ["row_id", "response"]].head(10)
     shown = "\n".join(f"  row_id {r.row_id}: {r.response!r}" for r in examples.itertuples())
+    tokens = config.forecast.max_new_tokens
+    length = (f"{cut} of the {unparsed} unparsed answers used all [forecast] max_new_tokens = {tokens} tokens: cut "
+              f"there, perhaps before their label; raise max_new_tokens (e.g. to {max(32, 4 * tokens)}) if the "
+              "prompt's answers are longer" if cut else
+              f"every answer is cut at [forecast] max_new_tokens = {tokens} tokens: raise it if the prompt's answers "
+              "are longer" if cut is None else
+              f"no unparsed answer reached [forecast] max_new_tokens = {tokens} tokens, so none was cut")
     raise ParseRateError(
-        f"parse rate {rate:.1%} is below {config.forecast.min_parse_rate:.1%}: "
-        f"{int((~forecast['parsed']).sum())} of {len(forecast)} responses match no label of "
+        f"parse rate {rate:.1%} is below {config.forecast.min_parse_rate:.1%}{first}: "
+        f"{unparsed} of {len(forecast)} responses match no label of "
         f"{sorted(config.forecast.labels)} with parse_regex {config.forecast.parse_regex!r}. Unparsed examples:\n"
-        f"{shown}\nThe prompt and parser are the object under test and are not changed silently: fix them in "
-        "the config, or accept this rate explicitly with --allow-low-parse-rate "
-        "([forecast] allow_low_parse_rate = true)."
+        f"{shown}\n{length}.\nThe prompt and parser are the object under test and are not changed silently: fix "
+        "them in the config ([forecast] prompt, parse_regex, labels, max_new_tokens), or accept this rate "
+        "explicitly with --allow-low-parse-rate ([forecast] allow_low_parse_rate = true)."
     )

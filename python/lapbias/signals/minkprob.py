@@ -56,18 +56,25 @@ def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
             for _, row in frame.iterrows()]
 
 
-def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
-    frame = read_parquet(layout.derived_file("input.parquet"))
-    cache = ResponseCache(layout.raw_file(TASK))
-
+def asker(backend: Backend):
+    """The function asking a batch of Min-K% queries: every prompt token's log-prob."""
     def ask(batch: list[Query]) -> list[dict]:
         scored = backend.prompt_logprobs([q.prompt for q in batch])
         return [{"tokens": [t.to_json() for t in tokens]} for tokens in scored]
 
-    ask_missing(TASK, queries(frame, config), cache, ask, config.model.queries_per_batch,
-                lambda: config.model.seconds_per_query or backend.seconds_per_query(TASK), confirm,
-                len(frame), check=lambda todo: check_context(
-                    backend, todo, lambda local, query: len(local.tokens.encode(query.prompt))))
+    return ask
+
+
+def context_check(backend: Backend):
+    """Texts longer than the model's context are refused before any is scored (batch.py)."""
+    return lambda todo: check_context(backend, todo, lambda local, query: len(local.tokens.encode(query.prompt)))
+
+
+def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+    ask_missing(TASK, queries(frame, config), cache, asker(backend), config.model, confirm, len(frame),
+                check=context_check(backend))
     return derive(config, layout)
 
 

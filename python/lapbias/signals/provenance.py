@@ -59,24 +59,40 @@ def stamp(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str) -> 
     return frame
 
 
-def check_settings(recorded: dict, config: RunConfig, task: str, path: Path, rerun: str) -> None:
-    """StaleResultsError naming the first setting of `task` that the config no longer shares with `recorded`."""
+def settings_problem(recorded: dict, config: RunConfig, task: str, path: Path) -> str | None:
+    """'PATH was derived with SETTING = ...' naming the first setting of `task` that the config no longer shares with
+    `recorded`; None when it shares them all."""
     current = settings(config, task)
     differ = [key for key in sorted(set(current) | set(recorded)) if recorded.get(key) != current.get(key)]
-    if differ:
-        raise StaleResultsError(f"{path} was derived with {settings_difference(recorded, current, differ)}: {rerun}")
+    return f"{path} was derived with {settings_difference(recorded, current, differ)}" if differ else None
+
+
+def check_settings(recorded: dict, config: RunConfig, task: str, path: Path, rerun: str) -> None:
+    """StaleResultsError naming the first setting of `task` that the config no longer shares with `recorded`."""
+    problem = settings_problem(recorded, config, task, path)
+    if problem:
+        raise StaleResultsError(f"{problem}: {rerun}")
+
+
+def problem(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str, path: Path) -> str | None:
+    """Why the derived file `path` of `task` is not current (derived from another input.parquet, or under other
+    settings), or None."""
+    derived_from = frame.attrs.get(ATTRS_KEY)
+    if not derived_from:
+        return None
+    if derived_from.get("input_sha256") != fingerprint(layout.derived_file("input.parquet")):
+        return (f"{path} was derived from another data/derived/input.parquet (`lapbias validate` ran again since "
+                f"`lapbias {task}`)")
+    return settings_problem(derived_from.get("settings", {}), config, task, path)
 
 
 def check(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str, path: Path) -> None:
     """The derived file `path` of `task` was derived from input.parquet as it is now, under the config's settings."""
-    derived_from = frame.attrs.get(ATTRS_KEY)
-    if not derived_from:
+    found = problem(frame, config, layout, task, path)
+    if not found:
         return
-    rerun = f"rerun `lapbias {task}` (it asks the model only what the cache does not hold), then `lapbias panel`, " \
-            f"{RUN_ALL}"
+    rerun = f"rerun `lapbias {task} --yes` (it asks the model only what the cache does not hold), then " \
+            f"`lapbias panel`, {RUN_ALL}"
     if task == "minkprob" and config.estimate.lap_measure == "recall":  # a backend without prompt log-probs cannot
         rerun += "; or remove data/derived/minkprob.parquet (this config estimates with the recall LAP)"
-    if derived_from.get("input_sha256") != fingerprint(layout.derived_file("input.parquet")):
-        raise StaleResultsError(f"{path} was derived from another data/derived/input.parquet (`lapbias validate` ran "
-                                f"again since `lapbias {task}`); {rerun}")
-    check_settings(derived_from.get("settings", {}), config, task, path, rerun)
+    raise StaleResultsError(f"{found}; {rerun}")

@@ -38,7 +38,7 @@ from ..llm.base import Backend, LocalBackend, TokenLogprob, chat
 from ..llm import sampling
 from ..llm.cache import Query, ResponseCache, canonical_json
 from . import label_record, provenance
-from .batch import Confirm, ask_missing
+from .batch import Confirm, ask_missing, refuse_unconfirmable
 from .labels import check_single_token, label_mass
 from .recall_mode import uses_exact, uses_sampling
 
@@ -90,15 +90,9 @@ def queries(pairs: pd.DataFrame, config: RunConfig) -> list[Query]:
     ]
 
 
-def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
-        confirm_sampling: Confirm | None = None) -> pd.DataFrame:
-    """Ask every uncached pair (after verifying the labels are single tokens), then derive recall.parquet.
-
-    With the sampling fallback, `confirm_sampling` must separately accept the multiplied answer count first
-    (protocol Step 2); the batch confirmation then shows the time for n_samples answers per query."""
-    frame = read_parquet(layout.derived_file("input.parquet"))
-    cache = ResponseCache(layout.raw_file(TASK))
-    todo_queries = queries(recall_pairs(frame), config)
+def asker(config: RunConfig, backend: Backend):
+    """The function asking a batch of recall queries (after checking that the labels are single tokens): top-k
+    log-probs, plus the exact label probabilities on a local backend, or the sampling fallback's answers."""
     n_samples = config.recall.n_samples if uses_sampling(config) else 1
 
     def ask(batch: list[Query]) -> list[dict]:
@@ -112,15 +106,26 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
         tops = backend.next_token_logprobs(chats, config.recall.top_logprobs)
         return [{"top": [t.to_json() for t in top]} for top in tops]
 
+    return ask
+
+
+def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
+        confirm_sampling: Confirm | None = None) -> pd.DataFrame:
+    """Ask every uncached pair (after verifying the labels are single tokens), then derive recall.parquet.
+
+    With the sampling fallback, `confirm_sampling` must separately accept the multiplied answer count first
+    (protocol Step 2); the batch's time is that of n_samples answers per query, as timed."""
+    frame = read_parquet(layout.derived_file("input.parquet"))
+    cache = ResponseCache(layout.raw_file(TASK))
+    todo_queries = queries(recall_pairs(frame), config)
+    refuse_unconfirmable(TASK, todo_queries, cache, confirm)  # before the labels load the model
     if cache.missing(todo_queries) or label_record.unrecorded(layout, TASK, config.model.model_id,
                                                               config.recall.labels):
         label_record.record(layout, TASK, backend, check_single_token(backend, config.recall.labels))
     if uses_sampling(config):
         n_todo = len(cache.missing(todo_queries))
-        sampling.confirm(confirm_sampling or confirm, TASK, n_todo, n_samples)
-    ask_missing(TASK, todo_queries, cache, ask, config.model.queries_per_batch,
-                lambda: n_samples * (config.model.seconds_per_query or backend.seconds_per_query(TASK)), confirm,
-                len(frame))
+        sampling.confirm(confirm_sampling or confirm, TASK, n_todo, config.recall.n_samples)
+    ask_missing(TASK, todo_queries, cache, asker(config, backend), config.model, confirm, len(frame))
     return derive(config, layout)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator
 
 from .. import config as config_module
 from ..io import Layout, write_error
-from ..signals.batch import Confirm, always
+from ..signals.batch import Confirm, Declined, always
 from ..stage import project_lock
 
 Echo = Callable[[str], None]
@@ -57,12 +57,13 @@ def opened(config: Any, command: str, load: Callable = config_module.load,
         yield loaded, layout, Log(layout, echo)
 
 
-def confirmation(yes: bool, confirm: Confirm | None = None) -> Confirm:
+def confirmation(yes: bool, confirm: Confirm | None = None,
+                 how: str = "rerun with --yes (in Python: yes=True) to go ahead") -> Confirm:
     """Protocol Step 0's confirmation of a query batch: the caller's own (the CLI's interactive question), else
-    given up front (`yes`), else declined (the batch stops with ConfirmationDeclined, naming --yes / yes=True)."""
+    given up front (`yes`), else declined before the model is loaded (ConfirmationDeclined saying `how`)."""
     if confirm is not None:
         return confirm
-    return always if yes else (lambda message: False)
+    return always if yes else Declined(how)
 
 
 @contextmanager

@@ -28,6 +28,10 @@ REPORT_OUTPUTS = ("REPORT.md", "lap_distribution.csv", "recall_checks.csv", "sam
 """What `report` wrote before stage manifests existed: stale once the estimate it described is replaced."""
 
 
+SAMPLING_CONSENT = ("rerun with --yes-sampling (in Python: confirm_sampling=lambda message: True) to accept the "
+                    "sampling fallback's multiplied count")
+
+
 def _overrides(config, allow_low_parse_rate: bool):
     return config.replace(forecast={"allow_low_parse_rate": True}) if allow_low_parse_rate else config
 
@@ -62,7 +66,7 @@ def recall(config, *, yes: bool = False, confirm: Confirm | None = None, confirm
     sampling fallback's multiplied query count needs its own confirmation (`confirm_sampling`; `yes` does not
     cover it)."""
     return _signal(_recall, "recall", config, yes, confirm, allow_low_parse_rate, echo,
-                   confirm_sampling=confirmation(False, confirm_sampling))
+                   confirm_sampling=confirmation(False, confirm_sampling, SAMPLING_CONSENT))
 
 
 def minkprob(config, *, yes: bool = False, confirm: Confirm | None = None, allow_low_parse_rate: bool = False,
@@ -254,7 +258,7 @@ def run(config=DEMO_CONFIG, *, yes: bool = False, confirm: Confirm | None = None
     the path of results/REPORT.md. The default configuration is the bundled demo's."""
     with opened(config, "run", echo=echo) as (config, layout, log):
         return run_all(_overrides(config, allow_low_parse_rate), layout, log, confirmation(yes, confirm),
-                       confirmation(False, confirm_sampling), sample, seed)
+                       confirmation(False, confirm_sampling, SAMPLING_CONSENT), sample, seed)
 
 
 def run_all(config, layout: Layout, log: Log, confirm: Confirm, confirm_sampling: Confirm,

@@ -1,6 +1,6 @@
 """Commands that work outside a project's stages: `init` (a starter configuration for a data file), `reghdfe`
 (reghdfe's conventions on any table), `stata_install` (the Stata commands to install the ado files) and
-`dry_run` (each stage's time and memory before anything is asked)."""
+`dry_run` (each stage's time and memory, from its first batches)."""
 
 from __future__ import annotations
 
@@ -49,9 +49,10 @@ def stata_install(copy_to: str | Path | None = None) -> str:
 
 
 def dry_run(config) -> str:
-    """Each stage's time and memory from a short timed probe of the model (cached per machine); nothing else is
-    asked and nothing is written under the run's folders."""
-    from .. import config as config_module
+    """The time of `lapbias run CONFIG` on this machine, stage by stage, with its range: the first batches of each
+    model stage's missing queries asked and timed (their answers kept in the cache), nothing else written (cost.py)."""
     from ..cost import dry_run as estimate_study
+    from .project import opened
 
-    return estimate_study(config_module.load(config) if isinstance(config, (str, Path)) else config)
+    with opened(config, "run --dry-run") as (loaded, layout, _):
+        return estimate_study(loaded, layout)
