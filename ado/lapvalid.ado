@@ -1,29 +1,22 @@
-*! version 0.4.0 05dec2026
+*! version 0.5.0 28nov2026
 * lapvalid: the validation regression (protocol Step 3): depvar on the recalled direction U-D, pooled and on the
-* high-LAP and low-LAP halves, and high minus low per SD of ud (theta_high SD_high - theta_low SD_low), the test of
-* the verdict's validation pattern. The halves: high(flag) (0/1, e.g. the panel's high_lap), or a median split of lap
-* over the rows that have it (within if/in, as the panel's high_lap): LAP above the median (split(pooled)), or the
-* entity's mean LAP above the median of entity means (split(entity), needs entity()); ties go to the low half, and the
-* median is held in a scalar, never a macro, so a tie cannot move between halves. Pooled: every row with depvar, ud.
-* The difference, fourth model diff (the Python engine's estimate/protocol.py difference fit), on both halves' rows:
-* reghdfe depvar c.ud_std#c.high_lap ud_std, absorb(each absvar#high_lap) [vce], each half its own fixed effects
-* (_lapbias_halfabsorb), ud_std = ud / SD(ud in its half) over the model's rows before singletons, 0 in a half
-* without variation (_lapbias_halfstd); the coefficient on c.ud_std#c.high_lap is the difference, tested
-* one-sided, H1: > 0, p_diff_one = ttail(e(df_r), t). One time series: newey, with high_lap as a regressor.
-* Each part runs through _lapbias_fit (reghdfe, or one time series by the rule of both engines) and ends in one
-* status, as the Python engine: estimated; omitted (ud collinear with the fixed effects of that part: theta is zero,
-* Step 3's null -- the model is stored and exported with the omitted row; the difference is then missing); failed
-* (not estimable: a data outcome, _lapbias_datarc; the other parts are kept). Any other error -- r(198) invalid
-* syntax or an option reghdfe refuses, Break, an installation error -- stops lapvalid with it.
-* Stored names are dropped once every option is checked (vce() by reghdfe's parser too), before anything is
-* estimated, so no older model survives under them; store() takes at most 25 characters (name_pooled fits 32).
+* high-LAP and low-LAP halves -- high(flag), or lap above its median (split(pooled)) or the entity's mean LAP above the
+* median of entity means (split(entity)), over the rows with lap, ties low, the median in a scalar -- and the test of
+* the verdict's validation pattern, model diff (the Python engine's difference fit, estimate/protocol.py):
+* reghdfe depvar c.ud_dir_std#c.high_lap ud_dir_std, absorb(each absvar#high_lap) [vce] (_lapbias_halfabsorb) on both
+* halves' rows, ud_dir_std = direction() / its SD in the half before singletons, 0 without variation
+* (_lapbias_halfstd), direction() = (P(up) - P(down)) / (P(up) + P(down)), by default the variable ud_dir: per SD of
+* the direction, not of ud = LAP x direction, whose per-SD content differs between halves for a recall equally right
+* at every LAP. One-sided, H1: > 0, p_diff_one = ttail(e(df_r), t); one time series: newey, high_lap a regressor.
+* Each part (_lapbias_fit) is estimated, omitted (regressor collinear with the FE: theta zero, Step 3's null; the
+* difference missing) or failed (a data outcome, _lapbias_datarc); any other error stops lapvalid.
 program define lapvalid, rclass
 	version 15
 	local cmdline `"lapvalid `0'"'
 	_lapbias_deps
 	syntax varlist(min=2 max=3 numeric) [if] [in] [fw aw pw] [, Absorb(string) NEWey NOABsorb TIme(varname numeric) ///
 		LAG(integer -1) ENTity(varname) VCE(string) CLuster(string) SPLIT(string) HIGH(varname numeric) ///
-		Level(cilevel) STore(name) noTABle *]
+		DIRection(varname numeric) Level(cilevel) STore(name) noTABle *]
 	tokenize `varlist'
 	local depvar `1'
 	local ud `2'
@@ -39,6 +32,12 @@ program define lapvalid, rclass
 	}
 	if ("`high'" == "" & "`lap'" == "") {
 		di as error "give the LAP variable (lapvalid depvar ud lap: a median split) or high(varname) (the halves)"
+		exit 198
+	}
+	if ("`direction'" == "") local direction ud_dir
+	capture novarabbrev confirm numeric variable `direction'
+	if (_rc) {
+		di as error "no variable ud_dir: give direction(varname), the recalled direction (P(up) - P(down)) / (P(up) + P(down))"
 		exit 198
 	}
 	if !inlist("`split'", "", "pooled", "entity") {
@@ -90,7 +89,7 @@ program define lapvalid, rclass
 	}
 	_lapbias_halfabsorb, absorb(`absorb')
 	local encode = cond("`r(strings)'" != "", "encode(`r(strings)')", "")
-	local diff_fit absorb(`r(absorb)') seriesvars(high_lap) prep(_lapbias_halfstd `ud' `half', `encode')
+	local diff_fit absorb(`r(absorb)') seriesvars(high_lap) prep(_lapbias_halfstd `direction' `half', `encode')
 	local diff_absvars `"`r(absvars)'"'
 	local fit `newey' lag(`lag') options(level(`level') `options')
 	if ("`time'" != "") local fit `fit' time(`time')
@@ -103,7 +102,7 @@ program define lapvalid, rclass
 	scalar `p_diff_one' = .
 	foreach part in pooled high low diff {
 		local cond = cond("`part'" == "pooled", "", cond("`part'" == "high", "& `half' == 1", ///
-			cond("`part'" == "low", "& `half' == 0", "& !missing(`half')")))
+			cond("`part'" == "low", "& `half' == 0", "& !missing(`half', `direction')")))
 		foreach s in theta se t p N N_clust rc {
 			tempname `s'_`part'
 			scalar ``s'_`part'' = .
@@ -116,8 +115,8 @@ program define lapvalid, rclass
 		local part_fit absorb(`absorb')
 		local part_absvars `"`absvars'"'
 		if ("`part'" == "diff") {
-			local model `depvar' c.ud_std#c.high_lap ud_std
-			local term c.ud_std#c.high_lap
+			local model `depvar' c.ud_dir_std#c.high_lap ud_dir_std
+			local term c.ud_dir_std#c.high_lap
 			local part_fit `diff_fit'
 			local part_absvars `"`diff_absvars'"'
 		}
@@ -161,7 +160,7 @@ program define lapvalid, rclass
 			`t_`part'' as text cond("`part'" == "diff", "   one-sided p (H1: > 0) = ", "   p = ") as result %6.4f ///
 			cond("`part'" == "diff", `p_diff_one', `p_`part'') as text "   N = " as result `N_`part''
 		else if ("`status_`part''" == "omitted") di as text "  `name'" _col(13) cond("`part'" == "diff", ///
-			"c.ud_std#c.high_lap omitted: the difference is not identified", "`ud' omitted (constant within the" ///
+			"c.ud_dir_std#c.high_lap omitted: the difference is not identified", "`ud' omitted (constant within the" ///
 			+ " fixed effects): theta = 0, null (protocol Step 3)") "   N = " as result `N_`part''
 		else di as text "  `name'" _col(13) "not estimable, r(`=`rc_`part''')"
 	}
@@ -174,6 +173,7 @@ program define lapvalid, rclass
 	return scalar diff = `theta_diff'
 	return scalar p_diff_one = `p_diff_one'
 	return scalar median = `median'
+	return local direction "`direction'"
 	return local split "`split'"
 	return local models "`models'"
 	if ("`store'" != "") return local stored "`stored'"

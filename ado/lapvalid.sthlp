@@ -1,5 +1,5 @@
 {smcl}
-{* *! version 0.4.0 05dec2026}{...}
+{* *! version 0.5.0 28nov2026}{...}
 {vieweralsosee "lapbias" "help lapbias"}{...}
 {vieweralsosee "reghdfe" "help reghdfe"}{...}
 {viewerjumpto "Syntax" "lapvalid##syntax"}{...}
@@ -34,6 +34,7 @@
 {synopt:{opt cl:uster(clustvars)}}shorthand for {cmd:vce(cluster} {it:clustvars}{cmd:)}; string variables allowed{p_end}
 {synopt:{opt split(rule)}}{cmd:pooled} (default): LAP above its median; {cmd:entity}: the entity's mean LAP above the median of entity means{p_end}
 {synopt:{opt high(flag)}}the halves given by a 0/1 variable (1 high, 0 low, missing in neither), e.g. the panel's {cmd:high_lap}; then no {it:lap} and no {opt split()}{p_end}
+{synopt:{opt dir:ection(varname)}}the recalled direction (P(up) - P(down)) / (P(up) + P(down)) of the high-minus-low test; default the variable named {cmd:ud_dir} (the panel's){p_end}
 {synopt:{opt l:evel(#)}}confidence level; default {cmd:level(95)}{p_end}
 {synopt:{opt st:ore(name)}}store the models as {it:name}{cmd:_pooled}, {it:name}{cmd:_high}, {it:name}{cmd:_low}, {it:name}{cmd:_diff} (those estimated or omitted); {it:name} at most 25 characters{p_end}
 {synopt:{opt notab:le}}do not display the four regression tables{p_end}
@@ -50,20 +51,25 @@ LAP in it). The median split is taken over the rows that have {it:lap} (within i
 between halves.
 
 {pstd}The fourth model, {it:diff}, is the test the verdict of lapbias reads for the validation pattern: the halves'
-slopes per SD of {it:ud}, high minus low, theta_high SD_high - theta_low SD_low > 0, one-sided (SD_half the SD of
-{it:ud} within the half; not r(theta_high) - r(theta_low), the difference of the raw slopes). On the rows of both
-halves,
+slopes on the recalled direction per SD of it, high minus low, > 0, one-sided. The direction is {opt direction()}
+(default: the variable named {cmd:ud_dir}, which {cmd:lapbias panel} writes), (P(up) - P(down)) / (P(up) + P(down)) =
+{it:ud} / LAP_recall, the direction the recall gives when it answers up or down; not {it:ud} itself, because
+{it:ud} = LAP x direction: per SD of {it:ud} a recall equally right at every LAP whose size grows with LAP would
+predict better in the high half (its correlation with the outcome falls with LAP's spread relative to its mean), a
+false validation. Nor r(theta_high) - r(theta_low), the difference of the raw slopes on {it:ud}. On the rows of both
+halves that have the direction,
 
-{phang2}{cmd:reghdfe} {it:depvar} {cmd:c.ud_std#c.high_lap ud_std, absorb(}{it:absvar}{cmd:#high_lap} ...{cmd:)} [{cmd:vce()}]{p_end}
+{phang2}{cmd:reghdfe} {it:depvar} {cmd:c.ud_dir_std#c.high_lap ud_dir_std, absorb(}{it:absvar}{cmd:#high_lap} ...{cmd:)} [{cmd:vce()}]{p_end}
 
 {pstd}with each absvar of {opt absorb()} interacted with the half (each half keeps its own fixed effects;
-{cmd:absorb(high_lap)} without {opt absorb()}), {cmd:ud_std} = {it:ud} / SD({it:ud} within its half) -- the sample SD
-over the model's rows before reghdfe drops singletons, 0 in a half whose SD is 0 or missing -- and {cmd:high_lap} the
-half. These two variables exist only on a copy of the data inside {cmd:preserve} (the model's coefficient names are
-therefore the same whatever your variables are called; the data in memory are not changed). The coefficient on
-{cmd:c.ud_std#c.high_lap} is the difference per SD; r(p_diff_one) = ttail(e(df_r), t) tests it for > 0. One time series
-(the estimator rule): {cmd:newey} with {cmd:high_lap} as a regressor. The Python engine estimates the same model
-({cmd:high_minus_low} in results/validation.csv).
+{cmd:absorb(high_lap)} without {opt absorb()}), {cmd:ud_dir_std} = direction / SD(direction within its half) -- the
+sample SD over the model's rows before reghdfe drops singletons, 0 in a half whose SD is 0 or missing -- and
+{cmd:high_lap} the half. These two variables exist only on a copy of the data inside {cmd:preserve} (the model's
+coefficient names are therefore the same whatever your variables are called; the data in memory are not changed).
+The coefficient on {cmd:c.ud_dir_std#c.high_lap} is the difference per SD; r(p_diff_one) = ttail(e(df_r), t) tests it
+for > 0. One time series (the estimator rule): {cmd:newey} with {cmd:high_lap} as a regressor. The Python engine
+estimates the same model ({cmd:high_minus_low} in results/validation.csv). Without {opt direction()} and without a
+variable {cmd:ud_dir}, {cmd:lapvalid} stops with r(198) before anything is estimated.
 
 {pstd}Each model ends in one of three states, as in the Python engine: {it:estimated}; {it:omitted}, when {it:ud}
 is collinear with the fixed effects of that part (e.g. every recall answer censored to "unknown"): theta is then zero,
@@ -81,7 +87,8 @@ stops with it.
 {cmd:reghdfe}, exactly as by {helpb lapbias} (reghdfe's default variance estimator, its parsers, the same refused
 options); rows with a missing absorb or cluster variable are left out of the models. {opt noabsorb}, {opt time()},
 {opt lag()} and {opt entity()} choose one time series as in {helpb lapbias}: with {opt entity()} and {opt time()}, each
-part whose rows hold one entity is a time series. {opt split()} and {opt high()} choose the halves. {opt store(name)}
+part whose rows hold one entity is a time series. {opt split()} and {opt high()} choose the halves. {opt direction()}
+names the recalled direction of the {it:diff} model (above); rows without it are left out of that model only. {opt store(name)}
 stores each estimated or omitted model, with e(cmd2), e(cmdline), the {cmd:e(fe_}{it:absvar}{cmd:)} rows
 ({cmd:fe_entity_num_high_lap} ... for {it:diff}) and e(standardized) added for {cmd:esttab}; names of an earlier call
 are dropped once every option is checked (a refused call leaves them), and {it:name} takes at most 25 characters
@@ -94,10 +101,10 @@ reghdfe. Options that make variables -- {cmd:residuals}[{cmd:()}], {cmd:groupvar
 {title:Stored results}
 
 {pstd}{cmd:lapvalid} stores the following in {cmd:r()}, for each {it:part} in {cmd:pooled}, {cmd:high}, {cmd:low},
-{cmd:diff} (for {cmd:diff}, theta is the difference per SD of {it:ud}, theta_high SD_high - theta_low SD_low):
+{cmd:diff} (for {cmd:diff}, theta is the difference of the halves' slopes on the direction per SD of it):
 
 {synoptset 22 tabbed}{...}
-{synopt:{cmd:r(theta_pooled)}, {cmd:r(theta_high)}, {cmd:r(theta_low)}, {cmd:r(theta_diff)}}coefficient on {it:ud} (0 when omitted, missing when failed); for diff on {cmd:c.ud_std#c.high_lap} (missing when omitted){p_end}
+{synopt:{cmd:r(theta_pooled)}, {cmd:r(theta_high)}, {cmd:r(theta_low)}, {cmd:r(theta_diff)}}coefficient on {it:ud} (0 when omitted, missing when failed); for diff on {cmd:c.ud_dir_std#c.high_lap} (missing when omitted){p_end}
 {synopt:{cmd:r(se_pooled)}, {cmd:r(se_high)}, {cmd:r(se_low)}, {cmd:r(se_diff)}}its standard error{p_end}
 {synopt:{cmd:r(t_pooled)}, {cmd:r(t_high)}, {cmd:r(t_low)}, {cmd:r(t_diff)}}its t statistic{p_end}
 {synopt:{cmd:r(p_pooled)}, {cmd:r(p_high)}, {cmd:r(p_low)}, {cmd:r(p_diff)}}its two-sided p-value{p_end}
@@ -105,10 +112,11 @@ reghdfe. Options that make variables -- {cmd:residuals}[{cmd:()}], {cmd:groupvar
 {synopt:{cmd:r(N_clust_pooled)}, {cmd:r(N_clust_high)}, {cmd:r(N_clust_low)}, {cmd:r(N_clust_diff)}}clusters{p_end}
 {synopt:{cmd:r(rc_pooled)}, {cmd:r(rc_high)}, {cmd:r(rc_low)}, {cmd:r(rc_diff)}}0, or the error code of a model that failed{p_end}
 {synopt:{cmd:r(status_pooled)}, {cmd:r(status_high)}, {cmd:r(status_low)}, {cmd:r(status_diff)}}{cmd:estimated}, {cmd:omitted} or {cmd:failed}{p_end}
-{synopt:{cmd:r(diff)}}theta_high SD_high - theta_low SD_low, the halves' slopes per SD of {it:ud} within each half (the coefficient on {cmd:c.ud_std#c.high_lap}), the same as r(theta_diff); not r(theta_high) - r(theta_low){p_end}
+{synopt:{cmd:r(diff)}}b_high SD_high - b_low SD_low, the halves' slopes on the direction times its SD within each half (the coefficient on {cmd:c.ud_dir_std#c.high_lap}), the same as r(theta_diff); not r(theta_high) - r(theta_low), which are slopes on {it:ud}{p_end}
 {synopt:{cmd:r(p_diff_one)}}its one-sided p-value, H1: r(diff) > 0 (the verdict's validation test){p_end}
 {synopt:{cmd:r(median)}}the median LAP (or median of entity means) that splits the sample; missing with {opt high()}{p_end}
 {synopt:{cmd:r(split)}}{cmd:pooled}, {cmd:entity} or {cmd:high}{p_end}
+{synopt:{cmd:r(direction)}}the variable of the recalled direction the {it:diff} model used{p_end}
 {synopt:{cmd:r(models)}}the parts estimated or omitted{p_end}
 {synopt:{cmd:r(stored)}}the names of the models stored by this call (with {opt store()}){p_end}
 
@@ -119,7 +127,7 @@ reghdfe. Options that make variables -- {cmd:residuals}[{cmd:()}], {cmd:groupvar
 {phang2}{cmd:. lapvalid outcome ud lap, absorb(entity_num period_num) cluster(entity_num) store(v) notable}{p_end}
 {phang2}{cmd:. esttab `r(stored)', se stats(N N_clust fe_entity_num fe_period_num) star(* 0.10 ** 0.05 *** 0.01)}{p_end}
 {pstd}The halves of the panel and the protocol's estimator rule, as {cmd:do/01_validation.do} runs it:{p_end}
-{phang2}{cmd:. lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) time(period_num)}{p_end}
+{phang2}{cmd:. lapvalid outcome ud, high(high_lap) direction(ud_dir) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) time(period_num)}{p_end}
 
 {marker alsosee}{...}
 {title:Also see}

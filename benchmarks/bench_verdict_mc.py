@@ -154,7 +154,7 @@ def table_v() -> str:
                                 "p_one_sided": p / 2}
                                for model, term, coef, t, p in (
                                    ("high_lap", "ud", 0.5, 4.0, 1e-4), ("low_lap", "ud", 0.01, 0.2, 0.84),
-                                   ("high_minus_low", "c.ud_std#c.high_lap", 0.4, 3.5, 5e-4))])
+                                   ("high_minus_low", "c.ud_dir_std#c.high_lap", 0.4, 3.5, 5e-4))])
     verdict = decide(detection, validation, placebo, {**bounds, "sd_lap": 1.0, "sd_lap_post": 1.0}, THRESHOLDS)
     return (f"{TABLE_V_ROW} placebo's one-sided 90% upper bound per SD of LAP {bounds['placebo_ucb_per_sd']:.4f} "
             f"< in-sample beta_3 per SD {bounds['beta3_per_sd']:.4f}: informative; pre minus post z = "
@@ -188,7 +188,8 @@ def write(rows: dict, extra: dict, seconds: float) -> Path:
     header = ("| shape | scenario | panels | " + " | ".join(SHORT[label] for label in LABELS)
               + " | requirement | CPU time per panel |\n|---|---|---|" + "---|" * len(LABELS) + "---|---|")
     text = (f"## Verdict-level Monte Carlo\n\nMachine: {describe()}. Each panel: pre- and post-cutoff samples with "
-            "entity and period effects, the validation (high, low, and the high-minus-low difference per SD of ud), "
+            "entity and period effects, the validation (high, low, and the high-minus-low difference per SD of the "
+            "recalled direction ud_dir = ud / lap_recall within each half), "
             "detection and placebo regressions, beta_3's wild cluster restricted bootstrap "
             f"({THRESHOLDS.wild_bootstrap_reps:,} draws, Webb weights) and CV3 jackknife standard error where the "
             "verdict reads them (fewer than 42 clusters), the power of both tests and the report's rule "
@@ -196,7 +197,8 @@ def write(rows: dict, extra: dict, seconds: float) -> Path:
             "with a 95% Wilson interval. Noise set so that a paper-sized interaction (beta_3 x SD(LAP) = 37% of the "
             "standalone LLM effect) has the paper's expected t statistic (4.86); the recall respects |ud| <= LAP "
             "(memorized high-LAP rows: ud = LAP x the shock's sign, right 90% of the time, x U(0.6, 1); others: "
-            "ud = LAP (2U - 1)). Thresholds: the defaults (max_ucb_share = 0.20 on the one-sided 95% upper bound, "
+            "ud = LAP (2U - 1); so ud_dir is +-U(0.6, 1) or U(-1, 1), whatever the LAP). Thresholds: the defaults "
+            "(max_ucb_share = 0.20 on the one-sided 95% upper bound, "
             "detectable_share = 0.37 on the detection test's minimum detectable share, min_lap_gap = 5 points, "
             "wild_below_clusters = 42; the placebo informative when its one-sided 90% upper bound per SD of "
             "post-cutoff LAP lies below the pre-cutoff beta_3 per SD of LAP). One BLAS thread per worker process, "
@@ -204,7 +206,8 @@ def write(rows: dict, extra: dict, seconds: float) -> Path:
             f"is process time summed over the worker processes ({seconds / 60:.0f} CPU minutes in this run); wall "
             f"time is not reported, the cores being shared with other jobs.{kept}\n\n"
             "What \"Contamination detected\" can reach: the label needs beta_3 significant, the validation pattern "
-            "(high-LAP theta significant and the per-SD difference of the halves > 0 at one-sided 5%) and a passing "
+            "(high-LAP theta significant and the halves' difference per SD of the recalled direction > 0 at "
+            "one-sided 5%) and a passing "
             "(one-sided p > 0.10, protocol Step 5), informative placebo. Without post-cutoff contamination the "
             "placebo fails in 10% of panels whatever their size, so no shape exceeds about 90%; the notes under the "
             "table give each test's rate. The recall is strong (every high-LAP row memorized) and not calibrated "

@@ -1,8 +1,9 @@
 * Protocol Step 3: outcome on the recalled direction U-D, pooled and by LAP half (high_lap as lapbias panel set it),
-* and high minus low per SD of ud (the verdict's validation test), with lapvalid: the estimator chosen per model (one
-* entity in the model's rows: one time series, Newey-West). The four models are exported as pooled, high_lap,
-* low_lap and high_minus_low (lapvalid's difference model: outcome on c.ud_std#c.high_lap and ud_std, each half
-* with its own fixed effects, ud scaled by its SD within the half; one-sided test of the interaction > 0).
+* and the verdict's validation test, with lapvalid: the estimator chosen per model (one entity in the model's rows:
+* one time series, Newey-West). The four models are exported as pooled, high_lap, low_lap and high_minus_low
+* (lapvalid's difference model: outcome on c.ud_dir_std#c.high_lap and ud_dir_std, each half with its own fixed
+* effects, ud_dir_std the panel's recalled direction ud_dir = (P(up) - P(down)) / (P(up) + P(down)) scaled by its SD
+* within the half; one-sided test of the interaction > 0).
 * Arguments: 1 = folder of the panels, 2 = results folder, 3 = sample (pre | post), 4 = table name (validation |
 * placebo_validation), 5 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9))).
 * A model that cannot be estimated for its data (e.g. an empty or all-singleton half) becomes a note in
@@ -19,7 +20,7 @@ if "`name'" == "" local name validation
 if "`lag'" == "" local lag -1
 use `"`data'/panel_`sample'"', clear
 local notes `"`results'/stata_notes.csv"'
-capture noisily lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) entity(entity_num) time(period_num) lag(`lag') store(__lapbias)
+capture noisily lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) direction(ud_dir) entity(entity_num) time(period_num) lag(`lag') store(__lapbias)
 if _rc {
 	local rc = _rc
 	_lapbias_datarc `rc'

@@ -1298,21 +1298,21 @@ def test_newey_is_the_time_series_branch_and_no_absorb_is_pooled_ols():
 def test_lapvalid_estimates_the_difference_test_the_verdict_reads():
     """Fourth review C3: the verdict's validation pattern needs theta_high - theta_low > 0, one-sided, from the stacked
     regression (model high_minus_low), which lapvalid did not estimate. It is lapvalid's fourth model: outcome on
-    c.ud_std#c.high_lap and ud_std (ud over its SD within the half, before singletons; 0 in a half without
-    variation), each absvar interacted with the half, the user's vce; r(diff), r(p_diff_one) = ttail(e(df_r), t),
-    stored as name_diff, exported by 01_validation.do as high_minus_low."""
+    c.ud_dir_std#c.high_lap and ud_dir_std (the recalled direction over its SD within the half, before singletons; 0
+    in a half without variation), each absvar interacted with the half, the user's vce; r(diff), r(p_diff_one) =
+    ttail(e(df_r), t), stored as name_diff, exported by 01_validation.do as high_minus_low."""
     lapvalid = code(ADO / "lapvalid.ado")
     assert "foreach part in pooled high low diff {" in lapvalid
-    assert "local model `depvar' c.ud_std#c.high_lap ud_std\nlocal term c.ud_std#c.high_lap" in lapvalid
-    assert "local diff_fit absorb(`r(absorb)') seriesvars(high_lap) prep(_lapbias_halfstd `ud' `half', `encode')" \
-        in lapvalid
+    assert "local model `depvar' c.ud_dir_std#c.high_lap ud_dir_std\nlocal term c.ud_dir_std#c.high_lap" in lapvalid
+    assert ("local diff_fit absorb(`r(absorb)') seriesvars(high_lap) prep(_lapbias_halfstd `direction' `half', "
+            "`encode')") in lapvalid
     assert 'if ("`part\'" == "diff") scalar `p_diff_one\' = ttail(e(df_r), `t_diff\')' in lapvalid
     assert "return scalar diff = `theta_diff'" in lapvalid and "return scalar p_diff_one = `p_diff_one'" in lapvalid
     halfstd = code(ADO / "_lapbias_halfstd.ado")
     assert "quietly generate double `z' = 0 if `touse'" in halfstd
-    assert "summarize `ud' if `touse' & `half' == `k'" in halfstd
+    assert "summarize `direction' if `touse' & `half' == `k'" in halfstd
     assert "if (`sd' > 0 & `sd' < .) quietly replace `z' = `x' / scalar(`sd') if `touse' & `half' == `k'" in halfstd
-    assert "rename `z' ud_std\nrename `h' high_lap" in halfstd
+    assert "rename `z' ud_dir_std\nrename `h' high_lap" in halfstd
     absorb = code(ADO / "_lapbias_halfabsorb.ado")
     assert 'local term = subinstr(trim("`iv\'"), " ", "#", .) + "#high_lap"' in absorb and "local out high_lap" in absorb
     fit = code(ADO / "_lapbias_fit.ado")
@@ -1484,24 +1484,47 @@ def test_a_log_that_cannot_be_opened_still_restores_the_session():
 
 
 def test_the_difference_models_names_replace_only_variables_of_exactly_those_names():
-    """Fifth review (nit): _lapbias_halfstd makes ud_std and high_lap on lapvalid's copy after `capture drop ud_std` and
-    `capture drop high_lap`; under Stata's default set varabbrev on, with no variable of exactly that name, drop takes
-    the name as an abbreviation and drops e.g. a depvar, absorb or cluster variable high_lapse or ud_stdret from the
-    copy the regression then runs on. novarabbrev makes both drops exact."""
+    """Fifth review (nit): _lapbias_halfstd makes ud_dir_std and high_lap on lapvalid's copy after `capture drop
+    ud_dir_std` and `capture drop high_lap`; under Stata's default set varabbrev on, with no variable of exactly that
+    name, drop takes the name as an abbreviation and drops e.g. a depvar, absorb or cluster variable high_lapse or
+    ud_dir_stdret from the copy the regression then runs on. novarabbrev makes both drops exact."""
     halfstd = code(ADO / "_lapbias_halfstd.ado")
-    for name in ("ud_std", "high_lap"):
+    for name in ("ud_dir_std", "high_lap"):
         assert f"capture novarabbrev drop {name}" in halfstd and f"capture drop {name}" not in halfstd, name
 
 
-def test_the_difference_is_described_per_sd_of_ud_not_as_the_raw_thetas():
+def test_the_difference_is_described_per_sd_of_the_direction_not_as_the_raw_thetas():
     """Fifth review: lapvalid's help said r(diff) is "theta_high - theta_low, the same as r(theta_diff)", beside
-    r(theta_high) and r(theta_low) of the same call. The coefficient on c.ud_std#c.high_lap is the difference of the
-    halves' slopes per SD of ud, theta_high SD_high - theta_low SD_low (ud_std = ud / SD within the half), which is not
-    r(theta_high) - r(theta_low): a user checking one against the other would find them apart. The help's stored
-    results, its description and docs/stata.md say per SD."""
+    r(theta_high) and r(theta_low) of the same call. The coefficient on c.ud_dir_std#c.high_lap is the difference of
+    the halves' slopes on the recalled direction, each times its SD within the half, which is not r(theta_high) -
+    r(theta_low) (slopes on ud): a user checking one against the other would find them apart. The help's stored
+    results, its description and docs/stata.md say so."""
     help_text = " ".join((ADO / "lapvalid.sthlp").read_text().split())
     entry = help_text.split("{synopt:{cmd:r(diff)}}", 1)[1].split("{p_end}", 1)[0]
-    assert "SD" in entry and "not r(theta_high) - r(theta_low)" in entry, entry
-    assert "theta_high SD_high - theta_low SD_low" in help_text
+    assert "SD" in entry and "direction" in entry and "not r(theta_high) - r(theta_low)" in entry, entry
+    assert "c.ud_std" not in help_text and "ud_std" not in help_text.replace("ud_dir_std", "")
     docs = " ".join((ROOT / "docs" / "stata.md").read_text().split())
-    assert "theta_high SD_high − theta_low SD_low" in docs
+    assert "high minus low, on the recalled direction" in docs and "ud_std" not in docs.replace("ud_dir_std", "")
+
+
+def test_lapvalid_tests_the_recalled_direction_not_ud():
+    """An independent review: per SD of ud the difference test compared correlations, and a recall equally right at
+    every LAP whose size grows with LAP (ud = LAP x direction) was read as the validation pattern. lapvalid's diff
+    model standardizes the recalled direction (P(up) - P(down)) / (P(up) + P(down)) instead, as the Python engine:
+    direction(varname), by default the variable named exactly ud_dir (novarabbrev: never one the name abbreviates);
+    without either, a one-line r(198) naming direction() before anything is estimated or dropped; the diff part's
+    rows need the direction; 01_validation.do passes the panel's ud_dir; r(direction) says which variable."""
+    lapvalid = code(ADO / "lapvalid.ado")
+    assert "DIRection(varname numeric)" in command_syntax("lapvalid")
+    assert 'if ("`direction\'" == "") local direction ud_dir\ncapture novarabbrev confirm numeric variable ' \
+           "`direction'\nif (_rc) {" in lapvalid
+    refusal = lapvalid.split("capture novarabbrev confirm numeric variable `direction'", 1)[1].split("}", 1)[0]
+    assert 'di as error "no variable ud_dir: give direction(varname)' in refusal and "exit 198" in refusal
+    assert lapvalid.index("exit 198", lapvalid.index("confirm numeric variable `direction'")) < \
+        lapvalid.index("capture estimates drop") < lapvalid.index("_lapbias_fit")
+    assert '"& !missing(`half\', `direction\')"' in lapvalid
+    assert 'return local direction "`direction\'"' in lapvalid
+    assert "direction(ud_dir)" in code(DO / "01_validation.do").split("lapvalid outcome ud,", 1)[1].split("\n")[0]
+    from lapbias.data.schema import PANEL_LABELS
+
+    assert "ud_dir" in PANEL_LABELS  # exported in panel_pre.dta / panel_post.dta with its label

@@ -727,6 +727,16 @@ def test_estimate_refuses_a_panel_built_with_another_config(project):
         assert not (layout.results / "detection.csv").exists(), name
 
 
+def test_a_panel_built_before_the_recalled_direction_is_refused(project):
+    """The validation test reads the panel's ud_dir = (P(up) - P(down)) / (P(up) + P(down)); a panel.parquet built by
+    an earlier version has none: `lapbias estimate` names the column and the stage that writes it, no traceback."""
+    layout, config = project
+    expect(0, "panel:", "panel", config)
+    rewrite(layout, "panel.parquet", lambda f: f.drop(columns="ud_dir"))
+    output = expect(2, "panel.parquet lacks column(s) ['ud_dir']; rerun `lapbias panel`", "estimate", config)
+    assert "Traceback" not in output and not (layout.results / "detection.csv").exists()
+
+
 DEGENERATE_PANELS = [  # (id, edit of a built panel, fragment of REPORT.md or the notes): the run ends in a report
     # that names the reason (issue 11 item 2), never a traceback or a number from an overflow
     ("outcome_1e308", lambda f: f.assign(outcome=np.where(f.index == 0, 1e308, f.outcome)), "outcome"),

@@ -183,3 +183,35 @@ def test_a_nullable_boolean_column_with_a_missing_value_is_written(study):
     expected = panel.loc[panel["post"] == 0, "flagged"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
     assert np.isnan(expected).any() and set(expected[~np.isnan(expected)]) == {0.0, 1.0}
     np.testing.assert_array_equal(frame["flagged"].to_numpy(), expected)
+
+
+def test_the_recalled_direction_is_ud_over_the_recall_lap_whatever_the_lap_measure(study):
+    """ud_dir = (P(up) - P(down)) / (P(up) + P(down)) = ud / lap_recall, the direction the recall gives when it
+    answers up or down, in [-1, 1]; 0 where P(up) + P(down) = 0; missing where ud is. It divides by the recall LAP
+    even when the estimation's `lap` is Min-K%; panel_pre.dta / panel_post.dta carry it with its label."""
+    from lapbias.io import read_parquet
+    from lapbias.panel import recall_direction
+
+    config, layout = study
+    synthetic_stage_files(layout)
+    recall = read_parquet(layout.derived_file("recall.parquet"))
+    recall.loc[0, ["p_up", "p_down", "lap", "ud"]] = 0.0  # every mass on "unknown"
+    recall.loc[1, ["p_up", "ud"]] = np.nan
+    recall.loc[1, "lap"] = np.nan
+    write_parquet(recall, layout.derived_file("recall.parquet"))
+    panel = build(config.replace(estimate={"lap_measure": "minkprob"}), layout).panel
+    assert "ud_dir" in panel.columns
+    answered = panel["lap_recall"] > 0  # P(up) + P(down)
+    p_up, p_down = panel.loc[answered, "p_up"], panel.loc[answered, "p_down"]
+    np.testing.assert_allclose(panel.loc[answered, "ud_dir"], (p_up - p_down) / (p_up + p_down))
+    first = panel.merge(recall.loc[[0], ["entity_id", "target_date"]], on=["entity_id", "target_date"])
+    second = panel.merge(recall.loc[[1], ["entity_id", "target_date"]], on=["entity_id", "target_date"])
+    assert (first["ud_dir"] == 0.0).all() and second["ud_dir"].isna().all()
+    assert panel["ud_dir"].abs().max() <= 1.0
+    assert not np.allclose(panel["lap"], panel["lap_recall"])  # Min-K% chosen: never divided by `lap`
+    pre, meta = pyreadstat.read_dta(layout.derived_file("panel_pre.dta"))
+    assert meta.column_names_to_labels["ud_dir"] == "Recalled direction (P(up) - P(down)) / (P(up) + P(down))"
+    np.testing.assert_allclose(pre["ud_dir"], panel.loc[panel["post"] == 0, "ud_dir"])
+    ud = pd.Series([0.3, -0.2, 0.0, np.nan, 0.0])
+    lap = pd.Series([0.5, 0.2, 0.0, 0.4, 0.1])
+    np.testing.assert_allclose(recall_direction(ud, lap), [0.6, -1.0, 0.0, np.nan, 0.0], rtol=1e-15)

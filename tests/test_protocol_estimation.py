@@ -6,21 +6,25 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lapbias.estimate.protocol import BETA3, estimate_panel
+from lapbias.errors import InputDataError
+from lapbias.estimate.protocol import BETA3, ProtocolResults, estimate_panel, validation_difference
+from lapbias.estimate.reghdfe import reghdfe
+from lapbias.report.verdict import validation_pattern
 
 
 def simulate(beta3: float, seed: int, n_entities: int = 60, n_periods: int = 25) -> pd.DataFrame:
-    """outcome = 0.2 mu_hat + 0.1 lap + beta3 mu_hat*lap + entity effect + period effect + noise."""
+    """outcome = 0.2 mu_hat + 0.1 lap + beta3 mu_hat*lap + entity effect + period effect + noise; a recall that
+    guesses: ud_dir ~ U(-1, 1), ud = lap ud_dir (|ud| <= lap = P(up) + P(down))."""
     rng = np.random.default_rng(seed)
     entity = np.repeat(np.arange(1, n_entities + 1), n_periods)
     period = np.tile(np.arange(1, n_periods + 1), n_entities)
     mu_hat = rng.choice([-1.0, 1.0], size=entity.size)
     lap = rng.uniform(0, 1, size=entity.size)
-    ud = rng.normal(0, 0.3, size=entity.size)
+    direction = rng.uniform(-1, 1, size=entity.size)
     outcome = (0.2 * mu_hat + 0.1 * lap + beta3 * mu_hat * lap + rng.normal(0, 0.5, n_entities)[entity - 1]
                + rng.normal(0, 0.5, n_periods)[period - 1] + rng.normal(0, 1, entity.size))
-    frame = pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": mu_hat, "lap": lap, "ud": ud,
-                          "outcome": outcome})
+    frame = pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": mu_hat, "lap": lap,
+                          "ud": lap * direction, "ud_dir": direction, "outcome": outcome})
     frame["high_lap"] = (frame["lap"] > frame["lap"].median()).astype(int)
     return frame
 
@@ -36,12 +40,17 @@ def test_positive_beta3_is_detected_and_null_placebo_passes():
     assert list(results.tables["detection"]["term"]) == ["mu_hat", "lap", BETA3, "_cons"]
     validation = results.tables["validation"].set_index(["model", "term"])
     assert set(results.tables["validation"]["model"]) == {"pooled", "high_lap", "low_lap", "high_minus_low"}
-    # the halves' thetas per SD of ud in one regression with each half's own effects: exactly theta SD(ud) per half
+    # the halves' slopes on the direction per SD of it, in one regression with each half's own effects: exactly the
+    # difference of the halves' own regressions of the outcome on ud_dir, each times SD(ud_dir) in its half
     pre = simulate(1.0, seed=1)
-    sd_high, sd_low = (pre.loc[pre["high_lap"] == flag, "ud"].std(ddof=1) for flag in (1, 0))
-    assert validation.loc[("high_minus_low", "c.ud_std#c.high_lap"), "coef"] == pytest.approx(
-        validation.loc[("high_lap", "ud"), "coef"] * sd_high - validation.loc[("low_lap", "ud"), "coef"] * sd_low,
-        rel=1e-8)
+    per_sd = []
+    for flag in (1, 0):
+        half = pre[pre["high_lap"] == flag]
+        fit = reghdfe(half, "outcome", ["ud_dir"], absorb=["entity_num", "period_num"], vce="cluster",
+                      cluster=["entity_num"])
+        per_sd.append(fit.coef["ud_dir"] * half["ud_dir"].std(ddof=1))
+    assert validation.loc[("high_minus_low", "c.ud_dir_std#c.high_lap"), "coef"] == pytest.approx(
+        per_sd[0] - per_sd[1], rel=1e-8)
     assert beta3_row(results.tables["placebo"])["N_clust"] == 60
 
 
@@ -101,46 +110,90 @@ def test_a_model_whose_every_regressor_is_omitted_reports_its_fit_as_reghdfe_doe
     assert ("singletons", f"{singletons} singleton observation(s) dropped") in notes
 
 
-def test_the_validation_difference_compares_predictive_content_per_sd_of_ud():
-    """|ud| <= LAP squeezes ud in the low-LAP half: with the same directional recall in both halves (ud = LAP x the
-    shock's sign), the raw slopes differ (theta ∝ E[LAP] / E[LAP^2] is larger in the low half). The high_minus_low
-    row is the difference of the halves' standardized slopes (term c.ud_std#c.high_lap, ud / SD(ud) within each half,
-    sample SD over that half's rows before singletons are dropped), so it is not significantly negative here, while
-    the raw difference is. It is not zero in population either: per SD, ud's content is corr(outcome, ud) SD(outcome),
-    and with ud = LAP x direction that correlation falls with the dispersion of LAP relative to its mean, larger in
-    the low half (U(0, 0.5): E[LAP] / sqrt(E[LAP^2]) = 0.87; U(0.5, 1): 0.98). So the standardized difference is
-    positive here (two-sided p < 0.05 on 6 of seeds 0-29), and only "not significantly negative" is asserted."""
-    from lapbias.estimate.protocol import ProtocolResults, validation_difference
-    from lapbias.estimate.reghdfe import reghdfe
+def equally_right_recall(seed: int, n_entities: int, n_periods: int, coverage: float, low_guesses: bool = False
+                         ) -> pd.DataFrame:
+    """A recall equally right at every LAP whose size grows with LAP (an independent review's counterexample):
+    outcome = entity + period effects + e, the recalled direction the sign of e, right with probability 0.9, and
+    ud = LAP x direction x U(0.6, 1), so |ud| <= LAP = P(up) + P(down) and ud_dir = ud / LAP. No memorization
+    separates the halves; `low_guesses`: the low-LAP half guesses instead (a direction U(-1, 1)), the pattern."""
+    rng = np.random.default_rng(seed)
+    entity = np.repeat(np.arange(1, n_entities + 1), n_periods)
+    period = np.tile(np.arange(1, n_periods + 1), n_entities)
+    keep = rng.uniform(size=entity.size) < coverage
+    entity, period = entity[keep], period[keep]
+    lap, shock = rng.uniform(size=entity.size), rng.normal(size=entity.size)
+    outcome = 0.5 * rng.normal(size=n_entities)[entity - 1] + 0.5 * rng.normal(size=n_periods)[period - 1] + shock
+    high = (lap > np.median(lap)).astype(int)
+    direction = np.sign(shock) * np.where(rng.uniform(size=entity.size) < 0.9, 1.0, -1.0)
+    if low_guesses:
+        direction = np.where(high == 1, direction, rng.uniform(-1, 1, size=entity.size))
+    ud = lap * direction * rng.uniform(0.6, 1.0, size=entity.size)
+    mu_hat = rng.choice([-1.0, 0.0, 1.0], size=entity.size)
+    return pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": mu_hat, "lap": lap, "ud": ud,
+                         "ud_dir": ud / lap, "outcome": outcome, "high_lap": high})
 
-    rng = np.random.default_rng(11)
-    frame = simulate(0.0, seed=11, n_entities=80, n_periods=20)
-    shock = rng.normal(size=len(frame))
-    frame["outcome"] = frame["outcome"] + shock
-    frame["ud"] = frame["lap"] * np.sign(shock) * rng.uniform(0.6, 1.0, size=len(frame))
+
+def test_a_recall_equally_right_at_every_lap_is_no_validation_pattern():
+    """The recall is 90% right in both halves and only its size grows with LAP (ud = LAP x direction x U(0.6, 1)).
+    Per SD of ud the halves' difference was a difference of correlations, and the low half's larger spread of LAP
+    relative to its mean lowers its correlation: the validation pattern was "present" in 19 of these 20 panels of
+    300 entities x 40 dates x 40% of cells (90% of 300 seeds), a false validation. Per SD of the recalled direction
+    ud_dir = ud / LAP the halves carry the same content and the test keeps its size: present in 2 of 20 (6.3% of
+    300 seeds; 4.3% of 400 panels of 30 x 8, where the per-SD test of ud found it in 14%)."""
+    present = []
+    for seed in range(20):
+        results = estimate_panel(equally_right_recall(seed, 300, 40, 0.4), None)
+        notes = pd.DataFrame(results.notes, columns=["model", "kind", "detail"])
+        present.append(validation_pattern(results.tables["validation"], notes, 0.05).present)
+    assert sum(present) <= 3, present
+
+
+def test_a_memorized_high_half_against_a_guessing_low_half_is_the_validation_pattern():
+    """The pattern the test exists for, on the demo's shape (30 entities x 8 periods): the high-LAP half recalls the
+    outcome's direction (right 90%), the low half guesses. The difference per SD of the direction is positive and
+    significant (one-sided p < 0.05) in each of these 10 panels (40 of 40 measured), and the pattern present."""
+    for seed in range(10):
+        results = estimate_panel(equally_right_recall(seed, 30, 8, 1.0, low_guesses=True), None)
+        table = results.tables["validation"].set_index(["model", "term"])
+        difference = table.loc[("high_minus_low", "c.ud_dir_std#c.high_lap")]
+        assert difference["coef"] > 0 and difference["p_one_sided"] < 0.05, (seed, difference)
+        notes = pd.DataFrame(results.notes, columns=["model", "kind", "detail"])
+        assert validation_pattern(results.tables["validation"], notes, 0.05).present, seed
+
+
+def test_the_difference_is_tested_on_the_direction_not_on_its_size():
+    """ud_dir carries the test: a sample whose ud_dir is replaced (ud unchanged) gives another difference; the
+    raw ud slopes of the equally right recall say "the low half predicts better" (theta ∝ E[LAP] / E[LAP²]), the
+    direction's per-SD difference does not; a sample without ud_dir is refused with the column's name."""
+    frame = equally_right_recall(11, 80, 20, 1.0)
     row = validation_difference(ProtocolResults(), "validation", frame, -1).set_index("term")
-    assert list(row.index) == ["c.ud_std#c.high_lap"]
+    assert list(row.index) == ["c.ud_dir_std#c.high_lap"]
     halves = frame.assign(entity_half=frame["entity_num"] * 2 + frame["high_lap"],
                           period_half=frame["period_num"] * 2 + frame["high_lap"], ud_x=frame["ud"] * frame["high_lap"])
     raw = reghdfe(halves, "outcome", ["ud_x", "ud"], absorb=["entity_half", "period_half"], vce="cluster",
                   cluster=["entity_num"])
     assert raw.coef["ud_x"] < 0 and raw.p["ud_x"] < 0.05  # the raw slopes: "the low half predicts better"
-    standardized = row.loc["c.ud_std#c.high_lap"]
-    assert not (standardized["coef"] < 0 and standardized["p"] < 0.10), standardized
+    assert row.loc["c.ud_dir_std#c.high_lap", "p"] > 0.10, row
+    flipped = frame.assign(ud_dir=np.where(frame["high_lap"] == 1, frame["ud_dir"], -frame["ud_dir"]))
+    other = validation_difference(ProtocolResults(), "validation", flipped, -1).set_index("term")
+    assert other.loc["c.ud_dir_std#c.high_lap", "coef"] > row.loc["c.ud_dir_std#c.high_lap", "coef"] + 0.5
+    with pytest.raises(InputDataError, match="no column ud_dir .*rerun `lapbias panel`"):
+        estimate_panel(frame.drop(columns="ud_dir"), None)
 
 
-def test_a_half_without_ud_variation_standardizes_to_zero():
-    """A low-LAP half whose recall is all censored to "unknown" (ud = 0): its SD is 0, ud_std = 0 there, ud_std is
-    then collinear with the interaction and omitted, and the difference is the high half's standardized slope."""
-    from lapbias.estimate.protocol import ProtocolResults, validation_difference
-
+def test_a_half_without_a_recalled_direction_standardizes_to_zero():
+    """A low-LAP half whose recall is all censored to "unknown" (ud = ud_dir = 0): its SD is 0, ud_dir_std = 0
+    there, ud_dir_std is then collinear with the interaction and omitted, and the difference is the high half's
+    slope on the direction per SD of it (over the validation sample's rows: a row without an outcome is left out)."""
     frame = simulate(0.0, seed=12)
-    frame.loc[frame["high_lap"] == 0, "ud"] = 0.0
-    frame.loc[frame.index[0], "outcome"] = np.nan  # not in the validation sample: its ud does not enter the SD
+    frame.loc[frame["high_lap"] == 0, ["ud", "ud_dir"]] = 0.0
+    frame.loc[frame.index[0], "outcome"] = np.nan  # not in the validation sample: its ud_dir does not enter the SD
     results = ProtocolResults()
     row = validation_difference(results, "validation", frame, -1).set_index("term")
-    high = estimate_panel(frame, None).tables["validation"].set_index(["model", "term"]).loc[("high_lap", "ud")]
     used = frame.dropna(subset=["outcome"])
-    sd_high = used.loc[used["high_lap"] == 1, "ud"].std(ddof=1)
-    assert row.loc["c.ud_std#c.high_lap", "coef"] == pytest.approx(high["coef"] * sd_high, rel=1e-8)
-    assert any(n["detail"].startswith("ud_std omitted") for n in results.notes), results.notes
+    high = used[used["high_lap"] == 1]
+    fit = reghdfe(high, "outcome", ["ud_dir"], absorb=["entity_num", "period_num"], vce="cluster",
+                  cluster=["entity_num"])
+    assert row.loc["c.ud_dir_std#c.high_lap", "coef"] == pytest.approx(
+        fit.coef["ud_dir"] * high["ud_dir"].std(ddof=1), rel=1e-8)
+    assert any(n["detail"].startswith("ud_dir_std omitted") for n in results.notes), results.notes

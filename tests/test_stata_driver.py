@@ -46,11 +46,11 @@ def _standin(directory: Path, name: str = "stata-mp") -> Path:
 
 def standin_table(table: pd.DataFrame) -> pd.DataFrame:
     """The rows the do-files export for `table`: lapvalid's fourth model, high_minus_low, is exported by esttab with
-    every term of its regression (outcome on c.ud_std#c.high_lap, ud_std and reghdfe's _cons), of which the results
-    contract keeps the interaction only; the two other rows get numbers of their own, so that one read back instead
-    of the interaction is seen."""
+    every term of its regression (outcome on c.ud_dir_std#c.high_lap, ud_dir_std and reghdfe's _cons), of which the
+    results contract keeps the interaction only; the two other rows get numbers of their own, so that one read back
+    instead of the interaction is seen."""
     difference = table[table["model"] == "high_minus_low"]
-    extra = [difference.assign(term=term, coef=difference["coef"] + shift) for term, shift in (("ud_std", 1.0),
+    extra = [difference.assign(term=term, coef=difference["coef"] + shift) for term, shift in (("ud_dir_std", 1.0),
                                                                                                  ("_cons", 2.0))]
     return pd.concat([table, *extra], ignore_index=True)
 
@@ -220,7 +220,7 @@ def test_the_validation_difference_test_is_read_from_statas_own_export(project, 
         want = panel_files[1][name]
         got, want = got[got["model"] == "high_minus_low"], want[want["model"] == "high_minus_low"]
         assert len(got) == 1 and list(got["term"]) == list(want["term"]) and list(got["engine"]) == ["stata"]
-        assert "#" in got["term"].iloc[0]
+        assert got["term"].iloc[0] == "c.ud_dir_std#c.high_lap"  # on the recalled direction, as both engines
         for column in ("coef", "se", "p_one_sided", "N", "N_clust", "df_r"):
             np.testing.assert_allclose(got[column], want[column], rtol=1e-9, err_msg=f"{name}.{column}")
 

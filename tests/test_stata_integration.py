@@ -16,7 +16,8 @@ stand-in program for reghdfe 6.13 next to an older ftools, r(2226)) stops every 
 "not estimable" (W1); below 42 clusters no reading, r(pass) missing, and the documented boottest route gives the
 verdict's wild bootstrap p within Monte Carlo error (W2); options that make variables are refused by the commands that
 run several regressions (W3); lapboot leaves the estimates and timers (C1); pooled OLS without absorb() and the newey
-option (C2); lapvalid's difference test against the model it stands for (C3); r(table) (C5). And the fifth review's:
+option (C2); lapvalid's difference test on the recalled direction against the model it stands for, its
+direction() default and refusal (C3); r(table) (C5). And the fifth review's:
 the printed few-cluster route re-estimates the active model's sample (after lapplacebo: the post-cutoff beta_3), and
 the toy regression of the dependency check leaves the active estimates alone."""
 
@@ -445,32 +446,43 @@ def test_lapboot_keeps_the_estimates_and_timers_and_lapbias_the_table(project):
 
 def test_lapvalid_difference_test_is_the_model_it_stands_for(project, tmp_path):
     """Fourth review C3: lapvalid's fourth model against the regression it stands for, computed here from its
-    definition with the Python engine's reghdfe: ud_std = ud / SD(ud within its half) (n - 1) over the validation rows
-    before singletons, each half its own entity and period effects, clusters by entity; r(diff) and r(p_diff_one), and
-    the high_minus_low row lapbias estimate --engine stata writes (term c.ud_std#c.high_lap)."""
+    definition with the Python engine's reghdfe: ud_dir_std = ud_dir / SD(ud_dir within its half) (n - 1) over the
+    validation rows before singletons, each half its own entity and period effects, clusters by entity; r(diff) and
+    r(p_diff_one), and the high_minus_low row lapbias estimate --engine stata writes (term c.ud_dir_std#c.high_lap).
+    direction() defaults to the panel's ud_dir; another variable there gives another difference; with neither the
+    call stops with r(198) naming direction()."""
     config, layout, install = project
     values = _stata_values(project, "\n".join([
         "lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) store(v) notable",
         "put diff r(diff)", "put p_diff_one r(p_diff_one)", "put theta_diff r(theta_diff)",
         "put n_diff r(N_diff)", 'put status "`r(status_diff)\'" == "estimated"',
-        "capture estimates describe v_diff", "put stored _rc == 0"]))
-    frame = _pre(project).dropna(subset=["outcome", "ud", "high_lap", "entity_num", "period_num"]).copy()
-    sd = frame.groupby("high_lap")["ud"].transform("std")
-    frame["ud_std"] = (frame["ud"] / sd).where((sd > 0) & sd.notna(), 0.0)
+        'put named "`r(direction)\'" == "ud_dir"',
+        "capture estimates describe v_diff", "put stored _rc == 0",
+        "generate double flipped = cond(high_lap == 1, ud_dir, -ud_dir)",
+        "lapvalid outcome ud, high(high_lap) direction(flipped) absorb(entity_num period_num) cluster(entity_num) "
+        "notable",
+        "put diff_flipped r(diff)",
+        "rename ud_dir recalled",
+        "capture lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) notable",
+        "put refused _rc == 198"]))
+    frame = _pre(project).dropna(subset=["outcome", "ud", "ud_dir", "high_lap", "entity_num", "period_num"]).copy()
+    sd = frame.groupby("high_lap")["ud_dir"].transform("std")
+    frame["ud_dir_std"] = (frame["ud_dir"] / sd).where((sd > 0) & sd.notna(), 0.0)
     frame = frame.assign(entity_half=frame["entity_num"] * 2 + frame["high_lap"],
                          period_half=frame["period_num"] * 2 + frame["high_lap"])
-    fit = reghdfe(frame, "outcome", ["c.ud_std#c.high_lap", "ud_std"], absorb=["entity_half", "period_half"],
+    fit = reghdfe(frame, "outcome", ["c.ud_dir_std#c.high_lap", "ud_dir_std"], absorb=["entity_half", "period_half"],
                   vce="cluster", cluster=["entity_num"])
-    row = fit.to_rows("high_minus_low").set_index("term").loc["c.ud_std#c.high_lap"]
+    row = fit.to_rows("high_minus_low").set_index("term").loc["c.ud_dir_std#c.high_lap"]
     assert values["diff"] == pytest.approx(row["coef"], rel=1e-6) and values["theta_diff"] == values["diff"]
     assert values["p_diff_one"] == pytest.approx(row["p_one_sided"], rel=1e-6) and values["n_diff"] == fit.N
-    assert values["status"] == 1 and values["stored"] == 1
+    assert values["status"] == 1 and values["stored"] == 1 and values["named"] == 1
+    assert values["diff_flipped"] != pytest.approx(values["diff"], rel=1e-3) and values["refused"] == 1
     out = tmp_path / "results"
     stata.run_stata(config.replace(estimate={"bootstrap_reps": 0}), layout, install, results=out)
     got = pd.read_csv(out / "validation.csv")
     got = got[got["model"] == "high_minus_low"].set_index("term")
-    assert list(got.index) == ["c.ud_std#c.high_lap"] and set(got["engine"]) == {"stata"}
-    assert got.loc["c.ud_std#c.high_lap", "coef"] == pytest.approx(row["coef"], rel=1e-6)
+    assert list(got.index) == ["c.ud_dir_std#c.high_lap"] and set(got["engine"]) == {"stata"}
+    assert got.loc["c.ud_dir_std#c.high_lap", "coef"] == pytest.approx(row["coef"], rel=1e-6)
 
 
 def test_the_printed_wild_route_runs_on_the_active_models_sample_and_the_toy_keeps_the_estimates(project):

@@ -31,13 +31,13 @@ def detection(coef, t, p, clusters=60, **extra):
 
 
 def validation(high_p, low_p, high_coef=0.5, diff_p=None, low_coef=0.01):
-    """Pooled, high- and low-LAP thetas and their difference per SD of ud (model high_minus_low, here with SD(ud) = 1
-    in both halves); the difference's two-sided p defaults to the high-LAP theta's."""
+    """Pooled, high- and low-LAP thetas and the difference of the halves' slopes on the recalled direction per SD of
+    it (model high_minus_low); the difference's two-sided p defaults to the high-LAP theta's."""
     diff_p = high_p if diff_p is None else diff_p
     diff = high_coef - low_coef
     return pd.DataFrame([row("pooled", "ud", 0.3, 2.0, 0.05), row("high_lap", "ud", high_coef, 3.0, high_p),
                          row("low_lap", "ud", low_coef, 0.2 if low_coef > 0 else -0.2, low_p),
-                         row("high_minus_low", "c.ud_std#c.high_lap", diff, 2.0 if diff > 0 else -2.0, diff_p)])
+                         row("high_minus_low", "c.ud_dir_std#c.high_lap", diff, 2.0 if diff > 0 else -2.0, diff_p)])
 
 
 def placebo(t, p, clusters=60, **extra):
@@ -415,6 +415,27 @@ def test_a_wild_lower_tail_is_counted_not_halved_from_the_equal_tailed_p():
     verdict = decide(det, validation(0.01, 0.6), placebo(0.3, 0.8, clusters=8, p_wild=0.8, p_wild_one_sided=0.6,
                                                          p_wild_lower=0.4), POWERED, EstimateConfig())
     assert verdict.failed != ["beta_3 negative"], verdict.paragraph
+
+
+def test_a_detection_table_without_p_wild_lower_still_finds_a_significantly_negative_beta3():
+    """A detection.csv written before p_wild_lower existed has p_wild and p_wild_one_sided only. The lower test read
+    the missing column as NaN and never rejected, so a beta_3 significantly below zero by the wild bootstrap (lower
+    tail 2%) was missed with few clusters. The lower p falls back to max(p_wild / 2, 1 - p_wild_one_sided): half
+    the equal-tailed p where the lower tail is the smaller one, and a skewed distribution's large lower tail (97% of
+    the draws below t, p_wild = 0.06) is not halved into significance."""
+    from lapbias.estimate.wild import WildResult
+
+    few_post = placebo(0.3, 0.8, clusters=8, p_wild=0.8, p_wild_one_sided=0.6)
+    negative = decide(detection(-0.5, -2.4, 0.03, clusters=8, p_wild=0.04, p_wild_one_sided=0.98),
+                      validation(0.01, 0.6), few_post, POWERED, EstimateConfig())
+    assert negative.failed == ["beta_3 negative"], negative.paragraph
+    assert "one-sided p for beta_3 < 0 = 0.0200 < 0.05" in negative.paragraph, negative.paragraph
+    draws = np.concatenate([np.linspace(-6.0, -2.1, 970), np.linspace(-1.9, 1.0, 30)])
+    wild = WildResult(t=-2.0, draws=draws, clusters=8, reps=draws.size, seed=0)
+    skewed = decide(detection(-0.5, -2.0, 0.08, clusters=8, p_wild=wild.p_two_sided,
+                              p_wild_one_sided=wild.p_one_sided), validation(0.01, 0.6), few_post, POWERED,
+                    EstimateConfig())
+    assert skewed.failed != ["beta_3 negative"], skewed.paragraph
 
 
 def test_the_paper_s_own_table_v_placebo_is_informative():

@@ -154,7 +154,7 @@ def test_simulated_verdict_is_the_one_lapbias_estimate_and_report_give(tmp_path)
     build(from_dict({"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}}), layout)
     panel = read_parquet(layout.derived_file("panel.parquet")).sort_values(["post", "entity_num", "period_num"])
     pre, post = simulate(20, Shape("panel", 25, 9), PAPER_SHARE)
-    for column in ("outcome", "mu_hat", "lap", "ud"):
+    for column in ("outcome", "mu_hat", "lap", "ud", "ud_dir"):
         panel[column] = np.concatenate([pre[column].to_numpy(), post[column].to_numpy()])
     panel["lap_recall"] = panel["lap"]
     for _, sample in panel.groupby("post"):

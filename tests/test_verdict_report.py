@@ -52,17 +52,24 @@ def test_detection_and_placebo_carry_the_wild_cluster_bootstrap(reported):
 
 
 def test_validation_carries_the_difference_of_the_halves(reported):
-    """The halves' thetas per SD of ud (each half's SD over its rows of the validation sample), high minus low."""
+    """The halves' slopes on the recalled direction ud_dir (panel.parquet's column) per SD of it (each half's SD over
+    its rows of the validation sample), high minus low: each half's own regression of the outcome on ud_dir, times
+    that SD."""
+    from lapbias.estimate.reghdfe import reghdfe
     from lapbias.io import read_parquet
 
     layout, _ = reported
     validation = pd.read_csv(layout.results / "validation.csv").set_index(["model", "term"])
-    difference = validation.loc[("high_minus_low", "c.ud_std#c.high_lap")]
+    difference = validation.loc[("high_minus_low", "c.ud_dir_std#c.high_lap")]
     panel = read_parquet(layout.derived_file("panel.parquet"))
-    pre = panel[panel["post"] == 0].dropna(subset=["outcome", "ud", "high_lap"])
-    sd_high, sd_low = (pre.loc[pre["high_lap"] == flag, "ud"].std(ddof=1) for flag in (1, 0))
-    assert difference["coef"] == pytest.approx(validation.loc[("high_lap", "ud"), "coef"] * sd_high
-                                               - validation.loc[("low_lap", "ud"), "coef"] * sd_low, rel=1e-8)
+    pre = panel[panel["post"] == 0].dropna(subset=["outcome", "ud", "ud_dir", "high_lap"])
+    per_sd = []
+    for flag in (1, 0):
+        half = pre[pre["high_lap"] == flag]
+        fit = reghdfe(half, "outcome", ["ud_dir"], absorb=["entity_num", "period_num"], vce="cluster",
+                      cluster=["entity_num"])
+        per_sd.append(fit.coef["ud_dir"] * half["ud_dir"].std(ddof=1))
+    assert difference["coef"] == pytest.approx(per_sd[0] - per_sd[1], rel=1e-8)
     assert difference["engine"] == "python" and difference["N_clust"] == 25
 
 

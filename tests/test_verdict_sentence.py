@@ -26,7 +26,7 @@ NO_B1 = {**POWERED, "mde_share": NAN, "b1_standalone": NAN}
 
 BRANCHES = [  # (detection, validation, placebo, power, label, fragment of the sentence)
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.3, 0.8), POWERED, CONTAMINATION,
-     "beta_3 > 0 before the training cutoff (one-sided p = 0.0020), the recall of high-LAP rows predicts"),
+     "beta_3 > 0 before the training cutoff (one-sided p = 0.0020), the recalled direction of high-LAP rows predicts"),
     (detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(2.5, 0.02), POWERED, MIXED,
      "beta_3 > 0 survives after the training cutoff (the placebo fails)"),
     (detection(0.8, 3.0, 0.004), validation(0.30, 0.6), placebo(0.3, 0.8), POWERED, MIXED,

@@ -2,9 +2,9 @@
 
 Merge the forecast on row_id and the recall on (entity_id, target_date) — many-to-one — and Min-K% on row_id
 onto the validated input; fail if a merge changes the row count. Encode entity and realization period as integer
-ids (entity_num, period_num), choose `lap`, flag post-cutoff rows (leaving out the release-date gap, `split`),
-compute high_lap, and export panel.parquet, panel_pre.dta and panel_post.dta (pyreadstat, labelled variables,
-Stata dates).
+ids (entity_num, period_num), choose `lap`, compute the recalled direction ud_dir (`recall_direction`), flag
+post-cutoff rows (leaving out the release-date gap, `split`), compute high_lap, and export panel.parquet,
+panel_pre.dta and panel_post.dta (pyreadstat, labelled variables, Stata dates).
 
 high_lap is computed within each sample (pre against the pre-cutoff median, post against the post-cutoff
 median), because the validation regression is a median split of the sample it runs on (Step 3 on pre, Step 5
@@ -94,6 +94,16 @@ def integer_ids(values: pd.Series) -> pd.Series:
     return values.rank(method="dense").astype("int32")
 
 
+def recall_direction(ud: pd.Series, lap_recall: pd.Series) -> pd.Series:
+    """ud_dir = (P(up) − P(down)) / (P(up) + P(down)) = ud / lap_recall: the direction the recall query gives when
+    it answers up or down (protocol Step 2's U − D given the answer is a direction), in [−1, 1]; 0 where P(up) +
+    P(down) = 0 (no directional mass), missing where ud is. The recall LAP, whatever `[estimate] lap_measure`
+    chooses for `lap` (Min-K% is no probability mass). The high_minus_low validation test compares the halves' predictive
+    content of this direction (estimate/protocol.py): |ud| <= LAP makes ud's size grow with LAP even where the
+    recall is equally right at every LAP, ud_dir's does not."""
+    return (ud / lap_recall).mask((lap_recall == 0) & ud.notna(), 0.0)
+
+
 def high_lap_flags(sample: pd.DataFrame, rule: str) -> pd.Series:
     """Median split of LAP within one sample; ties go to the low half; missing LAP -> missing flag."""
     lap = sample["lap"]
@@ -151,6 +161,7 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
     else:
         panel["lap_mink"] = np.nan
     panel["lap"] = panel["lap_recall"] if config.estimate.lap_measure == "recall" else panel["lap_mink"]
+    panel["ud_dir"] = recall_direction(panel["ud"], panel["lap_recall"])
     panel["entity_num"] = integer_ids(panel["entity_id"])
     panel["period"], start = period_labels(panel["target_date"], config.study.frequency)
     panel["period_num"] = integer_ids(start)

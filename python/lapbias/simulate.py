@@ -7,7 +7,8 @@ Data-generating process, per sample (pre- and post-cutoff), entities i and perio
 probability `coverage`:
     outcome = a_i + g_t + b1 mu_hat + b2 lap + b3 mu_hat x lap + sigma e,     a_i, g_t ~ N(0, 0.5²), e ~ N(0, 1),
     mu_hat uniform on {-1, 0, 1};  lap by the scenario's LAP design (below);
-    ud = P(up) − P(down), so |ud| <= lap = P(up) + P(down) on every row:
+    ud = P(up) − P(down), so |ud| <= lap = P(up) + P(down) on every row (lap is the recall LAP, also the sample's
+    column lap_recall; ud_dir = ud / lap_recall, the recalled direction, as `lapbias panel` computes it):
       memorized rows (pre-cutoff, the high-LAP half, lap > median: the validation pattern), ud = lap s U(0.6, 1) with
       s the sign of the realized shock e, flipped with probability 0.1 (the recall is right 90% of the time);
       every other row (the low-LAP half, every post-cutoff row, a model that recalls nothing), ud = lap (2 U − 1),
@@ -32,9 +33,9 @@ pattern, the hardest case for the rule (only the size of the beta_3 test, of the
 of the placebo stand between it and "Contamination detected"); the clean model (`recall=False`) recalls nothing
 and is not contaminated: a confident guesser, whose LAP varies over (0, 1) while its direction is a guess (a model
 that abstains, answering "unknown", is the "unknown" design). The recall is strong (every high-LAP row memorized,
-90% right): the validation tests have more power here than with a recall that memorizes only some high-LAP rows
-(an independent review's generator, 35% of rows memorized, gives the standardized difference test 65% power on the
-demo's shape); it is not calibrated to the paper, which has no recall regression.
+90% right): the validation tests have more power here than with a recall that memorizes only some high-LAP rows;
+it is not calibrated to the paper, which has no recall regression. The difference test reads ud_dir, whose
+memorized rows are ±U(0.6, 1) and guessed rows U(−1, 1): LAP's size does not enter it.
 
 Post-cutoff shape: `post_periods` periods of the same entities (default: as many as before the cutoff); the
 paper's Table V has N_post / N_pre = 9,942 / 82,234 = 0.12.
@@ -65,6 +66,7 @@ from scipy import stats
 from .config import EstimateConfig
 from .estimate.power import detection_power
 from .estimate.protocol import DETECTION_TERMS, ProtocolResults, _estimated, validation_difference, with_wild
+from .panel import recall_direction
 from .report.verdict import Verdict, decide
 
 STANDALONE = 0.2
@@ -149,8 +151,9 @@ def _sample(rng: np.random.Generator, shape: Shape, share: float, lap_design: st
     direction = np.sign(shock) * np.where(rng.uniform(size=n) < RECALL_RIGHT, 1.0, -1.0)
     guess = 2 * rng.uniform(size=n) - 1
     ud = lap * np.where(recalled, direction * rng.uniform(0.6, 1.0, size=n), guess)
-    return pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": mu_hat, "lap": lap, "ud": ud,
-                         "outcome": outcome, "high_lap": high})
+    frame = pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": mu_hat, "lap": lap, "lap_recall": lap,
+                          "ud": ud, "outcome": outcome, "high_lap": high})
+    return frame.assign(ud_dir=recall_direction(frame["ud"], frame["lap_recall"]))
 
 
 def noise(shape: Shape) -> float:

@@ -28,7 +28,8 @@ SPECS = {
                                   "censored_unknown": FLAG}),
     "minkprob.parquet": ("minkprob", {"row_id": TEXT, "lap_mink": PROBABILITY}),
     "panel.parquet": ("panel", {"outcome": NUMBER, "mu_hat": NUMBER, "lap": PROBABILITY, "ud": NUMBER,
-                                "entity_num": NUMBER, "period_num": NUMBER, "post": FLAG, "high_lap": NUMBER}),
+                                "ud_dir": NUMBER, "entity_num": NUMBER, "period_num": NUMBER, "post": FLAG,
+                                "high_lap": NUMBER}),
 }
 """file -> (the stage that writes it, {column: kind}) for the columns the next stages read."""
 

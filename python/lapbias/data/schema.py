@@ -51,6 +51,7 @@ PANEL_LABELS = {
     "p_down": "Recall P(down) (Step 2)",
     "p_unknown": "Recall P(unknown) (Step 2)",
     "ud": "Recalled direction P(up) - P(down)",
+    "ud_dir": "Recalled direction (P(up) - P(down)) / (P(up) + P(down))",
     "residual_mass": "1 - P(up) - P(down) - P(unknown)",
     "lap_recall": "LAP, recall: P(up) + P(down)",
     "lap_approximated": "Recall LAP approximated by sampling (Step 2 fallback)",

@@ -1,17 +1,20 @@
 """The protocol's regressions (Steps 3-5) on the panel, written to results/*.csv (docs/contracts.md).
 
 Step 3, validation: reghdfe outcome ud [if high_lap == 1 | 0], absorb(entity_num period_num) cluster(entity_num);
-                    and the difference of the halves' predictive content in one regression (model
-                    `high_minus_low`): ud_std = ud / SD(ud) within each half (sample SD over that half's rows of
-                    the validation sample, before singletons are dropped; 0 in a half where the SD is 0 or
-                    undefined), then
-                    reghdfe outcome c.ud_std#c.high_lap ud_std, absorb(entity_num#high_lap period_num#high_lap)
-                    cluster(entity_num) -- the halves' thetas per SD of ud exactly (each half keeps its own
-                    effects), their covariance through the shared entity clusters; `p_one_sided` tests
-                    theta_high SD_high − theta_low SD_low > 0. Per SD, because |ud| <= LAP squeezes ud in the
-                    low-LAP half: a difference of raw slopes would be decided by the low half's imprecise slope,
-                    and a recall with the same directional content in both halves would give theta_low >
-                    theta_high; the standardized slopes compare what the recall says about the outcome.
+                    and the difference of the halves' predictive content of the recalled direction in one regression
+                    (model `high_minus_low`): ud_dir_std = ud_dir / SD(ud_dir) within each half, ud_dir = (P(up) −
+                    P(down)) / (P(up) + P(down)) the panel's direction (panel.recall_direction; sample SD over that
+                    half's rows of the validation sample -- rows with outcome, ud, ud_dir, high_lap, entity_num and
+                    period_num -- before singletons are dropped; 0 in a half where the SD is 0 or undefined), then
+                    reghdfe outcome c.ud_dir_std#c.high_lap ud_dir_std, absorb(entity_num#high_lap
+                    period_num#high_lap) cluster(entity_num) -- each half keeps its own effects, their covariance
+                    through the shared entity clusters; `p_one_sided` tests that the high half's direction predicts
+                    the outcome better per SD than the low half's (> 0). The direction, not ud: |ud| <= LAP makes
+                    ud = LAP x direction, so per SD of ud the test compares correlations, and a recall equally right
+                    at every LAP has a lower correlation in the low half (LAP's spread relative to its mean is
+                    larger there), which the per-SD test of ud read as validation (an independent review: 91-98% of
+                    300 x 40 x 0.4 panels); the direction drops LAP's size, and a raw difference of ud slopes would
+                    be decided by the low half's imprecise slope (theta ∝ E[LAP] / E[LAP²], larger in the low half).
 Step 4, detection:  reghdfe outcome c.mu_hat##c.lap, absorb(entity_num period_num) cluster(entity_num), on the
                     pre-cutoff sample; beta_3 is the coefficient on c.mu_hat#c.lap, tested one-sided for > 0.
 Step 5, placebo:    both on the post-cutoff sample.
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..config import RunConfig
-from ..errors import EstimationError
+from ..errors import EstimationError, InputDataError
 from ..io import Layout, read_parquet, write_csv
 from .power import detection_power
 from .reghdfe import RESULT_COLUMNS, AllOmitted, RegResult, reghdfe
@@ -39,7 +42,8 @@ from .wild import wild_cluster_bootstrap
 DETECTION_TERMS = ["mu_hat", "lap", "c.mu_hat#c.lap"]
 BETA3 = "c.mu_hat#c.lap"
 VALIDATION_MODELS = {"pooled": None, "high_lap": 1, "low_lap": 0}
-DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_std#c.high_lap"
+DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_dir_std#c.high_lap"
+DIRECTION = "ud_dir"
 VALIDATION_COLUMNS = ["outcome", "ud", "high_lap", "entity_num", "period_num"]
 WILD_COLUMNS = ["p_wild", "p_wild_one_sided", "p_wild_lower"]
 """Columns of detection.csv and placebo.csv after RESULT_COLUMNS: the wild cluster bootstrap's two-sided
@@ -68,20 +72,25 @@ class ProtocolResults:
         return text
 
 
-def standardized_ud(sample: pd.DataFrame) -> pd.DataFrame:
-    """The validation sample (rows with outcome, ud, high_lap, entity_num and period_num) with ud_std = ud / SD(ud)
-    within each half (module docstring; 0 where that SD is 0 or undefined)."""
-    frame = sample.dropna(subset=VALIDATION_COLUMNS).astype({"high_lap": "float64"})
-    spread = frame.groupby("high_lap")["ud"].transform(lambda ud: ud.std(ddof=1))
+def standardized_direction(sample: pd.DataFrame) -> pd.DataFrame:
+    """The validation sample (rows with outcome, ud, ud_dir, high_lap, entity_num and period_num) with ud_dir_std =
+    ud_dir / SD(ud_dir) within each half (module docstring; 0 where that SD is 0 or undefined). A sample without
+    the ud_dir column (a panel built before it existed, or by hand) is refused: the test is defined on it."""
+    if DIRECTION not in sample.columns:
+        raise InputDataError(f"the panel has no column {DIRECTION} (the recalled direction (P(up) - P(down)) / "
+                             "(P(up) + P(down)), which the high_minus_low validation test uses): rerun `lapbias "
+                             "panel`, or add it with lapbias.panel.recall_direction(ud, lap_recall)")
+    frame = sample.dropna(subset=[*VALIDATION_COLUMNS, DIRECTION]).astype({"high_lap": "float64"})
+    spread = frame.groupby("high_lap")[DIRECTION].transform(lambda direction: direction.std(ddof=1))
     usable = spread.notna() & (spread > 0)
-    return frame.assign(ud_std=(frame["ud"] / spread.where(usable, 1.0)).where(usable, 0.0))
+    return frame.assign(ud_dir_std=(frame[DIRECTION] / spread.where(usable, 1.0)).where(usable, 0.0))
 
 
 def _difference_fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) -> RegResult:
-    """The high-minus-low regression on ud_std (module docstring): each half's entity and period effects absorbed
+    """The high-minus-low regression on ud_dir_std (module docstring): each half's entity and period effects absorbed
     separately; a single time series has no effects, so it gets the half's own constant (high_lap) and
     Newey-West."""
-    frame = standardized_ud(sample)
+    frame = standardized_direction(sample)
     if frame["entity_num"].nunique() == 1:
         return reghdfe(frame, y, [*x, "high_lap"], absorb=[], vce="newey", time="period_num", newey_lag=newey_lag)
     frame = frame.assign(entity_half=frame["entity_num"] * 2 + frame["high_lap"],
@@ -132,9 +141,10 @@ def _estimated(results: ProtocolResults, name: str, model: str, sample: pd.DataF
 
 def validation_difference(results: ProtocolResults, name: str, sample: pd.DataFrame, newey_lag: int
                           ) -> pd.DataFrame | None:
-    """The `high_minus_low` row of a validation table: the halves' thetas per SD of ud, high minus low (module
-    docstring)."""
-    table = _estimated(results, name, DIFFERENCE_MODEL, sample, [DIFFERENCE, "ud_std"], newey_lag, _difference_fit)
+    """The `high_minus_low` row of a validation table: the halves' slopes on the recalled direction per SD of it,
+    high minus low (module docstring)."""
+    table = _estimated(results, name, DIFFERENCE_MODEL, sample, [DIFFERENCE, "ud_dir_std"], newey_lag,
+                       _difference_fit)
     return None if table is None else table[table["term"] == DIFFERENCE]
 
 

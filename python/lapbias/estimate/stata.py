@@ -26,8 +26,9 @@ Reading back: the do-files export every coefficient table with `_lapbias_export`
 "b se t p ci_l ci_u", stats N N_clust df_r r2 r2_within num_singletons p_one; an omitted term as b = 0 without a
 standard error); `parse_esttab_csv` turns that layout into the results schema with engine "stata" (an omitted term:
 a row with empty estimates, and an `omitted` note, as the Python engine writes it), and `_write_table` writes each
-table. The validation tables hold lapvalid's fourth model, high_minus_low (theta_high SD_high - theta_low SD_low:
-outcome on c.ud_std#c.high_lap and ud_std with each half's own fixed effects); of its terms the results contract keeps the
+table. The validation tables hold lapvalid's fourth model, high_minus_low (the halves' slopes on the recalled
+direction per SD of it: outcome on c.ud_dir_std#c.high_lap and ud_dir_std with each half's own fixed effects,
+do/01_validation.do passing the panel's ud_dir as direction()); of its terms the results contract keeps the
 interaction only (`_contract_rows`). The do-files' own notes (stata_notes.csv: failed models, singletons, rows dropped for missing values, the
 single-series warning, in the Python engine's words) become estimation_notes.csv. The bootstrap summary
 (stata_bootstrap.csv) and draws (stata_bootstrap_draws.dta) become results/bootstrap.csv, bootstrap_draws.csv and
@@ -413,7 +414,8 @@ def _write_table(results: Path, name: str, table: pd.DataFrame) -> None:
 
 def _contract_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of the results contract: of lapvalid's difference model (DIFFERENCE_MODEL, whose esttab export holds
-    every term of its regression) the interaction, the difference per SD of ud, only, as the Python engine writes it."""
+    every term of its regression) the interaction, the difference per SD of the recalled direction, only, as the
+    Python engine writes it."""
     difference = table["model"] == DIFFERENCE_MODEL
     return table[~difference | table["term"].str.contains("#", regex=False)].reset_index(drop=True)
 

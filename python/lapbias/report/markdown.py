@@ -11,7 +11,7 @@ from ..config import RunConfig
 from . import units
 from .sections import section_lines
 from .tables import to_markdown
-from .verdict import Verdict
+from .verdict import DIFFERENCE, Verdict
 
 POST_LAP_STAYS_HIGH = 0.8
 """Post-cutoff LAP does not fall when its mean is at least 80% of the pre-cutoff mean."""
@@ -266,8 +266,12 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     lines += _section("2. LAP distribution, pre vs post cutoff", [
         *_quoted(tables, "lap_distribution"), "", *_quoted(tables, "recall_checks"), "",
         "![LAP before and after the cutoff](figures/lap_hist.png)", "", *[f"- {f}" for f in flags]], approximated)
-    lines += _section("3. Validation regression (Step 3): outcome on U − D, pre-cutoff",
-                      _quoted(tables, "validation", COEF_COLUMNS, config), approximated)
+    lines += _section("3. Validation regression (Step 3): outcome on U − D, pre-cutoff", [
+        "`pooled`, `high_lap`, `low_lap`: the outcome on U − D (`ud`). `high_minus_low` (term "
+        f"`{DIFFERENCE}`): the halves' slopes on the recalled direction `ud_dir` = (P(up) − P(down)) / "
+        "(P(up) + P(down)), per SD of it within each half, high minus low, each half with its own fixed effects; "
+        "`p_one_sided` tests > 0, the verdict's test of the validation pattern.", "",
+        *_quoted(tables, "validation", COEF_COLUMNS, config)], approximated)
     lines += _section("4. Detection regression (Step 4): outcome on mu_hat, LAP, mu_hat × LAP, pre-cutoff", [
         "beta_1 = `mu_hat`, beta_2 = `lap`, beta_3 = `c.mu_hat#c.lap`; `p_one_sided` tests beta_3 > 0 "
         "(p/2 if t > 0, else 1 − p/2).", "", *_quoted(tables, "detection", _columns(tables, "detection"), config), "",

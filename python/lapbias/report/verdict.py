@@ -7,16 +7,22 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
   placebo's beta_3 with its own cluster count.
 - significant beta_3: coef > 0 and one-sided p < detection_alpha (0.05); significantly negative beta_3: coef < 0 and
   the one-sided p for beta_3 < 0 below detection_alpha (t test: p / 2 = 1 − p_one_sided; wild bootstrap:
-  p_wild_lower = #{t*_b <= t} / B, the lower tail counted itself, ties against rejection as in the upper tail). The
+  p_wild_lower = #{t*_b <= t} / B, the lower tail counted itself, ties against rejection as in the upper tail; a
+  detection.csv written before p_wild_lower existed has p_wild and p_wild_one_sided only, and the lower p is then
+  max(p_wild / 2, 1 − p_wild_one_sided): half the equal-tailed p is the lower tail whenever that tail is the smaller
+  one, which it is when beta_3 < 0 can be significant, and 1 − p_wild_one_sided = #{t*_b < t} / B keeps a skewed
+  distribution's large lower tail from being halved into significance). The
   protocol's "No evidence" asks for beta_3 "indistinguishable from zero", a two-sided notion: the two one-sided
   tests at the same level distinguish beta_3 from zero. A beta_3 < 0 that the lower test misses is then "No
   evidence": with expected t statistic t_e < 0 that happens with probability about Phi(z_{1−alpha} − |t_e|)
   (0.5% at t_e = −4.3), a statement true about contamination and silent about LAP's validity.
 - validation pattern present: high-LAP theta (outcome on ud, model high_lap) > 0 with two-sided p <
-  validation_alpha (0.05), and the halves' difference in predictive content per SD of ud > 0 with one-sided p <
-  validation_alpha (validation.csv model high_minus_low, term c.ud_std#c.high_lap: Step 3's "predictive power on
-  high-LAP observations, with a null on low-LAP observations" as a test of the difference, per SD of ud because
-  |ud| <= LAP squeezes ud in the low-LAP half; estimate/protocol.py). Contradicted: the high-LAP theta
+  validation_alpha (0.05), and the halves' difference in the predictive content of the recalled direction ud_dir =
+  ud / LAP_recall, per SD of it within each half, > 0 with one-sided p < validation_alpha (validation.csv model
+  high_minus_low, term c.ud_dir_std#c.high_lap: Step 3's "predictive power on high-LAP observations, with a null on
+  low-LAP observations" as a test of the difference; on the direction because |ud| <= LAP makes ud's size grow with
+  LAP, so a recall equally right at every LAP would look more predictive per SD of ud in the high half;
+  estimate/protocol.py). Contradicted: the high-LAP theta
   significantly negative, or the low-LAP theta significant without a significantly larger predictive content in
   the high half. No memorization detected: the high-LAP theta null (not significant, or zero: ud omitted as
   collinear, constant within the FE of that half) and the pattern not contradicted. Not estimable: a validation
@@ -74,7 +80,7 @@ import pandas as pd
 from ..config import EstimateConfig
 
 BETA3 = "c.mu_hat#c.lap"
-DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_std#c.high_lap"
+DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_dir_std#c.high_lap"
 CONTAMINATION = "Contamination detected"
 NO_EVIDENCE = "No evidence of contamination"
 NO_EVIDENCE_UNTESTED = "No evidence of contamination (LAP untested)"
@@ -132,6 +138,8 @@ def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
     if not (math.isfinite(clusters) and clusters < wild_below_clusters):
         return crv1
     wild_one, wild_two, wild_lower = (_value(row, c) for c in ("p_wild_one_sided", "p_wild", "p_wild_lower"))
+    if not math.isfinite(wild_lower) and math.isfinite(wild_two):  # a table from before p_wild_lower (docstring)
+        wild_lower = max(wild_two / 2, 1 - wild_one)
     few = f"{clusters:.0f} entity clusters (< {wild_below_clusters}, wild_below_clusters)"
     if not math.isfinite(wild_one):
         crv1.text += (f"; with only {few} the CRV1 t test over-rejects, and no wild cluster bootstrap p was computed "
@@ -257,7 +265,7 @@ def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | No
     if low_state in ("positive", "negative") and not larger:
         contradicted.append(f"the validation pattern is contradicted: the low-LAP theta is significant "
                             f"({low['coef']:.4g}, p = {low['p']:.4f}) and the high-LAP recall does not predict the "
-                            "outcome significantly better per SD of ud (results/validation.csv)")
+                            "outcome significantly better per SD of the recalled direction (results/validation.csv)")
     if high_state == "negative":
         contradicted.append(f"the validation pattern is contradicted: the high-LAP theta is significantly negative "
                             f"({high['coef']:.4g}, p = {high['p']:.4f}, results/validation.csv)")
@@ -270,8 +278,9 @@ def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | No
 def _validation_text(validation: pd.DataFrame | None, pattern: Validation) -> str:
     if pattern.present:
         diff = term_row(validation, DIFFERENCE_MODEL, DIFFERENCE)
-        return (f"the validation pattern is present (high-LAP theta positive and significant, and per SD of ud the "
-                f"high-LAP recall predicts the outcome better than the low-LAP recall by {diff['coef']:.4g}, "
+        return (f"the validation pattern is present (high-LAP theta positive and significant, and per SD of the "
+                f"recalled direction the high-LAP recall predicts the outcome better than the low-LAP recall by "
+                f"{diff['coef']:.4g}, "
                 f"one-sided p = {diff['p_one_sided']:.4f}; results/validation.csv)")
     return "the validation pattern is absent (results/validation.csv)"
 
@@ -422,7 +431,8 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                     f"{constant} (results/validation.csv)")
     else:
         untested = ("the high-LAP theta is significant but the high-LAP recall does not predict the outcome "
-                    "significantly better than the low-LAP recall per SD of ud (results/validation.csv model "
+                    "significantly better than the low-LAP recall per SD of the recalled direction "
+                    "(results/validation.csv model "
                     "high_minus_low)")
     return Verdict(NO_EVIDENCE_UNTESTED, ["validation"], f"{excluded}; but {untested}, so LAP is not shown to "
                    "measure memorization and the test's power against memorization-driven contamination is unknown "

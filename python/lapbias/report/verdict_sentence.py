@@ -104,8 +104,8 @@ def explain(verdict: Verdict, detection: pd.DataFrame | None, thresholds: Estima
     if verdict.label == CONTAMINATION:
         excludes = (" and excludes the pre-cutoff interaction" if placebo_power(power, thresholds)[0]
                     else " (with no post-cutoff upper bound to compare, e.g. post-cutoff LAP collapsed)")
-        sentence = (f"beta_3 > 0 before the training cutoff ({p}), the recall of high-LAP rows predicts the outcomes "
-                    "significantly better per SD than that of low-LAP rows, and the post-cutoff placebo "
+        sentence = (f"beta_3 > 0 before the training cutoff ({p}), the recalled direction of high-LAP rows predicts "
+                    "the outcomes significantly better per SD than that of low-LAP rows, and the post-cutoff placebo "
                     f"passes{excludes}: the in-sample forecasts draw on memorized outcomes.")
     elif verdict.label == NO_EVIDENCE and estimated:
         sentence = (f"{null}, and the test had power: {_power_clause(power, thresholds)}; this assumes the LLM's "
