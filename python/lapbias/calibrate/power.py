@@ -33,7 +33,7 @@ import pandas as pd
 from .. import simulate
 from ..config import EstimateConfig
 from ..errors import ConfigError
-from ..panel import high_lap_flags, integer_ids
+from ..panel import high_lap_flags, integer_ids, recall_direction
 from ..report.verdict import BETA3, CONTAMINATION, decide, placebo_check, term_row, validation_pattern
 from . import corpus
 
@@ -140,6 +140,7 @@ def simulated_panel(design: Design, behaviour: Behaviour, seed: int) -> tuple[pd
         else:
             mu[where], ud[where] = drawn["mu_hat"].to_numpy(), drawn["ud"].to_numpy()
     panel = arms.assign(lap=lap, lap_recall=lap_recall, ud=ud, mu_hat=mu, arm=arm)
+    panel["ud_dir"] = recall_direction(panel["ud"], panel["lap_recall"])  # as `lapbias panel` derives it
     panel["entity_num"] = integer_ids(panel["entity_id"])
     panel["period_num"] = panel["period"] + 1
     samples = []
