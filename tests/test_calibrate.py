@@ -437,18 +437,24 @@ def test_power_from_behaviour_detects_memorization_and_clears_its_absence():
     assert nothing["p_contamination"] <= 0.1
 
 
-def test_simulated_panel_keeps_what_exposed_pairs_got_right():
-    """An exposed pair keeps whether its measured forecast and recall were right relative to the SIMULATED truth;
-    never-exposed and post-cutoff pairs are drawn as measured; the exposed share is the design's; a measured file
-    without one of the arms is a one-line ConfigError."""
+def test_simulated_panel_keeps_what_every_pair_got_right():
+    """Every pair keeps whether its measured forecast and recall were right relative to the SIMULATED truth, with
+    their size (a right forecast is right again, a wrong one wrong again), in every arm; the exposed share is the
+    design's; a measured file without one of the arms, or without the LAP column, is a one-line ConfigError."""
     from lapbias.calibrate.power import Behaviour, Design, simulated_panel
 
-    behaviour = Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)), "m", "lap_mink")
-    pre, post = simulated_panel(Design(), behaviour, seed=3)
-    exposed = pre[pre["arm"] == "exposed"]
-    assert len(exposed) == 80 and (exposed["mu_hat"] == exposed["direction"]).all()
-    assert (exposed["ud"] == 0.9 * exposed["direction"]).all()
-    assert set(post["arm"]) == {"post"} and post["lap"].between(0.1, 0.5).all()
+    for hit, sign in ((1.0, 1), (0.0, -1)):
+        records = _records(hit, 0.9, (0.6, 0.9))
+        never = records["arm"] == "never"
+        records.loc[never, "mu_hat"] = 0.5 * records.loc[never, "direction"]  # right, half-size forecasts
+        pre, post = simulated_panel(Design(), Behaviour.from_pairs(records, "m", "lap_mink"), seed=3)
+        exposed, unexposed = pre[pre["arm"] == "exposed"], pre[pre["arm"] == "never"]
+        assert len(exposed) == 80 and (exposed["mu_hat"] == sign * exposed["direction"]).all()
+        assert (exposed["ud"] == 0.9 * exposed["direction"]).all()
+        assert (unexposed["mu_hat"] == 0.5 * unexposed["direction"]).all()
+        assert set(post["arm"]) == {"post"} and post["lap"].between(0.1, 0.5).all()
+    with pytest.raises(ConfigError, match="no column 'lap_recall'"):
+        Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)), "m", "lap_recall")
     with pytest.raises(ConfigError, match=r"no pair of arm\(s\) \['post'\]"):
         Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)).query("arm != 'post'"), "m", "lap_mink")
 
@@ -551,7 +557,7 @@ def test_tiny_planted_model_loads_through_the_normal_config(runs):
     assert (Path(planted.root) / "results/REPORT.md").read_text().count("**Verdict:") == 1
 
 
-def test_tiny_shuffled_control_permutes_the_recall_answers_only(runs):
+def test_tiny_shuffled_control_permutes_both_lap_measures_together(runs):
     """control = "shuffled" reuses the planted model (no second training), and its third run reads the planted
     model's answers with the recall answers and Min-K% scores permuted together over the pre-cutoff pairs: the same
     multiset of values, not the same assignment, each pair's two measures from one other pair; forecasts and

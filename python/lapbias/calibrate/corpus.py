@@ -49,7 +49,8 @@ WORDS = {1: {"up": "up", "higher": "higher"}, -1: {"up": "down", "higher": "lowe
 CONTROLS = ("none", "flipped", "post_cutoff", "shuffled")
 """[calibrate] control: "none" (the self-validation), "flipped" (the planted direction is the opposite of the
 realized one), "post_cutoff" (post-cutoff pairs are planted too: the placebo must fail), "shuffled" (the recall
-answers are permuted over the pre-cutoff pairs after training: LAP no longer points at the planted pairs)."""
+answers and Min-K% scores are permuted together over the pre-cutoff pairs after training: LAP no longer points at
+the planted pairs)."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ By `[calibrate] control` (docs/calibrate.md):
 - "flipped" (the opposite of each realized direction planted): the planted model's verdict is not "Contamination
   detected" (its forecasts follow the memorized, wrong, direction: beta_3 < 0);
 - "post_cutoff" (post-cutoff pairs planted too): the placebo fails, so the verdict is "Mixed/invalid";
-- "shuffled" (recall answers permuted over the pre-cutoff pairs after training): beta_3 is not significant
+- "shuffled" (recall answers and Min-K% scores permuted over the pre-cutoff pairs after training): beta_3 is not significant
   (one-sided p at least [estimate] detection_alpha) and the verdict is not "Contamination detected".
 Under every control the base model's verdict is not "Contamination detected" (it was never shown anything).
 """
@@ -27,8 +27,9 @@ from .experiment import SHUFFLED
 
 
 MIN_LAP_GAP_SD = 1.0
-"""The design's separation of exposed from never-exposed pairs on the measured LAP, in pooled SDs (not a verdict
-threshold: what the planting must achieve for the test to have something to find)."""
+"""The design's separation of exposed from never-exposed pairs on the measured LAP, in SDs (experiment._gap_sd; for
+Min-K% on the log scale, experiment.LOG_SCALE) -- not a verdict threshold: what the planting must achieve for the
+test to have something to find."""
 MAX_POST_GAP_SD = 0.5
 """Post-cutoff pairs are never exposed: their LAP may differ from the never-exposed pre-cutoff pairs' by at most
 this many pooled SDs."""
@@ -58,7 +59,7 @@ def check(control: str, tables: dict[str, pd.DataFrame], min_parse_rate: float, 
         for model in ("base", "planted"):
             arms = lap[(lap["model"] == model) & (lap["exposure"] >= 0)]
             parsed = float((arms["forecast_parse_rate"] * arms["N"]).sum() / arms["N"].sum())
-            rows.append(_row(model, f"forecast parse rate >= {min_parse_rate:.0%} (every row)", f"{parsed:.1%}",
+            rows.append(_row(model, f"forecast parse rate >= {min_parse_rate:.0%} (over all rows)", f"{parsed:.1%}",
                              parsed >= min_parse_rate))
         rows += _separation(lap[lap["model"] == "planted"], LAP_PREFIX[lap_measure], lap_measure)
     elif control == "flipped":

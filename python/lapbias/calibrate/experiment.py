@@ -36,9 +36,13 @@ PAIR_LEVEL = {"lap_recall", "p_memorized", "ud"}
 """Answers of the recall query, asked once per (entity_id, target_date): one observation per pair however many
 headline rows the pair has (Min-K% scores each row's prompt, the forecast each row: per row)."""
 PAIR = ["entity_id", "target_date"]
-PROBABILITIES = {"lap_recall", "p_memorized"}
-"""Measures that are probabilities: their intervals are cut to [0, 1]."""
+PROBABILITIES = {"lap_recall", "p_memorized", "lap_mink"}
+"""Measures that are probabilities (Min-K% prob is a geometric mean of token probabilities): their intervals are
+cut to [0, 1]."""
 UNIT, UNBOUNDED = (0.0, 1.0), (-math.inf, math.inf)
+LOG_SCALE = {"lap_mink"}
+"""Measures whose gap from arm 0 is taken on the log scale: Min-K% prob spans orders of magnitude (about 1e-4 for
+an unread text, 0.1 for a memorized one), so on its own scale the SD of the exposed arm alone sets the gap."""
 
 
 @dataclass
@@ -215,22 +219,27 @@ def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame
     order = np.random.default_rng(seed).permutation(len(pairs))
     source_of = {pair: pairs[j] for pair, j in zip(pairs, order)}
     rows = validate_file(planted.data.path, planted).frame
-    pair_of_row = dict(zip(rows["row_id"].astype(str), zip(rows["entity_id"], rows["target_date"])))
-    keys = {recall.TASK: lambda line: pair_of_query.get(line["query_id"]),
-            minkprob.TASK: lambda line: pair_of_row.get(str(line["query_id"]))}
-    pair_of_query = {recall.query_id(e, d): (e, d) for e, d in pairs}
+    row_pair = {str(r): (e, d) for r, e, d in zip(rows["row_id"], rows["entity_id"], rows["target_date"])}
+    recalled = recall_pairs(rows)
+    query_pair = {recall.query_id(e, d): (e, d) for e, d in zip(recalled["entity_id"], recalled["target_date"])}
+    current = {recall.TASK: {q.key: query_pair[q.query_id] for q in recall.queries(recalled, planted)},
+               minkprob.TASK: {q.key: row_pair[q.query_id] for q in minkprob.queries(rows, planted)}}
     written = []
     for task in permuted:
         cache = source.raw_file(task)
         if not cache.exists():
             continue
         lines = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines()]
+        # only this planted model's answers to this configuration's queries (a cache can hold earlier models' and
+        # earlier prompts' answers): the first row of each pair gives the pair's answer
+        pair_of = {line["key"]: current[task][line["key"]] for line in lines if line.get("key") in current[task]}
         first = {}
         for line in lines:
-            first.setdefault(keys[task](line), line["response"])
+            if line.get("key") in pair_of:
+                first.setdefault(pair_of[line["key"]], line["response"])
         for line in lines:
-            pair = keys[task](line)
-            if pair in source_of:
+            pair = pair_of.get(line.get("key"))
+            if pair in source_of and source_of[pair] in first:
                 line["response"] = first[source_of[pair]]
         written.append(write_text(target.raw_file(task), "".join(canonical_json(line) + "\n" for line in lines)))
     return written
@@ -271,8 +280,9 @@ def _auc(frame: pd.DataFrame, column: str) -> float:
 
 
 def _gap_sd(arm: pd.Series, control: pd.Series) -> float:
-    """(mean of the arm - mean of arm 0) / the pooled SD, sqrt((var_arm + var_0) / 2): how many SDs a measure moves
-    an arm away from the never-exposed pairs (the separation the calibration's LAP must show)."""
+    """(mean of the arm - mean of arm 0) / sqrt((var_arm + var_0) / 2), the two arms' variances weighted equally
+    whatever their sizes: how many SDs a measure moves an arm away from the never-exposed pairs (the separation the
+    calibration's LAP must show)."""
     arm, control = arm.dropna(), control.dropna()
     if len(arm) < 2 or len(control) < 2:
         return math.nan
@@ -316,7 +326,9 @@ def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
                     _mean_ci(unit(part, column)[column], UNIT if column in PROBABILITIES else UNBOUNDED)
                 row[f"{name}_auc_vs_arm0"] = _auc(pd.concat([unit(control, column), unit(part, column)]), column) \
                     if arm != "0" else math.nan
-                row[f"{name}_gap_sd_vs_arm0"] = _gap_sd(unit(part, column)[column], unit(control, column)[column]) \
+                scale = np.log if column in LOG_SCALE else (lambda values: values)
+                row[f"{name}_gap_sd_vs_arm0"] = _gap_sd(scale(unit(part, column)[column]),
+                                                        scale(unit(control, column)[column])) \
                     if arm != "0" else math.nan
         pairs = unit(part, "ud")
         row["p_unknown_mean"] = float(pairs["p_unknown"].mean())
@@ -386,7 +398,9 @@ def verdict_row(config: RunConfig, model: str) -> dict:
         return math.nan if row is None or column not in row else float(row[column])
 
     placebo_feasible, placebo_passes, _ = placebo_check(tables["placebo"], tables["estimation_notes"],
-                                                        config.estimate.placebo_alpha)
+                                                        config.estimate.placebo_alpha,
+                                                        config.estimate.wild_below_clusters,
+                                                        config.estimate.wild_bootstrap_reps)
     return {"model": model, "model_id": config.model.model_id, "verdict": verdict.label,
             "failed": "; ".join(verdict.failed),
             "beta3": get(tables["detection"], "pre", BETA3, "coef"),

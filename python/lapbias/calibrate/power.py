@@ -7,15 +7,15 @@ The behaviour is not assumed: `Behaviour.from_pairs` reads the per-pair answers 
 uses, the recalled direction ud = P(up) − P(down), the parsed forecast mu_hat and the realized direction). A
 simulated panel (`simulated_panel`) has the calibration panel's data-generating process (data/demo/
 make_calibrate_panel.py: `Design`) at a chosen size, and every pair draws one measured record of its arm, with
-replacement (a nonparametric bootstrap of the per-pair behaviour):
-- an exposed pre-cutoff pair draws from the measured exposed pairs and keeps what was measured relative to the
-  truth: its forecast is the simulated pair's realized direction if the measured forecast was right, else the
-  opposite (unparsed stays unparsed); its ud is the measured ud x (measured direction) x (simulated direction),
-  i.e. a recall that pointed the right way still points the right way; its LAP is the measured one (drawn jointly
-  with the forecast and ud, so their dependence within a pair is kept);
-- a never-exposed pre-cutoff pair and a post-cutoff pair draw from their own arm's records AS THEY ARE (forecast,
-  ud and LAP carry no memory of the simulated outcome: a model's bias, e.g. answering "up" to most prompts, is
-  kept, its coincidental hits are not).
+replacement (a nonparametric bootstrap of the per-pair behaviour), and keeps what was measured relative to the
+truth: its forecast is the measured mu_hat x (measured direction) x (simulated direction), i.e. a forecast that
+was right is right again with its size, one that was wrong is wrong again (unparsed stays unparsed); its ud is
+transformed the same way; its LAP is the measured one, drawn jointly with them, so that within an arm the
+measured link between LAP and being right -- memorization in the exposed arm, whatever else the LAP proxies for
+in the others (the base model's post-cutoff placebo failed on such a link) -- is kept. Every arm is drawn so:
+a model's skill on never-exposed and post-cutoff pairs (headline sentiment, a firm's drift) stays as measured,
+its bias towards one label does not (a measured arm of 20 pairs answering "down" to 15 that went down and 5 that
+went up gives 75% right forecasts whatever the simulated directions).
 Each simulated panel then goes through the protocol's regressions and the verdict rule as the report applies them
 (lapbias.simulate.tables, report.verdict.decide): entity and monthly period effects, entity clusters, the wild
 cluster restricted bootstrap below 42 clusters, the validation pattern, the placebo and its informativeness.
@@ -78,7 +78,10 @@ class Behaviour:
     def from_pairs(cls, pairs: pd.DataFrame, model: str, lap_column: str) -> "Behaviour":
         """The records of `model` in results/calibration/pairs.csv, LAP read from `lap_column` (lap_mink or
         lap_recall), the recall LAP P(up) + P(down) beside it (|ud| where a file lacks it: the least mass that
-        gives ud); a ConfigError naming what is missing when an arm has no record."""
+        gives ud); a ConfigError naming what is missing when an arm has no record. One record per panel row, as
+        pairs.csv holds them (a pair with several headline rows weighs as many)."""
+        if lap_column not in pairs:
+            raise ConfigError(f"pairs.csv has no column {lap_column!r} (columns: {list(pairs.columns)})")
         rows = pairs[pairs["model"] == model]
         if rows.empty:
             raise ConfigError(f"pairs.csv has no row of model {model!r} (models: {sorted(set(pairs['model']))})")
@@ -87,11 +90,12 @@ class Behaviour:
                               "lap_recall": recall.to_numpy(float), "ud": rows["ud"].to_numpy(float),
                               "mu_hat": rows["mu_hat"].to_numpy(float),
                               "direction": rows["direction"].to_numpy(float)})
+        frame = frame.dropna(subset=["lap"]).reset_index(drop=True)
         missing = [arm for arm in ARMS if not (frame["arm"] == arm).any()]
         if missing:
-            raise ConfigError(f"pairs.csv: model {model!r} has no pair of arm(s) {missing}; the power calculation "
-                              "draws every arm from measured pairs")
-        return cls(model, frame.dropna(subset=["lap"]).reset_index(drop=True))
+            raise ConfigError(f"pairs.csv: model {model!r} has no pair of arm(s) {missing} with a {lap_column}; "
+                              "the power calculation draws every arm from measured pairs")
+        return cls(model, frame)
 
     def summary(self) -> pd.DataFrame:
         """Per arm: pairs, mean LAP and its SD, forecast parse and hit rates, mean ud x direction."""
@@ -132,13 +136,9 @@ def simulated_panel(design: Design, behaviour: Behaviour, seed: int) -> tuple[pd
         pool = behaviour.records[behaviour.records["arm"] == name]
         drawn = pool.iloc[rng.integers(len(pool), size=where.size)]
         lap[where], lap_recall[where] = drawn["lap"].to_numpy(), drawn["lap_recall"].to_numpy()
-        if name == "exposed":
-            truth = arms["direction"].to_numpy()[where]
-            right = np.sign(drawn["mu_hat"].to_numpy()) == drawn["direction"].to_numpy()
-            mu[where] = np.where(drawn["mu_hat"].isna(), np.nan, np.where(right, truth, -truth))
-            ud[where] = drawn["ud"].to_numpy() * drawn["direction"].to_numpy() * truth
-        else:
-            mu[where], ud[where] = drawn["mu_hat"].to_numpy(), drawn["ud"].to_numpy()
+        relative = drawn["direction"].to_numpy() * arms["direction"].to_numpy()[where]  # measured x simulated truth
+        mu[where] = drawn["mu_hat"].to_numpy() * relative
+        ud[where] = drawn["ud"].to_numpy() * relative
     panel = arms.assign(lap=lap, lap_recall=lap_recall, ud=ud, mu_hat=mu, arm=arm)
     panel["ud_dir"] = recall_direction(panel["ud"], panel["lap_recall"])  # as `lapbias panel` derives it
     panel["entity_num"] = integer_ids(panel["entity_id"])
