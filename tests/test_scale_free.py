@@ -11,12 +11,14 @@ from lapbias.errors import EstimationError
 from lapbias.estimate import reghdfe
 from lapbias.estimate.extended import estimate_extended
 from lapbias.estimate.protocol import BETA3, estimate_panel
+from lapbias.panel import recall_direction
 
 ABSORB = ["entity_num", "period_num"]
 
 
 def panel(n_entities: int = 30, n_periods: int = 8, seed: int = 5, lap_scale: float = 1.0) -> pd.DataFrame:
-    """The demo's shape (30 entities x 8 periods per sample) with every column the extended tables use."""
+    """The demo's shape (30 entities x 8 periods per sample) with every column the extended tables and the
+    validation difference (ud_dir, the recalled direction, as `lapbias panel` derives it) use."""
     rng = np.random.default_rng(seed)
     entity = np.repeat(np.arange(1, n_entities + 1), 2 * n_periods)
     period = np.tile(np.arange(1, 2 * n_periods + 1), n_entities)
@@ -28,6 +30,8 @@ def panel(n_entities: int = 30, n_periods: int = 8, seed: int = 5, lap_scale: fl
     frame["outcome"] = (0.2 * frame["mu_hat"] + 0.5 * frame["mu_hat"] * frame["lap"] / lap_scale
                         + rng.normal(0, 0.5, n_entities)[entity - 1] + rng.normal(0, 1, entity.size))
     frame["high_lap"] = (frame["lap"] > frame.groupby("post")["lap"].transform("median")).astype(int)
+    frame["lap_recall"] = frame["ud"].abs() + rng.uniform(0.0, 0.5, entity.size)  # |ud| <= P(up) + P(down)
+    frame["ud_dir"] = recall_direction(frame["ud"], frame["lap_recall"])
     return frame
 
 
