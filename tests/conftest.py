@@ -22,3 +22,22 @@ def bundled_backend():
     from lapbias.llm.transformers_backend import TransformersBackend
 
     return TransformersBackend("bundled:SmolLM2-135M-Instruct", batch_size=8)
+
+
+@pytest.fixture(scope="session")
+def halves_per_sd_difference():
+    """pre-cutoff sample -> the high-LAP half's slope of the outcome on ud_dir times SD(ud_dir) in that half, minus
+    the low half's (each half's own regression with entity and period effects, entity clusters): what the
+    high_minus_low validation row must equal."""
+    from lapbias.estimate.reghdfe import reghdfe
+
+    def difference(pre):
+        per_sd = []
+        for flag in (1, 0):
+            half = pre[pre["high_lap"] == flag]
+            fit = reghdfe(half, "outcome", ["ud_dir"], absorb=["entity_num", "period_num"], vce="cluster",
+                          cluster=["entity_num"])
+            per_sd.append(fit.coef["ud_dir"] * half["ud_dir"].std(ddof=1))
+        return per_sd[0] - per_sd[1]
+
+    return difference

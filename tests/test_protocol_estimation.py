@@ -33,7 +33,7 @@ def beta3_row(table: pd.DataFrame) -> pd.Series:
     return table.set_index("term").loc[BETA3]
 
 
-def test_positive_beta3_is_detected_and_null_placebo_passes():
+def test_positive_beta3_is_detected_and_null_placebo_passes(halves_per_sd_difference):
     results = estimate_panel(simulate(1.0, seed=1), simulate(0.0, seed=2))
     pre = beta3_row(results.tables["detection"])
     assert pre["coef"] == pytest.approx(1.0, abs=0.25) and pre["p_one_sided"] < 0.01
@@ -42,15 +42,8 @@ def test_positive_beta3_is_detected_and_null_placebo_passes():
     assert set(results.tables["validation"]["model"]) == {"pooled", "high_lap", "low_lap", "high_minus_low"}
     # the halves' slopes on the direction per SD of it, in one regression with each half's own effects: exactly the
     # difference of the halves' own regressions of the outcome on ud_dir, each times SD(ud_dir) in its half
-    pre = simulate(1.0, seed=1)
-    per_sd = []
-    for flag in (1, 0):
-        half = pre[pre["high_lap"] == flag]
-        fit = reghdfe(half, "outcome", ["ud_dir"], absorb=["entity_num", "period_num"], vce="cluster",
-                      cluster=["entity_num"])
-        per_sd.append(fit.coef["ud_dir"] * half["ud_dir"].std(ddof=1))
     assert validation.loc[("high_minus_low", "c.ud_dir_std#c.high_lap"), "coef"] == pytest.approx(
-        per_sd[0] - per_sd[1], rel=1e-8)
+        halves_per_sd_difference(simulate(1.0, seed=1)), rel=1e-8)
     assert beta3_row(results.tables["placebo"])["N_clust"] == 60
 
 

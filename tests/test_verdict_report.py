@@ -51,11 +51,10 @@ def test_detection_and_placebo_carry_the_wild_cluster_bootstrap(reported):
     assert f"one-sided p = {detection['p_wild_one_sided']:.4f}" in verdict and "25 entity clusters (< 42" in verdict
 
 
-def test_validation_carries_the_difference_of_the_halves(reported):
+def test_validation_carries_the_difference_of_the_halves(reported, halves_per_sd_difference):
     """The halves' slopes on the recalled direction ud_dir (panel.parquet's column) per SD of it (each half's SD over
     its rows of the validation sample), high minus low: each half's own regression of the outcome on ud_dir, times
     that SD."""
-    from lapbias.estimate.reghdfe import reghdfe
     from lapbias.io import read_parquet
 
     layout, _ = reported
@@ -63,13 +62,7 @@ def test_validation_carries_the_difference_of_the_halves(reported):
     difference = validation.loc[("high_minus_low", "c.ud_dir_std#c.high_lap")]
     panel = read_parquet(layout.derived_file("panel.parquet"))
     pre = panel[panel["post"] == 0].dropna(subset=["outcome", "ud", "ud_dir", "high_lap"])
-    per_sd = []
-    for flag in (1, 0):
-        half = pre[pre["high_lap"] == flag]
-        fit = reghdfe(half, "outcome", ["ud_dir"], absorb=["entity_num", "period_num"], vce="cluster",
-                      cluster=["entity_num"])
-        per_sd.append(fit.coef["ud_dir"] * half["ud_dir"].std(ddof=1))
-    assert difference["coef"] == pytest.approx(per_sd[0] - per_sd[1], rel=1e-8)
+    assert difference["coef"] == pytest.approx(halves_per_sd_difference(pre), rel=1e-8)
     assert difference["engine"] == "python" and difference["N_clust"] == 25
 
 
