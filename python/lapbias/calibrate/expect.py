@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..errors import LapbiasError
 from ..report.verdict import CONTAMINATION, MIXED
-from .experiment import SHUFFLED
+from .experiment import LAP_PREFIX, SHUFFLED
 
 
 MIN_LAP_GAP_SD = 1.0
@@ -33,8 +33,6 @@ test to have something to find."""
 MAX_POST_GAP_SD = 0.5
 """Post-cutoff pairs are never exposed: their LAP may differ from the never-exposed pre-cutoff pairs' by at most
 this many pooled SDs."""
-LAP_PREFIX = {"recall": "lap", "minkprob": "mink"}
-"""[estimate] lap_measure -> its columns' prefix in lap_by_arm.csv."""
 
 
 class CalibrationNotMet(LapbiasError):

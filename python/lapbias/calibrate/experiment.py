@@ -32,6 +32,8 @@ SHUFFLED = "planted_shuffled"
 """The third run of control = "shuffled": the planted model with its recall answers permuted."""
 MEASURES = (("lap_recall", "lap"), ("lap_mink", "mink"), ("p_memorized", "p_memorized"))
 """Panel column -> column prefix in lap_by_arm.csv."""
+LAP_PREFIX = {"recall": "lap", "minkprob": "mink"}
+"""[estimate] lap_measure -> the prefix of its columns in lap_by_arm.csv."""
 PAIR_LEVEL = {"lap_recall", "p_memorized", "ud"}
 """Answers of the recall query, asked once per (entity_id, target_date): one observation per pair however many
 headline rows the pair has (Min-K% scores each row's prompt, the forecast each row: per row)."""

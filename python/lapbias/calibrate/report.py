@@ -11,14 +11,15 @@ import numpy as np
 import pandas as pd
 
 from ..io import atomic_write
+from .experiment import LAP_PREFIX
 
 FOLDER = "calibration"
 """results/calibration/: the calibration's tables and REPORT.md."""
 
 
-LAP_AXIS = {"recall": ("lap", "recall LAP = P(up) + P(down)", "linear"),
-            "minkprob": ("mink", "Min-K% prob (paper eq. 1), log scale", "log")}
-"""[estimate] lap_measure -> (lap_by_arm.csv prefix, axis label, axis scale) of the figure's LAP panel."""
+LAP_AXIS = {"recall": ("recall LAP = P(up) + P(down)", "linear"),
+            "minkprob": ("Min-K% prob (paper eq. 1), log scale", "log")}
+"""[estimate] lap_measure -> (axis label, axis scale) of the figure's LAP panel."""
 
 
 def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path, lap_measure: str = "minkprob") -> Path:
@@ -39,7 +40,7 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path, lap_measure: str 
         color = colors[model]
         part = lap[(lap["model"] == model) & (lap["arm"] != "exposed_vs_unexposed")]
         x = range(len(part))
-        for ax, name in zip(axes[:2], (LAP_AXIS[lap_measure][0], "p_memorized")):
+        for ax, name in zip(axes[:2], (LAP_PREFIX[lap_measure], "p_memorized")):
             ax.errorbar([i + offset for i in x], part[f"{name}_mean"],
                         yerr=[part[f"{name}_mean"] - part[f"{name}_ci_low"],
                               part[f"{name}_ci_high"] - part[f"{name}_mean"]],
@@ -55,8 +56,8 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path, lap_measure: str 
                          fmt="s", color=color, capsize=3, label=model)
         axes[2].set_xticks(list(xb), [s.replace("arm0+arm", "arm 0 +\narm ").replace("pre_all", "pre-cutoff\n(all)")
                                       .replace("post_placebo", "post-cutoff\nplacebo") for s in part["sample"]])
-    axes[0].set_ylabel(LAP_AXIS[lap_measure][1])
-    axes[0].set_yscale(LAP_AXIS[lap_measure][2])
+    axes[0].set_ylabel(LAP_AXIS[lap_measure][0])
+    axes[0].set_yscale(LAP_AXIS[lap_measure][1])
     axes[0].set_title("LAP by exposure (mean, 95% CI)")
     axes[1].set_ylabel("P(label of the realized direction)")
     axes[1].set_title("P(memorized label) by exposure (mean, 95% CI)")
