@@ -16,6 +16,14 @@ the probability of every headline of the same template). Outcome = next-day retu
 SENTIMENT_EFFECT x the template's sentiment (+1 / 0 / -1) + a firm effect N(0, FIRM_SD^2) + a trading-day effect
 N(0, DAY_SD^2) + N(0, OUTCOME_NOISE^2) noise.
 
+SENTIMENT_EFFECT = 0: the outcome is independent of the headline, so a model can forecast a pair better than a
+coin only by having read what followed it. MEASURED 2026-11-28 with SENTIMENT_EFFECT = 0.4: the BASE model's
+post-cutoff beta_3 was 3.7 SE from zero (p = 0.0002) and its placebo failed, because a template's Min-K% and the
+base model's skill on that template's sentiment moved together; that is the confound the placebo exists to catch,
+and with it no planted model could pass the placebo either (docs/calibrate.md, power table). The price: the
+standalone LLM effect b1 of the base model is zero by construction; the planted model's b1 comes from the pairs it
+memorized.
+
 The text is a newswire line as a news feed prints it, with its dateline and the firm:
 "2024-03-13 | Apple Inc. (AAPL): Apple Inc. beats Q2 earnings estimates with EPS of $1.23." The article a
 contaminated model reads about an exposed pair begins with that line verbatim (lapbias.calibrate.corpus.article),
@@ -41,7 +49,7 @@ import numpy as np
 SEED = 20261127
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "calibrate_panel.csv"
-SENTIMENT_EFFECT, FIRM_SD, DAY_SD, OUTCOME_NOISE = 0.4, 0.3, 0.8, 1.5
+SENTIMENT_EFFECT, FIRM_SD, DAY_SD, OUTCOME_NOISE = 0.0, 0.3, 0.8, 1.5
 
 _spec = importlib.util.spec_from_file_location("make_demo", HERE / "make_demo.py")
 make_demo = importlib.util.module_from_spec(_spec)
