@@ -626,3 +626,23 @@ def test_self_validation_section_is_written_for_the_report(runs):
     section = (root / "results/calibration/SECTION.md").read_text(encoding="utf-8")
     assert section.startswith("## Self-validation (planted memorization)") and "| Verdict |" in section
     assert section_lines(root / "results") == [section.rstrip("\n"), ""]
+
+
+def test_power_design_is_the_committed_panel_and_configuration():
+    """The power calculation's default Design is the committed calibration: the panel script's firms, months and
+    outcome process (data/demo/make_calibrate_panel.py) and the exposed share of data/demo/calibrate.toml."""
+    import importlib.util
+
+    from lapbias.calibrate.power import Design
+
+    spec = importlib.util.spec_from_file_location("make_calibrate_panel", REPO / "data/demo/make_calibrate_panel.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    _, settings = load(REPO / "data/demo/calibrate.toml")
+    design = Design()
+    assert (design.entities, design.pre_periods, design.post_periods) == (
+        len(script.FIRMS), len(script.PRE_MONTHS), len(script.POST_MONTHS))
+    assert (design.sentiment_effect, design.firm_sd, design.day_sd, design.outcome_noise) == (
+        script.SENTIMENT_EFFECT, script.FIRM_SD, script.DAY_SD, script.OUTCOME_NOISE)
+    exposed = settings.pairs_per_arm * (len(settings.exposures) - 1)
+    assert design.exposed_share == exposed / (len(script.FIRMS) * len(script.PRE_MONTHS))

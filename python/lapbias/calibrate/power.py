@@ -58,7 +58,7 @@ class Design:
     post_periods: int = 8
     exposed_share: float = 0.25
     outcome_noise: float = 1.5
-    sentiment_effect: float = 0.4
+    sentiment_effect: float = 0.0
     firm_sd: float = 0.3
     day_sd: float = 0.8
 
