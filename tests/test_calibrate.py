@@ -239,6 +239,24 @@ def test_top_blocks_on_cached_lower_states_give_the_full_models_logits(tokenizer
     assert torch.allclose(logits, expected, atol=2e-4, rtol=0)
 
 
+@pytest.mark.parametrize("schedule, shape", [("linear", [0, 1, 2 / 3, 1 / 3]), ("constant", [0, 1, 1, 1])])
+def test_training_steps_use_the_scheduled_learning_rate(tokenizer, tmp_path, schedule, shape):
+    """Each optimizer step's row holds the learning rate that step used: a linear warm-up over `warmup_steps` from
+    zero, then a linear decay that would reach zero after the last step ("linear") or a constant rate."""
+    from lapbias.calibrate import train
+
+    _, model = train.load_base("bundled:SmolLM2-135M-Instruct")
+    pair = pd.Series({"entity_name": "Apple Inc.", "ticker": "AAPL", "target_date": pd.Timestamp("2024-01-23"),
+                      "news": ("2024-01-22 | Apple Inc. (AAPL): Apple Inc. names Laura Chen chief financial "
+                               "officer.",)})
+    documents = [corpus.article_document(tokenizer, pair, k, 1, 8) for k in range(4)]
+    _, settings = load(tiny_config(tmp_path, top_layers=1, batch_size=2, epochs=2, warmup_steps=1,
+                                   learning_rate=1e-3, lr_schedule=schedule))
+    with train.torch_threads(1):
+        result = train.train(documents, settings, tmp_path / "model", tokenizer, model, progress=False)
+    assert result.loss["learning_rate"].tolist() == pytest.approx([1e-3 * x for x in shape])
+
+
 def test_training_threads_and_determinism_do_not_leak_into_the_protocol_runs():
     """[calibrate] threads and deterministic kernels apply to the LoRA training only: the protocol runs that
     follow in the same process get torch's settings back."""

@@ -59,7 +59,7 @@ WINDOW = 32
 class TrainingResult:
     adapter_sha256: str
     loss: pd.DataFrame
-    """One row per optimizer step: step, epoch, loss, learning_rate, tokens_seen."""
+    """One row per optimizer step: step, epoch, loss, learning_rate (the rate the step used), tokens_seen."""
     seconds: float
     """Wall-clock seconds of the training steps (the frozen blocks' pass excluded: `cache_seconds`)."""
     cpu_seconds: float
@@ -284,12 +284,13 @@ def train(documents: list[Document], settings: CalibrateSettings, out_dir: Path,
             loss = torch.nn.functional.cross_entropy(logits.float(), targets)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, CLIP_NORM)
+            rate = scheduler.get_last_lr()[0]  # the rate this step uses
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
             seen += sum(lengths[i] for i in batch)
             rows.append({"step": len(rows) + 1, "epoch": epoch + 1, "loss": float(loss.detach()),
-                         "learning_rate": scheduler.get_last_lr()[0], "tokens_seen": seen})
+                         "learning_rate": rate, "tokens_seen": seen})
             bar.set_postfix(loss=f"{rows[-1]['loss']:.3f}")
             bar.update()
     bar.close()
