@@ -8,6 +8,10 @@ benchmarks/results/calibration.md and the dose-response figure benchmarks/result
 
     python benchmarks/bench_calibration.py                 # every run (hours on 2 shared cores)
     python benchmarks/bench_calibration.py main flipped    # some of them (the others' sections are kept)
+    python benchmarks/bench_calibration.py --main-from CLONE seed2 ...
+        # "main" is the finished `make demo-calibrate` of a fresh clone at CLONE, timed by
+        # `/usr/bin/time -v make demo-calibrate > run.log 2>&1` there: its results and time are recorded, its
+        # data/derived/calibration becomes the cache the other runs copy from, and the named runs follow.
 """
 
 from __future__ import annotations
@@ -58,9 +62,8 @@ def config_for(name: str) -> Path:
     return path
 
 
-def seed_caches(name: str) -> None:
+def seed_caches(name: str, main_work: Path = BENCH / "main/data/derived/calibration") -> None:
     """The first run's base-model answers (and, for "shuffled", its planted model and answers) copied in."""
-    main_work = BENCH / "main/data/derived/calibration"
     work = BENCH / name / "data/derived/calibration"
     if name == "main" or not (main_work / "base/data/raw").exists():
         return
@@ -73,7 +76,6 @@ def seed_caches(name: str) -> None:
 
 def run(name: str) -> dict:
     path = config_for(name)
-    seed_caches(name)
     load_before, clock = os.getloadavg(), time.time()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {**os.environ, "PYTHONPATH": str(REPO / "python"), "HF_HUB_OFFLINE": "1"}
@@ -81,18 +83,49 @@ def run(name: str) -> dict:
         code = subprocess.call([sys.executable, "-c", "from lapbias.cli import main; main()", "calibrate", str(path),
                                 "--yes"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    results = BENCH / name / "results/calibration"
     record = {"name": name, "exit_code": code, "wall_seconds": round(time.time() - clock),
               "cpu_seconds": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime),
               "load_before": [round(x, 1) for x in load_before], "load_after": [round(x, 1) for x in os.getloadavg()],
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(clock))}
+    return collect(name, BENCH / name, record)
+
+
+def time_v(log: Path) -> dict:
+    """Wall-clock and CPU seconds and the exit status from the `/usr/bin/time -v` lines of a log."""
+    values = {}
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        key, _, value = line.strip().rpartition(": ")
+        values[key] = value
+    clock = [float(x) for x in values["Elapsed (wall clock) time (h:mm:ss or m:ss)"].split(":")]
+    return {"wall_seconds": round(sum(x * 60 ** k for k, x in enumerate(reversed(clock)))),
+            "cpu_seconds": round(float(values["User time (seconds)"]) + float(values["System time (seconds)"])),
+            "exit_code": int(values["Exit status"])}
+
+
+def imported_main(clone: Path) -> dict:
+    """The record of `make demo-calibrate` run on a fresh clone at `clone` (module docstring): its time from
+    run.log, its load average from run.load (two lines: at the start and at the end, as /proc/loadavg prints
+    them), its results."""
+    load = [[round(float(x), 1) for x in line.split()[:3]]
+            for line in (clone / "run.load").read_text(encoding="utf-8").splitlines()[:2]]
+    started = (clone / "run.log").stat().st_mtime - time_v(clone / "run.log")["wall_seconds"]
+    record = {"name": "main", **time_v(clone / "run.log"), "load_before": load[0], "load_after": load[1],
+              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
+              "fresh_clone": f"`make demo-calibrate` on a fresh clone (install included), commit "
+                             f"{subprocess.check_output(['git', '-C', str(clone), 'rev-parse', '--short', 'HEAD'], text=True).strip()}"}
+    return collect("main", clone, record)
+
+
+def collect(name: str, root: Path, record: dict) -> dict:
+    """`record` with the run's result tables and training record read from its root."""
+    results = root / "results/calibration"
     for table in ("verdicts", "lap_by_arm", "beta3_by_arm", "expected", "timing"):
         if (results / f"{table}.csv").exists():
             record[table] = pd.read_csv(results / f"{table}.csv").to_dict(orient="records")
     if (results / "training.json").exists():
         record["training"] = json.loads((results / "training.json").read_text(encoding="utf-8"))
-    if name == "dose" and (BENCH / name / "results/figures/calibration.png").exists():
-        shutil.copy(BENCH / name / "results/figures/calibration.png", FIGURE)
+    if name == "dose" and (root / "results/figures/calibration.png").exists():
+        shutil.copy(root / "results/figures/calibration.png", FIGURE)
     return record
 
 
@@ -122,6 +155,8 @@ def section(records: dict[str, dict]) -> list[str]:
             f"{_f(planted.get('validation_low_theta'), 2)} ({_f(planted.get('validation_low_p'), 4)}) | "
             f"{_f(planted.get('placebo_p_one_sided'), 4)} | {met} | {record['wall_seconds']} | "
             f"{record['cpu_seconds']} | {record['load_before'][0]} / {record['load_after'][0]} |")
+    lines += [f"\n{name}: {record['fresh_clone']}, started {record['started']}." for name, record in records.items()
+              if record.get("fresh_clone")]
     lines += ["", "By arm (planted model; base model in parentheses): mean recall LAP, P(memorized label), "
               "P(unknown), forecast hit rate and parse rate, with the recall LAP's 95% interval.", "",
               "| run | arm | pairs | recall LAP [95% CI] | P(memorized label) | P(unknown) | forecast hit rate | "
@@ -166,10 +201,19 @@ def section(records: dict[str, dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    names = (argv if argv is not None else sys.argv[1:]) or list(RUNS)
+    names = list(argv if argv is not None else sys.argv[1:])
     records = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.exists() else {}
+    main_work = BENCH / "main/data/derived/calibration"
+    if names[:1] == ["--main-from"]:
+        clone = Path(names[1]).resolve()
+        records["main"], main_work = imported_main(clone), clone / "data/derived/calibration"
+        RECORD.write_text(json.dumps(records, indent=1, default=str) + "\n", encoding="utf-8")
+        names = names[2:]
+    elif not names:
+        names = list(RUNS)
     for name in names:
         print(f"== calibrate {name}", flush=True)
+        seed_caches(name, main_work)
         records[name] = run(name)
         RECORD.write_text(json.dumps(records, indent=1, default=str) + "\n", encoding="utf-8")
     write_report(OUT, section({name: records[name] for name in RUNS if name in records}))

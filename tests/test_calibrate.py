@@ -664,3 +664,25 @@ def test_power_design_is_the_committed_panel_and_configuration():
         script.SENTIMENT_EFFECT, script.FIRM_SD, script.DAY_SD, script.OUTCOME_NOISE)
     exposed = settings.pairs_per_arm * (len(settings.exposures) - 1)
     assert design.exposed_share == exposed / (len(script.FIRMS) * len(script.PRE_MONTHS))
+
+
+@pytest.mark.skipif(shutil.which("time") is None and not Path("/usr/bin/time").exists(),
+                    reason="GNU time (/usr/bin/time) is not installed on this machine")
+def test_calibration_benchmark_reads_a_fresh_clone_runs_time(tmp_path):
+    """benchmarks/bench_calibration.py --main-from reads the wall-clock and CPU seconds and the exit status of a
+    run from GNU time's -v report (here a real one, of a command that exits 3 after 0.2 s)."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    bench = REPO / "benchmarks"
+    sys.path.insert(0, str(bench))
+    spec = importlib.util.spec_from_file_location("bench_calibration", bench / "bench_calibration.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    log = tmp_path / "run.log"
+    with open(log, "w") as handle:
+        subprocess.call(["/usr/bin/time", "-v", "sh", "-c", "echo running; sleep 0.2; exit 3"], stdout=handle,
+                        stderr=subprocess.STDOUT)
+    timed = module.time_v(log)
+    assert timed["exit_code"] == 3 and timed["wall_seconds"] in (0, 1) and timed["cpu_seconds"] >= 0
