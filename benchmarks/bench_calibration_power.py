@@ -82,7 +82,10 @@ def main(argv: list[str] | None = None) -> None:
     files = args.pairs[:1] if args.smoke else args.pairs
     behaviours = []
     for path in files:
-        pairs = pd.read_csv(path)
+        try:
+            pairs = pd.read_csv(path)
+        except (FileNotFoundError, pd.errors.EmptyDataError) as err:
+            raise SystemExit(f"--pairs {path}: {err} (a results/calibration/pairs.csv of `lapbias calibrate`)")
         pairs["model"] = pairs["model"] + f" ({path.stem})"
         behaviours += [Behaviour.from_pairs(pairs, model, args.lap) for model in dict.fromkeys(pairs["model"])]
     jobs = [(design, behaviour, reps) for design in designs for behaviour in behaviours]

@@ -686,3 +686,16 @@ def test_calibration_benchmark_reads_a_fresh_clone_runs_time(tmp_path):
                         stderr=subprocess.STDOUT)
     timed = module.time_v(log)
     assert timed["exit_code"] == 3 and timed["wall_seconds"] in (0, 1) and timed["cpu_seconds"] >= 0
+
+
+def test_power_benchmark_refuses_an_empty_pairs_file_in_one_line(tmp_path):
+    """An empty or missing --pairs file ends the power benchmark with one line naming the file."""
+    import subprocess
+    import sys
+
+    (tmp_path / "empty.csv").write_text("")
+    for name in ("empty.csv", "missing.csv"):
+        done = subprocess.run([sys.executable, str(REPO / "benchmarks/bench_calibration_power.py"), "2", "--pairs",
+                               str(tmp_path / name), "--out", str(tmp_path / "out.md")], capture_output=True, text=True)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert done.stderr.strip().splitlines() == [done.stderr.strip()] and f"--pairs {tmp_path / name}" in done.stderr
