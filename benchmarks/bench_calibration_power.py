@@ -2,8 +2,8 @@
 simulated calibration panels whose verdict is "Contamination detected" when every (entity, target_date) pair answers
 as a pair of the same arm answered in a real run, for the planted and for the base model, by panel design.
 
-The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default the pilot
-benchmarks/results/calibration_pilot_pairs.csv and the full run benchmarks/results/calibration_run_pairs.csv): per
+The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default the first
+full run at 80 exposed pairs, benchmarks/results/calibration_run_pairs.csv): per
 pair its arm, Min-K% LAP, recall LAP, recalled direction ud, parsed forecast and realized direction. Each design
 is simulated `reps` times through the protocol's regressions and the verdict rule as the report applies it,
 thresholds unchanged. 95% Wilson intervals. Writes
@@ -32,12 +32,12 @@ from lapbias.estimate.bootstrap import threads  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks/results/calibration_power.md"
-PILOT = REPO / "benchmarks/results/calibration_pilot_pairs.csv"
 RUN = REPO / "benchmarks/results/calibration_run_pairs.csv"
 """pairs.csv of the committed configuration's full run (`make demo-calibrate`, seeds 2026)."""
-DESIGNS = [Design(), Design(exposed_share=0.375), Design(post_periods=12), Design(entities=60),
-           Design(entities=60, exposed_share=0.375)]
-"""The committed design (data/demo/make_calibrate_panel.py) first, then one change at a time."""
+DESIGNS = [Design(exposed_share=0.25), Design(exposed_share=0.375), Design(exposed_share=0.5),
+           Design(exposed_share=0.25, entities=60), Design(exposed_share=0.25, post_periods=12)]
+"""The calibration panel (data/demo/make_calibrate_panel.py) at three exposed shares, then 60 firms or 12
+post-cutoff months at the first run's share."""
 
 
 def _cell(args) -> tuple[dict, float]:
@@ -71,7 +71,7 @@ def behaviour_table(behaviours: list[Behaviour]) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("reps", nargs="?", type=int, default=200)
-    parser.add_argument("--pairs", type=Path, nargs="+", default=[PILOT, RUN],
+    parser.add_argument("--pairs", type=Path, nargs="+", default=[RUN],
                         help="pairs.csv files of `lapbias calibrate`")
     parser.add_argument("--lap", default="lap_mink", help="the LAP column the calibration uses")
     parser.add_argument("--smoke", action="store_true", help="2 panels, the committed design only")
