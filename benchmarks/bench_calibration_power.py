@@ -98,9 +98,10 @@ def main(argv: list[str] | None = None) -> None:
     lines = ["## Self-validation: power of the design from measured behaviour", "",
              f"Machine: {describe()}. Behaviour measured per pair in {sources} (LAP: `{args.lap}`), below. "
              f"{reps} simulated panels per cell (python/lapbias/calibrate/power.py): the calibration panel's "
-             "data-generating process at the design's size, every pair answering as a measured pair of its arm "
-             "(exposed pairs keep whether their forecast and recalled direction were right; never-exposed and "
-             "post-cutoff pairs are drawn as they are); the protocol's regressions and verdict rule with the "
+             "data-generating process at the design's size, every pair answering as a measured pair of its arm, "
+             "firm by firm (each simulated firm answers as one measured firm: a block bootstrap); exposed pairs keep "
+             "whether their forecast and recalled direction were right relative to the simulated outcome, "
+             "never-exposed and post-cutoff pairs answer as measured; the protocol's regressions and verdict rule with the "
              "defaults (999 wild bootstrap draws per panel below 42 clusters). 95% Wilson intervals. The placebo is "
              "a one-sided test at 10%: about one panel in ten fails it by chance, which bounds every cell near 90%.",
              "", *behaviour_table(behaviours), "",

@@ -435,8 +435,8 @@ def _records(hit: float, recall: float, lap_exposed: tuple[float, float], seed: 
             ud, lap = recall * direction, rng.uniform(*lap_exposed, n)
         else:
             mu, ud, lap = rng.choice([-1.0, 1.0], n), rng.uniform(-0.3, 0.3, n), rng.uniform(0.1, 0.5, n)
-        frames.append(pd.DataFrame({"model": "m", "arm": arm, "lap_mink": lap, "ud": ud, "mu_hat": mu,
-                                    "direction": direction}))
+        frames.append(pd.DataFrame({"model": "m", "entity_id": [f"E{k % 20}" for k in range(n)], "arm": arm,
+                                    "lap_mink": lap, "ud": ud, "mu_hat": mu, "direction": direction}))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -455,29 +455,35 @@ def test_power_from_behaviour_detects_memorization_and_clears_its_absence():
     assert nothing["p_contamination"] <= 0.1
 
 
-def test_simulated_panel_keeps_what_every_pair_got_right():
-    """Every pair keeps whether its measured forecast and recall were right relative to the SIMULATED truth, with
-    their size (a right forecast is right again, a wrong one wrong again), in every arm; the exposed share is the
-    design's; a measured file without one of the arms, or without the LAP column, is a one-line ConfigError."""
+def test_simulated_panel_keeps_exposed_rightness_and_draws_the_rest_firm_by_firm():
+    """Exposed pairs keep whether their measured forecast and recall were right relative to the SIMULATED truth,
+    with their size (a right forecast is right again, a wrong one wrong again); never-exposed and post-cutoff pairs,
+    whose outcome nothing the model read predicts, answer as measured, and every simulated firm answers as ONE
+    measured firm (its recalled direction mostly a firm-level one); the exposed share is the design's; a measured
+    file without one of the arms, without the LAP column or without entity_id is a one-line ConfigError."""
     from lapbias.calibrate.power import Behaviour, Design, simulated_panel
 
     for hit, sign in ((1.0, 1), (0.0, -1)):
         records = _records(hit, 0.9, (0.6, 0.9))
         never = records["arm"] == "never"
-        records.loc[never, "mu_hat"] = 0.5 * records.loc[never, "direction"]  # right, half-size forecasts
+        records.loc[never, "ud"] = records.loc[never, "entity_id"].str[1:].astype(float) / 100  # a firm's own ud
+        records.loc[never, "mu_hat"] = 1.0
         pre, post = simulated_panel(Design(), Behaviour.from_pairs(records, "m", "lap_mink"), seed=3)
         exposed, unexposed = pre[pre["arm"] == "exposed"], pre[pre["arm"] == "never"]
-        assert len(exposed) == 80 and (exposed["mu_hat"] == sign * exposed["direction"]).all()
+        assert len(exposed) == 120 and (exposed["mu_hat"] == sign * exposed["direction"]).all()
         assert (exposed["ud"] == 0.9 * exposed["direction"]).all()
-        assert (unexposed["mu_hat"] == 0.5 * unexposed["direction"]).all()
+        assert (unexposed["mu_hat"] == 1.0).all()
+        assert (unexposed.groupby("entity_id")["ud"].nunique() == 1).all()  # one measured firm per simulated firm
+        assert unexposed["ud"].nunique() > 5
         assert set(post["arm"]) == {"post"} and post["lap"].between(0.1, 0.5).all()
     with pytest.raises(ConfigError, match="no column 'lap_recall'"):
         Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)), "m", "lap_recall")
+    with pytest.raises(ConfigError, match="no column 'entity_id'"):
+        Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)).drop(columns="entity_id"), "m", "lap_mink")
     with pytest.raises(ConfigError, match=r"no pair of arm\(s\) \['post'\]"):
         Behaviour.from_pairs(_records(1.0, 0.9, (0.6, 0.9)).query("arm != 'post'"), "m", "lap_mink")
 
 
-# ---- tiny end-to-end runs: the self-validation and its three controls ------------------------------------------
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Each control run in turn in one root (base answers cached after the first, the planted model reused by
