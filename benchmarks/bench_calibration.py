@@ -92,11 +92,18 @@ def run(name: str) -> dict:
 
 def time_v(log: Path) -> dict:
     """Wall-clock and CPU seconds and the exit status from the `/usr/bin/time -v` lines of a log."""
-    values = {}
-    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+    values, text = {}, log.read_text(encoding="utf-8", errors="replace")
+    for line in text.splitlines():
         key, _, value = line.strip().rpartition(": ")
         values[key] = value
-    clock = [float(x) for x in values["Elapsed (wall clock) time (h:mm:ss or m:ss)"].split(":")]
+    wanted = ("Elapsed (wall clock) time (h:mm:ss or m:ss)", "User time (seconds)", "System time (seconds)",
+              "Exit status")
+    if not all(key in values for key in wanted):
+        raise SystemExit(f"{log}: no `/usr/bin/time -v` report (run `/usr/bin/time -v make demo-calibrate > run.log "
+                         "2>&1` in the clone)")
+    if "Command terminated by signal" in text:
+        raise SystemExit(f"{log}: the command was killed by a signal; no run to record")
+    clock = [float(x) for x in values[wanted[0]].split(":")]
     return {"wall_seconds": round(sum(x * 60 ** k for k, x in enumerate(reversed(clock)))),
             "cpu_seconds": round(float(values["User time (seconds)"]) + float(values["System time (seconds)"])),
             "exit_code": int(values["Exit status"])}
@@ -205,6 +212,8 @@ def main(argv: list[str] | None = None) -> None:
     records = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.exists() else {}
     main_work = BENCH / "main/data/derived/calibration"
     if names[:1] == ["--main-from"]:
+        if len(names) < 2:
+            raise SystemExit("--main-from needs the path of a fresh clone that ran `make demo-calibrate`")
         clone = Path(names[1]).resolve()
         records["main"], main_work = imported_main(clone), clone / "data/derived/calibration"
         RECORD.write_text(json.dumps(records, indent=1, default=str) + "\n", encoding="utf-8")

@@ -402,6 +402,8 @@ def _lap(gap: float = 2.0, post_gap: float = 0.1, parse: float = 1.0) -> pd.Data
     ("none", {"base": {"verdict": "Contamination detected"}, "planted": {"verdict": "Contamination detected"}},
      _lap(0.5, 0.8, 0.9), [False, True, False, False, False, False]),
     ("none", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(1.2, -0.6), [True] * 5 + [False]),
+    ("none", {"base": {"verdict": "Mixed/invalid", "failed": "placebo", "beta3_p_one_sided": 0.01},
+              "planted": {"verdict": "Contamination detected"}}, _lap(), [False] + [True] * 5),
     ("flipped", {"base": {}, "planted": {"verdict": "Mixed/invalid", "beta3": -3.0}}, _lap(), [True, True]),
     ("flipped", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(), [True, False]),
     ("post_cutoff", {"base": {}, "planted": {"verdict": "Mixed/invalid", "placebo_passes": False}}, _lap(),

@@ -12,7 +12,10 @@ By `[calibrate] control` (docs/calibrate.md):
 - "post_cutoff" (post-cutoff pairs planted too): the placebo fails, so the verdict is "Mixed/invalid";
 - "shuffled" (recall answers and Min-K% scores permuted over the pre-cutoff pairs after training): beta_3 is not significant
   (one-sided p at least [estimate] detection_alpha) and the verdict is not "Contamination detected".
-Under every control the base model's verdict is not "Contamination detected" (it was never shown anything).
+Under every control the base model's verdict is not "Contamination detected" and its pre-cutoff beta_3 is not
+significant: it was never shown anything. The second half is the specificity check that can fail: a base model
+without skill cannot reach "No evidence" (b1 <= 0 makes it "Underpowered"), and a placebo that fails by chance makes
+it "Mixed/invalid", which the verdict alone would count as a pass; the row shows both p-values.
 """
 
 from __future__ import annotations
@@ -48,8 +51,10 @@ def check(control: str, tables: dict[str, pd.DataFrame], min_parse_rate: float, 
     """One row per expectation of `control` (module docstring): model, expectation, observed, met."""
     verdicts = tables["verdicts"].set_index("model")
     lap = tables["lap_by_arm"]
-    rows = [_row("base", f"verdict is not {CONTAMINATION}", verdicts.loc["base", "verdict"],
-                 verdicts.loc["base", "verdict"] != CONTAMINATION)]
+    base = verdicts.loc["base"]
+    rows = [_row("base", f"verdict is not {CONTAMINATION} and its pre-cutoff beta_3 is not significant (one-sided "
+                 f"p >= {alpha:g})", _verdict(base), base["verdict"] != CONTAMINATION
+                 and not base["beta3_p_one_sided"] < alpha)]
     planted = verdicts.loc["planted"]
     if control == "none":
         rows.append(_row("planted", f"verdict is {CONTAMINATION}", _verdict(planted),
