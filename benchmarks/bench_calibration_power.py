@@ -3,7 +3,8 @@ simulated calibration panels whose verdict is "Contamination detected" when ever
 as a pair of the same arm answered in a real run, for the planted and for the base model, by panel design.
 
 The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default the first
-full run at 80 exposed pairs, benchmarks/results/calibration_run_pairs.csv): per
+full run at 80 exposed pairs, benchmarks/results/calibration_run80_pairs.csv, and the committed configuration's
+run, benchmarks/results/calibration_run_pairs.csv): per
 pair its arm, Min-K% LAP, recall LAP, recalled direction ud, parsed forecast and realized direction. Each design
 is simulated `reps` times through the protocol's regressions and the verdict rule as the report applies it,
 thresholds unchanged. 95% Wilson intervals. Writes
@@ -33,11 +34,13 @@ from lapbias.estimate.bootstrap import threads  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks/results/calibration_power.md"
 RUN = REPO / "benchmarks/results/calibration_run_pairs.csv"
-"""pairs.csv of the committed configuration's full run (`make demo-calibrate`, seeds 2026)."""
-DESIGNS = [Design(exposed_share=0.25), Design(exposed_share=0.375), Design(exposed_share=0.5),
-           Design(exposed_share=0.25, entities=60), Design(exposed_share=0.25, post_periods=12)]
-"""The calibration panel (data/demo/make_calibrate_panel.py) at three exposed shares, then 60 firms or 12
-post-cutoff months at the first run's share."""
+"""pairs.csv of the committed configuration's run (`make demo-calibrate` on a fresh clone, seeds 2026)."""
+RUN80 = REPO / "benchmarks/results/calibration_run80_pairs.csv"
+"""pairs.csv of the first run at 80 exposed pairs (25%), from which the committed exposed share was chosen."""
+DESIGNS = [Design(exposed_share=0.25), Design(), Design(exposed_share=0.5), Design(entities=60),
+           Design(post_periods=12)]
+"""The calibration panel (data/demo/make_calibrate_panel.py) at three exposed shares (the committed 37.5% second),
+then 60 firms or 12 post-cutoff months at the committed share."""
 
 
 def _cell(args) -> tuple[dict, float]:
@@ -71,7 +74,7 @@ def behaviour_table(behaviours: list[Behaviour]) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("reps", nargs="?", type=int, default=200)
-    parser.add_argument("--pairs", type=Path, nargs="+", default=[RUN],
+    parser.add_argument("--pairs", type=Path, nargs="+", default=[RUN80, RUN],
                         help="pairs.csv files of `lapbias calibrate`")
     parser.add_argument("--lap", default="lap_mink", help="the LAP column the calibration uses")
     parser.add_argument("--smoke", action="store_true", help="2 panels, the committed design only")
