@@ -17,12 +17,12 @@ SENTIMENT_EFFECT x the template's sentiment (+1 / 0 / -1) + a firm effect N(0, F
 N(0, DAY_SD^2) + N(0, OUTCOME_NOISE^2) noise.
 
 SENTIMENT_EFFECT = 0: the outcome is independent of the headline, so a model can forecast a pair better than a
-coin only by having read what followed it. MEASURED 2026-11-28 with SENTIMENT_EFFECT = 0.4: the BASE model's
-post-cutoff beta_3 was 3.7 SE from zero (p = 0.0002) and its placebo failed, because a template's Min-K% and the
-base model's skill on that template's sentiment moved together; that is the confound the placebo exists to catch,
-and with it no planted model could pass the placebo either (docs/calibrate.md, power table). The price: the
-standalone LLM effect b1 of the base model is zero by construction; the planted model's b1 comes from the pairs it
-memorized.
+coin only by having read what followed it, and the calibration asks one question: is memorization found, and only
+there. The price: the base model has no skill (its b1 is zero by construction) and the planted model's b1 comes from
+memory alone, so the calibration does not test the harder case of genuine skill that the LAP tracks. With 0.4
+(the value before), the base model's placebo failed on this panel too (t = 3.9; with 0: t = 3.3): it did not read
+the sentiment (its forecasts correlate 0.07 with it), and both failures come from the panel's draw of the firm,
+day and noise terms, which the two settings share (docs/calibrate.md, "The base model's placebo").
 
 The text is a newswire line as a news feed prints it, with its dateline and the firm:
 "2024-03-13 | Apple Inc. (AAPL): Apple Inc. beats Q2 earnings estimates with EPS of $1.23." The article a
