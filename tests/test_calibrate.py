@@ -278,6 +278,10 @@ def test_training_threads_and_determinism_do_not_leak_into_the_protocol_runs():
 def test_bad_calibrate_key_is_one_line_error(tmp_path):
     with pytest.raises(ConfigError, match=r"^\[calibrate\] exposures = \[1, 4\]; .*including the control 0"):
         load(tiny_config(tmp_path, exposures=[1, 4]))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] lr_schedule = 'cosine'; choose one of \['constant', 'linear'\]$"):
+        load(tiny_config(tmp_path, lr_schedule="cosine"))
+    with pytest.raises(ConfigError, match=r"^\[calibrate\] control = 'flip'; choose one of \['none', 'flipped', "):
+        load(tiny_config(tmp_path, control="flip"))
     with pytest.raises(ConfigError, match=r"^\[calibrate\] has unknown key 'epoch'; known keys: .*'epochs'"):
         load(tiny_config(tmp_path, epoch=2))
     with pytest.raises(ConfigError, match=r"^\[calibrate\] lora_r = '4'; it must be a whole number"):

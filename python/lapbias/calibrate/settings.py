@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator
 
@@ -138,7 +138,8 @@ def _explain(error: dict) -> str:
         rule = str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
         return f"[calibrate] {key} = {value!r}{rule if rule.startswith(';') else ' ' + rule}"
     if error["type"] == "literal_error":
-        return f"[calibrate] {key} = {value!r}; choose one of {list(CONTROLS)}"
+        choices = list(get_args(CalibrateSettings.model_fields[error["loc"][0]].annotation))
+        return f"[calibrate] {key} = {value!r}; choose one of {choices}"
     if error["type"] in config_module.RANGE_WORDS:
         (bound,) = error["ctx"].values()
         return f"[calibrate] {key} = {value!r}; it must be {config_module.RANGE_WORDS[error['type']]} {bound}"
