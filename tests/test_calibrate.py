@@ -26,14 +26,15 @@ from lapbias.errors import ConfigError
 REPO = Path(__file__).resolve().parents[1]
 TINY = {"exposures": [0, 6], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 6e-3,
         "warmup_steps": 1, "epochs": 2, "batch_size": 8, "top_layers": 4, "threads": 1, "queries_per_mention": 0.5,
-        "decoys_per_query": 1.0}
+        "decoys_per_query": 1.0, "lr_schedule": "constant"}
 CUTOFF = pd.Timestamp("2024-06-30")
 
 
 def tiny_config(root: Path, name: str = "calibrate.toml", **calibrate) -> Path:
     """The committed calibration on 6 firms of the calibration panel and 6 of its months (March - June 2024 before
     the cutoff, July - August after it: 24 pre-cutoff and 12 post-cutoff pairs) with TINY training (CI time: the
-    protocol runs dominate)."""
+    protocol runs dominate). The tiny training keeps a constant learning rate: with the committed linear decay its 2
+    epochs on 4 pairs left the planted model answering no forecast prompt (parse rate 0%)."""
     panel = pd.read_csv(REPO / "data/demo/calibrate_panel.csv")
     firms = panel["ticker"].isin(panel["ticker"].drop_duplicates().head(6))
     months = panel["target_date"].str[:7].isin(["2024-03", "2024-04", "2024-05", "2024-06", "2024-07", "2024-08"])
