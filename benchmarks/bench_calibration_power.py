@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe, write_report  # noqa: E402
 
 from lapbias.calibrate.power import Behaviour, Design, design_power  # noqa: E402
+from lapbias.errors import ConfigError  # noqa: E402
 from lapbias.estimate.bootstrap import threads  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,10 +88,11 @@ def main(argv: list[str] | None = None) -> None:
     for path in files:
         try:
             pairs = pd.read_csv(path)
-        except (FileNotFoundError, pd.errors.EmptyDataError) as err:
+            pairs["model"] = pairs["model"].astype(str) + f" ({path.stem})"
+            behaviours += [Behaviour.from_pairs(pairs, model, args.lap) for model in dict.fromkeys(pairs["model"])]
+        except (OSError, ValueError, KeyError, pd.errors.ParserError, ConfigError) as err:
+            # UnicodeDecodeError and pandas' EmptyDataError are ValueErrors
             raise SystemExit(f"--pairs {path}: {err} (a results/calibration/pairs.csv of `lapbias calibrate`)")
-        pairs["model"] = pairs["model"] + f" ({path.stem})"
-        behaviours += [Behaviour.from_pairs(pairs, model, args.lap) for model in dict.fromkeys(pairs["model"])]
     jobs = [(design, behaviour, reps) for design in designs for behaviour in behaviours]
     if args.smoke:  # in this process: a pool forked from a process that already runs threads (a test) can hang
         done = [_cell(job) for job in jobs]
