@@ -115,8 +115,9 @@ def imported_main(clone: Path) -> dict:
     them), its results."""
     load = [[round(float(x), 1) for x in line.split()[:3]]
             for line in (clone / "run.load").read_text(encoding="utf-8").splitlines()[:2]]
-    started = (clone / "run.log").stat().st_mtime - time_v(clone / "run.log")["wall_seconds"]
-    record = {"name": "main", **time_v(clone / "run.log"), "load_before": load[0], "load_after": load[1],
+    timed = time_v(clone / "run.log")
+    started = (clone / "run.log").stat().st_mtime - timed["wall_seconds"]
+    record = {"name": "main", **timed, "load_before": load[0], "load_after": load[1],
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
               "fresh_clone": f"`make demo-calibrate` on a fresh clone (install included), commit "
                              f"{subprocess.check_output(['git', '-C', str(clone), 'rev-parse', '--short', 'HEAD'], text=True).strip()}"}
