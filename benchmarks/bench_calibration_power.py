@@ -38,10 +38,10 @@ RUN = REPO / "benchmarks/results/calibration_run_pairs.csv"
 """pairs.csv of the committed configuration's run (`make demo-calibrate` on a fresh clone, seeds 2026)."""
 RUN80 = REPO / "benchmarks/results/calibration_run80_pairs.csv"
 """pairs.csv of the first run at 80 exposed pairs (25%), from which the committed exposed share was chosen."""
-DESIGNS = [Design(exposed_share=0.25), Design(), Design(exposed_share=0.5), Design(entities=60),
-           Design(post_periods=12)]
-"""The calibration panel (data/demo/make_calibrate_panel.py) at three exposed shares (the committed 37.5% second),
-then 60 firms or 12 post-cutoff months at the committed share."""
+DESIGNS = [Design(), Design(post_periods=8), Design(exposed_share=0.25), Design(exposed_share=0.5),
+           Design(entities=60)]
+"""The calibration panel (data/demo/make_calibrate_panel.py) as committed (12 post-cutoff months, 37.5% exposed), with
+the 8 post-cutoff months it had before, at 25% and 50% exposed, and with 60 firms."""
 
 
 def _cell(args) -> tuple[dict, float]:

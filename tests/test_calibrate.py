@@ -642,7 +642,7 @@ def test_power_benchmark_runs_and_writes_its_table(tmp_path):
     lines = (tmp_path / "section.md").read_text().splitlines()
     assert lines[0].startswith("## ") and any(line.startswith("Machine: ") for line in lines)
     models = pd.read_csv(REPO / "benchmarks/results/calibration_run_pairs.csv")["model"].nunique()
-    assert len([line for line in lines if line.startswith("| 40 firms x (8 pre + 8 post) months")]) == models
+    assert len([line for line in lines if line.startswith("| 40 firms x (8 pre + 12 post) months")]) == models
     assert (real.read_bytes() if real.exists() else None) == before
 
 

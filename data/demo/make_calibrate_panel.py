@@ -2,12 +2,16 @@
 data/demo/calibrate.toml`), deterministic (no network, no clock).
 
 40 real US listed firms (the demo panel's 30 and 10 more), each on ITS OWN trading day in each of 8 months before
-the assumed training cutoff of SmolLM2-135M-Instruct (2024-06-30, as in the demo: November 2023 - June 2024) and 8
-months after it (July 2024 - February 2025): 320 pre-cutoff and 320 post-cutoff (entity, target_date) pairs, one
+the assumed training cutoff of SmolLM2-135M-Instruct (2024-06-30, as in the demo: November 2023 - June 2024) and 12
+months after it (July 2024 - June 2025): 320 pre-cutoff and 480 post-cutoff (entity, target_date) pairs, one
 headline each. The time fixed effect is the calendar month ([study] frequency = "month"); a date of the panel is
 not a marker of the panel (few firms share it), so a fine-tuned model can only tell an exposed pair from an
 unexposed one by having read about that pair. The size comes from the calibration's power calculation
-(docs/calibrate.md; lapbias.calibrate.power.Design holds the same numbers, checked by tests/test_calibrate.py).
+(docs/calibrate.md; lapbias.calibrate.power.Design holds the same numbers, checked by tests/test_calibrate.py):
+with 8 post-cutoff months the committed run's measured answers gave "Contamination detected" in 72% of simulated
+panels, with 12 in 85-87%; more post-cutoff rows sharpen the month effects and b1 without more training (the exposed
+pairs are all pre-cutoff). Adding the 4 months redrew every row (the day effects of all months are drawn first): the
+design chosen on the 8 + 8 panel is confirmed on a panel it was not tuned on.
 
 THE HEADLINES ARE MADE UP AND THE OUTCOMES ARE SIMULATED. Each headline is drawn from templates with made-up
 details (amounts, counts, product names, analysts, people), so that every pair's text is its own: a model that
@@ -63,11 +67,13 @@ MORE_FIRMS = [  # (ticker, name, small): none of them a decoy firm of lapbias.ca
 ]
 FIRMS = make_demo.FIRMS + MORE_FIRMS
 PRE_MONTHS = [(2023, 11), (2023, 12), (2024, 1), (2024, 2), (2024, 3), (2024, 4), (2024, 5), (2024, 6)]
-POST_MONTHS = [(2024, 7), (2024, 8), (2024, 9), (2024, 10), (2024, 11), (2024, 12), (2025, 1), (2025, 2)]
+POST_MONTHS = [(2024, 7), (2024, 8), (2024, 9), (2024, 10), (2024, 11), (2024, 12), (2025, 1), (2025, 2),
+               (2025, 3), (2025, 4), (2025, 5), (2025, 6)]
 NYSE_HOLIDAYS = {dt.date(2023, 11, 23), dt.date(2023, 12, 25), dt.date(2024, 1, 1), dt.date(2024, 1, 15),
                  dt.date(2024, 2, 19), dt.date(2024, 3, 29), dt.date(2024, 5, 27), dt.date(2024, 6, 19),
                  dt.date(2024, 7, 4), dt.date(2024, 9, 2), dt.date(2024, 11, 28), dt.date(2024, 12, 25),
-                 dt.date(2025, 1, 1), dt.date(2025, 1, 9), dt.date(2025, 1, 20), dt.date(2025, 2, 17)}
+                 dt.date(2025, 1, 1), dt.date(2025, 1, 9), dt.date(2025, 1, 20), dt.date(2025, 2, 17),
+                 dt.date(2025, 4, 18), dt.date(2025, 5, 26), dt.date(2025, 6, 19)}
 """NYSE full-day closures of those months (2025-01-09: the national day of mourning): neither a target date nor the
 trading day before one."""
 
