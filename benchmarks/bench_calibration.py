@@ -12,10 +12,13 @@ benchmarks/results/calibration.md and the dose-response figure benchmarks/result
         # "main" is the finished `make demo-calibrate` of a fresh clone at CLONE, timed by
         # `/usr/bin/time -v make demo-calibrate > run.log 2>&1` there: its results and time are recorded, its
         # data/derived/calibration becomes the cache the other runs copy from, and the named runs follow.
+    python benchmarks/bench_calibration.py --run-from seed2 CLONE2
+        # the record of `python benchmarks/bench_calibration.py seed2` made in another fresh clone
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -127,6 +130,8 @@ def imported_main(clone: Path) -> dict:
 def collect(name: str, root: Path, record: dict) -> dict:
     """`record` with the run's result tables and training record read from its root."""
     results = root / "results/calibration"
+    if (results / "pairs.csv").exists():
+        record["panel"] = panel_of(pd.read_csv(results / "pairs.csv"))
     for table in ("verdicts", "lap_by_arm", "beta3_by_arm", "expected", "timing"):
         if (results / f"{table}.csv").exists():
             record[table] = pd.read_csv(results / f"{table}.csv").to_dict(orient="records")
@@ -135,6 +140,14 @@ def collect(name: str, root: Path, record: dict) -> dict:
     if name == "dose" and (root / "results/figures/calibration.png").exists():
         shutil.copy(root / "results/figures/calibration.png", FIGURE)
     return record
+
+
+def panel_of(pairs: pd.DataFrame) -> str:
+    """The panel a run used, from its pairs.csv: firms, and months before and after the cutoff."""
+    rows = pairs[pairs["model"] == pairs["model"].iloc[0]]
+    months = pd.to_datetime(rows["target_date"]).dt.to_period("M")
+    return (f"{rows['entity_id'].nunique()} firms x ({months[rows['post'] == 0].nunique()} + "
+            f"{months[rows['post'] == 1].nunique()}) months")
 
 
 def _f(value, digits: int = 3) -> str:
@@ -147,16 +160,16 @@ def section(records: dict[str, dict]) -> list[str]:
              "given, and CPU seconds (the command and its children, all threads) are the measure least distorted "
              "by them. Each run: `lapbias calibrate` on `data/demo/calibrate.toml` with the change named "
              "(benchmarks/bench_calibration.py).", "",
-             "| run | exit | verdict base | verdict planted | beta_3 (one-sided p) | theta high / low (p) | placebo "
-             "one-sided p | expected results | wall s | CPU s | load start / end |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| run | panel | exit | verdict base | verdict planted | beta_3 (one-sided p) | theta high / low (p) | "
+             "placebo one-sided p | expected results | wall s | CPU s | load start / end |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, record in records.items():
         verdicts = {row["model"]: row for row in record.get("verdicts", [])}
         planted = verdicts.get("planted_shuffled") or verdicts.get("planted", {})
         expected = record.get("expected", [])
         met = f"{sum(r['met'] for r in expected)} of {len(expected)} met" if expected else "—"
         lines.append(
-            f"| {name}: {RUNS[name][0]} | {record['exit_code']} | {verdicts.get('base', {}).get('verdict', '—')} | "
+            f"| {name}: {RUNS[name][0]} | {record.get('panel', '—')} | {record['exit_code']} | {verdicts.get('base', {}).get('verdict', '—')} | "
             f"{planted.get('verdict', '—')}{' (shuffled answers)' if 'planted_shuffled' in verdicts else ''} | "
             f"{_f(planted.get('beta3'), 3)} ({_f(planted.get('beta3_p_one_sided'), 4)}) | "
             f"{_f(planted.get('validation_high_theta'), 2)} ({_f(planted.get('validation_high_p'), 4)}) / "
@@ -208,18 +221,40 @@ def section(records: dict[str, dict]) -> list[str]:
     return lines
 
 
+def imported_run(name: str, clone: Path) -> dict:
+    """The record of run `name` made by this script in a fresh clone at `clone` (`python
+    benchmarks/bench_calibration.py NAME` there, nothing cached), marked with the clone's commit."""
+    try:
+        record = json.loads((clone / RECORD.relative_to(REPO)).read_text(encoding="utf-8"))[name]
+    except (OSError, ValueError, KeyError) as err:
+        raise SystemExit(f"--run-from {name} {clone}: no record of run {name!r} there ({err})")
+    commit = subprocess.check_output(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], text=True).strip()
+    record["fresh_clone"] = (f"`python benchmarks/bench_calibration.py {name}` on a fresh clone (nothing cached), "
+                             f"commit {commit}")
+    return record
+
+
 def main(argv: list[str] | None = None) -> None:
-    names = list(argv if argv is not None else sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"runs to make, of {', '.join(RUNS)} (default: all)")
+    parser.add_argument("--main-from", type=Path, metavar="CLONE",
+                        help="a fresh clone that ran `/usr/bin/time -v make demo-calibrate > run.log 2>&1`")
+    parser.add_argument("--run-from", nargs=2, action="append", default=[], metavar=("NAME", "CLONE"),
+                        help="a fresh clone that ran `python benchmarks/bench_calibration.py NAME`")
+    args = parser.parse_args(argv)
+    names = args.names
+    for name in names + [name for name, _ in args.run_from]:
+        if name not in RUNS:
+            parser.error(f"{name!r} is not a run of this script (runs: {', '.join(RUNS)})")
     records = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.exists() else {}
     main_work = BENCH / "main/data/derived/calibration"
-    if names[:1] == ["--main-from"]:
-        if len(names) < 2:
-            raise SystemExit("--main-from needs the path of a fresh clone that ran `make demo-calibrate`")
-        clone = Path(names[1]).resolve()
+    if args.main_from:
+        clone = args.main_from.resolve()
         records["main"], main_work = imported_main(clone), clone / "data/derived/calibration"
-        RECORD.write_text(json.dumps(records, indent=1, default=str) + "\n", encoding="utf-8")
-        names = names[2:]
-    elif not names:
+    for name, clone in args.run_from:
+        records[name] = imported_run(name, Path(clone).resolve())
+    RECORD.write_text(json.dumps(records, indent=1, default=str) + "\n", encoding="utf-8")
+    if not names and not (args.main_from or args.run_from):
         names = list(RUNS)
     for name in names:
         print(f"== calibrate {name}", flush=True)

@@ -2,8 +2,9 @@
 simulated calibration panels whose verdict is "Contamination detected" when every (entity, target_date) pair answers
 as a pair of the same arm answered in a real run, for the planted and for the base model, by panel design.
 
-The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default the first
-full run at 80 exposed pairs, benchmarks/results/calibration_run80_pairs.csv, and the committed configuration's
+The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default the two
+runs on the panel's earlier draw with 8 post-cutoff months, at 80 and at 120 exposed pairs,
+benchmarks/results/calibration_run80_pairs.csv and calibration_run120_pairs.csv, and the committed configuration's
 run, benchmarks/results/calibration_run_pairs.csv): per
 pair its arm, Min-K% LAP, recall LAP, recalled direction ud, parsed forecast and realized direction. Each design
 is simulated `reps` times through the protocol's regressions and the verdict rule as the report applies it,
@@ -37,7 +38,10 @@ OUT = REPO / "benchmarks/results/calibration_power.md"
 RUN = REPO / "benchmarks/results/calibration_run_pairs.csv"
 """pairs.csv of the committed configuration's run (`make demo-calibrate` on a fresh clone, seeds 2026)."""
 RUN80 = REPO / "benchmarks/results/calibration_run80_pairs.csv"
-"""pairs.csv of the first run at 80 exposed pairs (25%), from which the committed exposed share was chosen."""
+"""pairs.csv of the first run at 80 exposed pairs (25%) on the panel's 8 + 8 month draw."""
+RUN120 = REPO / "benchmarks/results/calibration_run120_pairs.csv"
+"""pairs.csv of the run at 120 exposed pairs (37.5%) on the panel's 8 + 8 month draw, from which the 12 post-cutoff
+months were chosen."""
 DESIGNS = [Design(), Design(post_periods=8), Design(exposed_share=0.25), Design(exposed_share=0.5),
            Design(entities=60)]
 """The calibration panel (data/demo/make_calibrate_panel.py) as committed (12 post-cutoff months, 37.5% exposed), with
@@ -75,7 +79,7 @@ def behaviour_table(behaviours: list[Behaviour]) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("reps", nargs="?", type=int, default=200)
-    parser.add_argument("--pairs", type=Path, nargs="+", default=[RUN80, RUN],
+    parser.add_argument("--pairs", type=Path, nargs="+", default=[RUN80, RUN120, RUN],
                         help="pairs.csv files of `lapbias calibrate`")
     parser.add_argument("--lap", default="lap_mink", help="the LAP column the calibration uses")
     parser.add_argument("--smoke", action="store_true", help="2 panels, the committed design only")

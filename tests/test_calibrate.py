@@ -701,6 +701,39 @@ def test_calibration_benchmark_reads_a_fresh_clone_runs_time(tmp_path):
     assert timed["exit_code"] == 3 and timed["wall_seconds"] in (0, 1) and timed["cpu_seconds"] >= 0
 
 
+def test_calibration_benchmark_imports_a_run_made_in_another_clone(tmp_path):
+    """--run-from NAME CLONE takes the record of run NAME that the script made in a fresh clone, marked with the
+    clone's commit; a clone without that record, or a name that is not a run, ends in one line naming it. Each
+    record names its panel (firms, months before and after the cutoff) from the run's pairs.csv."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+
+    bench = REPO / "benchmarks"
+    sys.path.insert(0, str(bench))
+    spec = importlib.util.spec_from_file_location("bench_calibration", bench / "bench_calibration.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    pairs = pd.DataFrame({"model": ["base"] * 4 + ["planted"] * 4, "entity_id": ["A", "A", "B", "B"] * 2,
+                          "target_date": ["2024-05-02", "2024-07-02", "2024-05-03", "2024-08-05"] * 2,
+                          "post": [0, 1, 0, 1] * 2})
+    assert module.panel_of(pairs) == "2 firms x (1 + 2) months"
+    clone = tmp_path / "clone"
+    (clone / "benchmarks/results").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    (clone / "benchmarks/results/calibration_runs.json").write_text(json.dumps({"seed2": {"exit_code": 0}}))
+    record = module.imported_run("seed2", clone)
+    assert record["exit_code"] == 0 and "fresh clone (nothing cached), commit " in record["fresh_clone"]
+    with pytest.raises(SystemExit, match="no record of run 'flipped'"):
+        module.imported_run("flipped", clone)
+    done = subprocess.run([sys.executable, str(bench / "bench_calibration.py"), "--run-from", "seed3", str(clone)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "'seed3' is not a run of this script" in done.stderr
+
+
 def test_power_benchmark_refuses_an_empty_pairs_file_in_one_line(tmp_path):
     """An empty or missing --pairs file ends the power benchmark with one line naming the file."""
     import subprocess
