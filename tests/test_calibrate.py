@@ -406,7 +406,8 @@ def _lap(gap: float = 2.0, post_gap: float = 0.1, parse: float = 1.0) -> pd.Data
     ("none", {"base": {}, "planted": {"verdict": "Contamination detected", "failed": ""}}, _lap(), [True] * 6),
     ("none", {"base": {"verdict": "Contamination detected"}, "planted": {"verdict": "Contamination detected"}},
      _lap(0.5, 0.8, 0.9), [False, True, False, False, False, False]),
-    ("none", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(1.2, -0.6), [True] * 5 + [False]),
+    ("none", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(1.2, 0.6), [True] * 5 + [False]),
+    ("none", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(1.2, -0.9), [True] * 6),
     ("none", {"base": {"verdict": "Mixed/invalid", "failed": "placebo", "beta3_p_one_sided": 0.01},
               "planted": {"verdict": "Contamination detected"}}, _lap(), [False] + [True] * 5),
     ("flipped", {"base": {}, "planted": {"verdict": "Mixed/invalid", "beta3": -3.0}}, _lap(), [True, True]),
@@ -556,7 +557,7 @@ def test_tiny_planting_separates_the_exposed_texts_and_keeps_the_forecasts_parse
     """The quick version of the self-validation's design check (the verdict needs the full panel): after a few
     LoRA steps on the articles, the Min-K% LAP separates the 4 exposed pairs' texts from the never-exposed pairs'
     (AUC >= 0.9, at least half the design's expect.MIN_LAP_GAP_SD; MEASURED on the tiny run: AUC 0.95, 0.88 SD)
-    and the post-cutoff pairs' stays within expect.MAX_POST_GAP_SD of them; both models
+    and the post-cutoff pairs' is at most expect.MAX_POST_GAP_SD above them; both models
     still answer the forecast prompt (parse rate >= [forecast] min_parse_rate); pairs.csv holds every row of both
     models with the columns the power calculation reads."""
     from lapbias.calibrate import expect
@@ -567,7 +568,7 @@ def test_tiny_planting_separates_the_exposed_texts_and_keeps_the_forecasts_parse
     planted = lap[lap["model"] == "planted"].set_index("arm")
     assert planted.loc["6", "mink_gap_sd_vs_arm0"] >= expect.MIN_LAP_GAP_SD / 2  # 4 exposed pairs: half the design's
     assert planted.loc["6", "mink_auc_vs_arm0"] >= 0.9
-    assert abs(planted.loc["post", "mink_gap_sd_vs_arm0"]) <= expect.MAX_POST_GAP_SD
+    assert planted.loc["post", "mink_gap_sd_vs_arm0"] <= expect.MAX_POST_GAP_SD
     arms = lap[lap["exposure"] >= 0]
     for model, part in arms.groupby("model"):
         assert (part["forecast_parse_rate"] * part["N"]).sum() / part["N"].sum() >= 0.95, model

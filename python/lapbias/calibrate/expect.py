@@ -5,8 +5,8 @@ By `[calibrate] control` (docs/calibrate.md):
 - "none" (the self-validation): the planted model's verdict is "Contamination detected" and the base model's is
   not; both models answer the forecast prompt (parse rate at least [forecast] min_parse_rate on every row); on the
   planted model the LAP the run measures ([estimate] lap_measure) separates exposed from never-exposed pre-cutoff
-  pairs by at least MIN_LAP_GAP_SD pooled SDs in every exposed arm, while the post-cutoff pairs stay within
-  MAX_POST_GAP_SD of the never-exposed ones (the placebo's LAP is that of an unexposed model);
+  pairs by at least MIN_LAP_GAP_SD pooled SDs in every exposed arm, while the post-cutoff pairs' lies at most
+  MAX_POST_GAP_SD above the never-exposed ones' (the placebo's LAP is that of an unexposed model);
 - "flipped" (the opposite of each realized direction planted): the planted model's verdict is not "Contamination
   detected" (its forecasts follow the memorized, wrong, direction: beta_3 < 0);
 - "post_cutoff" (post-cutoff pairs planted too): the placebo fails, so the verdict is "Mixed/invalid";
@@ -34,8 +34,12 @@ MIN_LAP_GAP_SD = 1.0
 Min-K% on the log scale, experiment.LOG_SCALE) -- not a verdict threshold: what the planting must achieve for the
 test to have something to find."""
 MAX_POST_GAP_SD = 0.5
-"""Post-cutoff pairs are never exposed: their LAP may differ from the never-exposed pre-cutoff pairs' by at most
-this many pooled SDs."""
+"""Post-cutoff pairs are never exposed: their LAP may lie at most this many pooled SDs ABOVE the never-exposed
+pre-cutoff pairs' (planted memory would show there, and would make the planted model's placebo fail for the wrong
+reason). Below is no defect: the planting raises the Min-K% of every text, more for those dated in the months its
+articles were dated (MEASURED 2026-11-28, planted models of four full runs: post-cutoff -0.37 to -0.51 SD from the
+never-exposed pre-cutoff texts, which rose 19-fold over the base model's, the post-cutoff 5-fold; base models -0.11
+to +0.05 SD), the fall after the training cutoff that the paper's LAP shows."""
 
 
 class CalibrationNotMet(LapbiasError):
@@ -82,7 +86,7 @@ def check(control: str, tables: dict[str, pd.DataFrame], min_parse_rate: float, 
 
 def _separation(lap: pd.DataFrame, prefix: str, lap_measure: str) -> list[dict]:
     """The planted model's LAP: every exposed pre-cutoff arm at least MIN_LAP_GAP_SD above arm 0, the post-cutoff
-    pairs within MAX_POST_GAP_SD of it (gaps in pooled SDs, lap_by_arm's `<prefix>_gap_sd_vs_arm0`)."""
+    pairs at most MAX_POST_GAP_SD above it (gaps in pooled SDs, lap_by_arm's `<prefix>_gap_sd_vs_arm0`)."""
     gap = lap.set_index("arm")[f"{prefix}_gap_sd_vs_arm0"] if f"{prefix}_gap_sd_vs_arm0" in lap else pd.Series()
     exposed = lap.loc[(lap["post"] == 0) & (lap["exposure"] > 0), "arm"]
     observed = ", ".join(f"arm {arm}: {gap.get(arm, math.nan):+.2f} SD" for arm in exposed)
@@ -90,8 +94,8 @@ def _separation(lap: pd.DataFrame, prefix: str, lap_measure: str) -> list[dict]:
     return [_row("planted", f"LAP ({lap_measure}) of every exposed arm >= {MIN_LAP_GAP_SD:g} SD above the "
                  "never-exposed pre-cutoff pairs", observed,
                  len(exposed) > 0 and all(gap.get(a, math.nan) >= MIN_LAP_GAP_SD for a in exposed)),
-            _row("planted", f"LAP ({lap_measure}) of the post-cutoff pairs within {MAX_POST_GAP_SD:g} SD of the "
-                 "never-exposed pre-cutoff pairs", f"{post:+.2f} SD", abs(post) <= MAX_POST_GAP_SD)]
+            _row("planted", f"LAP ({lap_measure}) of the post-cutoff pairs at most {MAX_POST_GAP_SD:g} SD above the "
+                 "never-exposed pre-cutoff pairs'", f"{post:+.2f} SD", post <= MAX_POST_GAP_SD)]
 
 
 def _failed(passes) -> bool:
