@@ -227,8 +227,14 @@ def imported_run(name: str, clone: Path) -> dict:
     benchmarks/bench_calibration.py NAME` there, nothing cached), marked with the clone's commit."""
     try:
         record = json.loads((clone / RECORD.relative_to(REPO)).read_text(encoding="utf-8"))[name]
+        ran = tomllib.loads((clone / BENCH.relative_to(REPO) / name / "calibrate.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError) as err:
         raise SystemExit(f"--run-from {name} {clone}: no record of run {name!r} there ({err})")
+    differ = {key: ran.get("calibrate", {}).get(key) for key, value in RUNS[name][1].items()
+              if ran.get("calibrate", {}).get(key) != value}
+    if differ:
+        raise SystemExit(f"--run-from {name} {clone}: that run's [calibrate] {differ} is not this script's "
+                         f"{RUNS[name][1]} (another version of the run)")
     commit = subprocess.check_output(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], text=True).strip()
     record["fresh_clone"] = (f"`python benchmarks/bench_calibration.py {name}` on a fresh clone (nothing cached), "
                              f"commit {commit}")

@@ -408,6 +408,7 @@ def _lap(gap: float = 2.0, post_gap: float = 0.1, parse: float = 1.0) -> pd.Data
      _lap(0.5, 0.8, 0.9), [False, True, False, False, False, False]),
     ("none", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(1.2, 0.6), [True] * 5 + [False]),
     ("none", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(1.2, -0.9), [True] * 6),
+    ("none", {"base": {}, "planted": {"verdict": "Contamination detected"}}, _lap(1.2, np.nan), [True] * 5 + [False]),
     ("none", {"base": {"verdict": "Mixed/invalid", "failed": "placebo", "beta3_p_one_sided": 0.01},
               "planted": {"verdict": "Contamination detected"}}, _lap(), [False] + [True] * 5),
     ("flipped", {"base": {}, "planted": {"verdict": "Mixed/invalid", "beta3": -3.0}}, _lap(), [True, True]),
@@ -642,7 +643,7 @@ def test_power_benchmark_runs_and_writes_its_table(tmp_path):
     module.main(["--smoke", "--out", str(tmp_path / "section.md")])
     lines = (tmp_path / "section.md").read_text().splitlines()
     assert lines[0].startswith("## ") and any(line.startswith("Machine: ") for line in lines)
-    models = pd.read_csv(REPO / "benchmarks/results/calibration_run_pairs.csv")["model"].nunique()
+    models = pd.read_csv(module.RUN80)["model"].nunique()  # --smoke reads the first default pairs file
     assert len([line for line in lines if line.startswith("| 40 firms x (8 pre + 12 post) months")]) == models
     assert (real.read_bytes() if real.exists() else None) == before
 
@@ -726,8 +727,14 @@ def test_calibration_benchmark_imports_a_run_made_in_another_clone(tmp_path):
     subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
                     "--allow-empty", "-m", "x"], check=True)
     (clone / "benchmarks/results/calibration_runs.json").write_text(json.dumps({"seed2": {"exit_code": 0}}))
+    ran = clone / "data/derived/calibration-bench/seed2/calibrate.toml"
+    ran.parent.mkdir(parents=True)
+    ran.write_text(tomli_w.dumps({"calibrate": {"assignment_seed": 7, "training_seed": 7, "epochs": 6}}))
     record = module.imported_run("seed2", clone)
     assert record["exit_code"] == 0 and "fresh clone (nothing cached), commit " in record["fresh_clone"]
+    ran.write_text(tomli_w.dumps({"calibrate": {"assignment_seed": 7, "training_seed": 8}}))
+    with pytest.raises(SystemExit, match="'training_seed': 8"):
+        module.imported_run("seed2", clone)
     with pytest.raises(SystemExit, match="no record of run 'flipped'"):
         module.imported_run("flipped", clone)
     done = subprocess.run([sys.executable, str(bench / "bench_calibration.py"), "--run-from", "seed3", str(clone)],
