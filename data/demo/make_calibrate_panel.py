@@ -8,10 +8,13 @@ headline each. The time fixed effect is the calendar month ([study] frequency = 
 not a marker of the panel (few firms share it), so a fine-tuned model can only tell an exposed pair from an
 unexposed one by having read about that pair. The size comes from the calibration's power calculation
 (docs/calibrate.md; lapbias.calibrate.power.Design holds the same numbers, checked by tests/test_calibrate.py):
-with 8 post-cutoff months the committed run's measured answers gave "Contamination detected" in 72% of simulated
-panels, with 12 in 85-87%; more post-cutoff rows sharpen the month effects and b1 without more training (the exposed
-pairs are all pre-cutoff). Adding the 4 months redrew every row (the day effects of all months are drawn first): the
-design chosen on the 8 + 8 panel is confirmed on a panel it was not tuned on.
+with 8 post-cutoff months the answers of the 120-pair run on the 8 + 8 draw gave "Contamination detected" in 72%
+of simulated panels, with 12 in 85% (60 panels each). The post-cutoff rows enter only the placebo (b1, beta_3 and
+the validation regressions use the pre-cutoff rows): more of them narrow the placebo's upper bound, which must exclude the
+pre-cutoff interaction for the placebo to be informative (lapbias's verdict rule: a passing but uninformative
+placebo does not support "Contamination detected"), at no cost in training (every exposed pair is pre-cutoff).
+Adding the 4 months changed every row's target date, headline and noise (they are drawn month by month after the
+day effects of all months); the firm effects and the first 16 months' day effects are those of the 8 + 8 draw.
 
 THE HEADLINES ARE MADE UP AND THE OUTCOMES ARE SIMULATED. Each headline is drawn from templates with made-up
 details (amounts, counts, product names, analysts, people), so that every pair's text is its own: a model that
