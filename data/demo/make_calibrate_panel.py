@@ -10,9 +10,10 @@ unexposed one by having read about that pair. The size comes from the calibratio
 (docs/calibrate.md; lapbias.calibrate.power.Design holds the same numbers, checked by tests/test_calibrate.py):
 with 8 post-cutoff months the answers of the 120-pair run on the 8 + 8 draw gave "Contamination detected" in 72%
 of simulated panels, with 12 in 85% (60 panels each). The post-cutoff rows enter only the placebo (b1, beta_3 and
-the validation regressions use the pre-cutoff rows): more of them narrow the placebo's upper bound, which must exclude the
-pre-cutoff interaction for the placebo to be informative (lapbias's verdict rule: a passing but uninformative
-placebo does not support "Contamination detected"), at no cost in training (every exposed pair is pre-cutoff).
+the validation regressions use the pre-cutoff rows): more of them narrow the placebo's upper bound, which must
+exclude the pre-cutoff interaction for the placebo to be informative (lapbias's verdict rule: a passing but
+uninformative placebo does not support "Contamination detected"), at no cost in training (every exposed pair is
+pre-cutoff).
 Adding the 4 months changed every row's target date, headline and noise (they are drawn month by month after the
 day effects of all months); the firm effects and the first 16 months' day effects are those of the 8 + 8 draw.
 
