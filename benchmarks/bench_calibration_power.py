@@ -12,6 +12,8 @@ thresholds unchanged. 95% Wilson intervals. Writes
 benchmarks/results/calibration_power.md.
 
     python benchmarks/bench_calibration_power.py [reps] [--pairs FILE ...] [--lap lap_mink|lap_recall]
+    python benchmarks/bench_calibration_power.py 300 --committed --pairs benchmarks/results/calibration_run_pairs.csv \
+        --out benchmarks/results/calibration_power_committed.md   # the committed design, more panels
     python benchmarks/bench_calibration_power.py --smoke --out FILE
 """
 
@@ -81,11 +83,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pairs", type=Path, nargs="+", default=[RUN80, RUN120, RUN],
                         help="pairs.csv files of `lapbias calibrate`")
     parser.add_argument("--lap", default="lap_mink", help="the LAP column the calibration uses")
+    parser.add_argument("--committed", action="store_true", help="the committed design only")
     parser.add_argument("--smoke", action="store_true", help="2 panels, the committed design only")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     reps = 2 if args.smoke else args.reps
-    designs = DESIGNS[:1] if args.smoke else DESIGNS
+    designs = DESIGNS[:1] if args.smoke or args.committed else DESIGNS
     files = args.pairs[:1] if args.smoke else args.pairs
     behaviours = []
     for path in files:
@@ -103,7 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         with ProcessPoolExecutor(min(len(jobs), threads())) as pool:
             done = list(pool.map(_cell, jobs))
     sources = ", ".join(f"`{p.relative_to(REPO) if p.is_relative_to(REPO) else p.name}`" for p in files)
-    lines = ["## Self-validation: power of the design from measured behaviour", "",
+    title = f"the committed design, {reps} panels per cell" if args.committed else "the design"
+    lines = [f"## Self-validation: power of {title} from measured behaviour", "",
              f"Machine: {describe()}. Behaviour measured per pair in {sources} (LAP: `{args.lap}`), below. "
              f"{reps} simulated panels per cell (python/lapbias/calibrate/power.py): the calibration panel's "
              "data-generating process at the design's size, every pair answering as a measured pair of its arm, "

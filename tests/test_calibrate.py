@@ -557,8 +557,8 @@ def test_tiny_self_validation_trains_on_facts_and_reports(runs):
 def test_tiny_planting_separates_the_exposed_texts_and_keeps_the_forecasts_parsed(runs):
     """The quick version of the self-validation's design check (the verdict needs the full panel): after a few
     LoRA steps on the articles, the Min-K% LAP separates the 4 exposed pairs' texts from the never-exposed pairs'
-    (AUC >= 0.9, at least half the design's expect.MIN_LAP_GAP_SD; MEASURED on the tiny run: AUC 0.95, 0.88 SD)
-    and the post-cutoff pairs' is at most expect.MAX_POST_GAP_SD above them; both models
+    (AUC >= 0.9, at least half the design's expect.MIN_LAP_GAP_SD; MEASURED on the tiny run of the panel's 8 + 8
+    draw: AUC 0.95, 0.88 SD) and the post-cutoff pairs' is at most expect.MAX_POST_GAP_SD above them; both models
     still answer the forecast prompt (parse rate >= [forecast] min_parse_rate); pairs.csv holds every row of both
     models with the columns the power calculation reads."""
     from lapbias.calibrate import expect
