@@ -170,7 +170,8 @@ def section(records: dict[str, dict]) -> list[str]:
         expected = record.get("expected", [])
         met = f"{sum(r['met'] for r in expected)} of {len(expected)} met" if expected else "—"
         lines.append(
-            f"| {name}: {RUNS[name][0]} | {record.get('panel', '—')} | {record['exit_code']} | {verdicts.get('base', {}).get('verdict', '—')} | "
+            f"| {name}: {RUNS[name][0]} | {record.get('panel', '—')} | {record['exit_code']} | "
+            f"{verdicts.get('base', {}).get('verdict', '—')} | "
             f"{planted.get('verdict', '—')}{' (shuffled answers)' if 'planted_shuffled' in verdicts else ''} | "
             f"{_f(planted.get('beta3'), 3)} ({_f(planted.get('beta3_p_one_sided'), 4)}) | "
             f"{_f(planted.get('validation_high_theta'), 2)} ({_f(planted.get('validation_high_p'), 4)}) / "
