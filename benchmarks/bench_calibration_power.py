@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> None:
             behaviours += [Behaviour.from_pairs(pairs, model, args.lap) for model in dict.fromkeys(pairs["model"])]
         except (OSError, ValueError, KeyError, pd.errors.ParserError, ConfigError) as err:
             # UnicodeDecodeError and pandas' EmptyDataError are ValueErrors
-            raise SystemExit(f"--pairs {path}: {err} (a results/calibration/pairs.csv of `lapbias calibrate`)")
+            reason = " ".join(str(err).split())  # pandas' tokenizer errors span lines
+            raise SystemExit(f"--pairs {path}: {reason} (a results/calibration/pairs.csv of `lapbias calibrate`)")
     jobs = [(design, behaviour, reps) for design in designs for behaviour in behaviours]
     if args.smoke:  # in this process: a pool forked from a process that already runs threads (a test) can hang
         done = [_cell(job) for job in jobs]

@@ -750,7 +750,8 @@ def test_power_benchmark_refuses_an_empty_pairs_file_in_one_line(tmp_path):
     (tmp_path / "empty.csv").write_text("")
     (tmp_path / "columns.csv").write_text("model,arm\nbase,never\n")
     (tmp_path / "binary.csv").write_bytes(bytes(range(128, 256)))
-    for name in ("empty.csv", "missing.csv", "columns.csv", "binary.csv"):
+    (tmp_path / "ragged.csv").write_text("a,b\n1,2\n1,2,3,4\n")
+    for name in ("empty.csv", "missing.csv", "columns.csv", "binary.csv", "ragged.csv"):
         done = subprocess.run([sys.executable, str(REPO / "benchmarks/bench_calibration_power.py"), "2", "--pairs",
                                str(tmp_path / name), "--out", str(tmp_path / "out.md")], capture_output=True, text=True)
         assert done.returncode == 1 and "Traceback" not in done.stderr
