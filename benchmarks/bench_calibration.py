@@ -113,6 +113,11 @@ def time_v(log: Path) -> dict:
             "exit_code": int(values["Exit status"])}
 
 
+def commit_of(clone: Path) -> str:
+    """The short hash of the commit checked out at `clone`."""
+    return subprocess.check_output(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], text=True).strip()
+
+
 def imported_main(clone: Path) -> dict:
     """The record of `make demo-calibrate` run on a fresh clone at `clone` (module docstring): its time from
     run.log, its load average from run.load (two lines: at the start and at the end, as /proc/loadavg prints
@@ -124,7 +129,7 @@ def imported_main(clone: Path) -> dict:
     record = {"name": "main", **timed, "load_before": load[0], "load_after": load[1],
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
               "fresh_clone": f"`make demo-calibrate` on a fresh clone (install included), commit "
-                             f"{subprocess.check_output(['git', '-C', str(clone), 'rev-parse', '--short', 'HEAD'], text=True).strip()}"}
+                             f"{commit_of(clone)}"}
     return collect("main", clone, record)
 
 
@@ -236,9 +241,8 @@ def imported_run(name: str, clone: Path) -> dict:
     if differ:
         raise SystemExit(f"--run-from {name} {clone}: that run's [calibrate] {differ} is not this script's "
                          f"{RUNS[name][1]} (another version of the run)")
-    commit = subprocess.check_output(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], text=True).strip()
     record["fresh_clone"] = (f"`python benchmarks/bench_calibration.py {name}` on a fresh clone (nothing cached), "
-                             f"commit {commit}")
+                             f"commit {commit_of(clone)}")
     return record
 
 
