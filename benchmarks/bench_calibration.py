@@ -45,8 +45,7 @@ RUNS = {
     "seed2": ("the committed configuration, second seeds (assignment and training 7)",
               {"assignment_seed": 7, "training_seed": 7}),
     "flipped": ("negative control: the opposite of each realized direction planted", {"control": "flipped"}),
-    "post_cutoff": ("negative control: 40 pre- and 40 post-cutoff pairs planted (two thirds of the main run's "
-                    "training)", {"control": "post_cutoff", "pairs_per_arm": 40}),
+    "post_cutoff": ("negative control: 40 pre- and 40 post-cutoff pairs planted (half the main run's training)", {"control": "post_cutoff", "pairs_per_arm": 40}),
     "shuffled": ("negative control: recall answers and Min-K% scores permuted over the pre-cutoff pairs after training",
                  {"control": "shuffled"}),
     "dose": ("dose-response: 0, 4, 16 articles per epoch, 40 pairs per exposed arm",
@@ -149,11 +148,16 @@ def collect(name: str, root: Path, record: dict) -> dict:
 
 
 def panel_of(pairs: pd.DataFrame) -> str:
-    """The panel a run used, from its pairs.csv: firms, and months before and after the cutoff."""
+    """The panel a run used, from its pairs.csv: firms, months before and after the cutoff, and (where the file
+    has the exposure column) how many pre-cutoff (firm, date) pairs were exposed."""
     rows = pairs[pairs["model"] == pairs["model"].iloc[0]]
     months = pd.to_datetime(rows["target_date"]).dt.to_period("M")
-    return (f"{rows['entity_id'].nunique()} firms x ({months[rows['post'] == 0].nunique()} + "
-            f"{months[rows['post'] == 1].nunique()}) months")
+    panel = (f"{rows['entity_id'].nunique()} firms x ({months[rows['post'] == 0].nunique()} + "
+             f"{months[rows['post'] == 1].nunique()}) months")
+    if "exposure" not in rows:
+        return panel
+    exposed = rows[(rows["exposure"] > 0) & (rows["post"] == 0)].drop_duplicates(["entity_id", "target_date"])
+    return f"{panel}, {len(exposed)} pre-cutoff pairs exposed"
 
 
 def _f(value, digits: int = 3) -> str:
@@ -230,19 +234,28 @@ def section(records: dict[str, dict]) -> list[str]:
 
 def imported_run(name: str, clone: Path) -> dict:
     """The record of run `name` made by this script in a fresh clone at `clone` (`python
-    benchmarks/bench_calibration.py NAME` there, nothing cached), marked with the clone's commit."""
+    benchmarks/bench_calibration.py NAME` there), marked with the clone's commit and with where its base model's
+    answers came from (computed there, or copied from the main run that `--main-from` imported there). Refused
+    when the run's [calibrate] is not the committed one with the run's changes (another design). The dose-response
+    figure comes along with the dose run."""
     try:
-        record = json.loads((clone / RECORD.relative_to(REPO)).read_text(encoding="utf-8"))[name]
+        records = json.loads((clone / RECORD.relative_to(REPO)).read_text(encoding="utf-8"))
+        record = records[name]
         ran = tomllib.loads((clone / BENCH.relative_to(REPO) / name / "calibrate.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError) as err:
         raise SystemExit(f"--run-from {name} {clone}: no record of run {name!r} there ({err})")
-    differ = {key: ran.get("calibrate", {}).get(key) for key, value in RUNS[name][1].items()
-              if ran.get("calibrate", {}).get(key) != value}
+    committed = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text(encoding="utf-8")).get("calibrate", {})
+    wanted, settings = {**committed, **RUNS[name][1]}, ran.get("calibrate", {})
+    differ = {key: settings.get(key) for key in wanted.keys() | settings.keys()
+              if settings.get(key) != wanted.get(key)}
     if differ:
-        raise SystemExit(f"--run-from {name} {clone}: that run's [calibrate] {differ} is not this script's "
-                         f"{RUNS[name][1]} (another version of the run)")
-    record["fresh_clone"] = (f"`python benchmarks/bench_calibration.py {name}` on a fresh clone (nothing cached), "
+        raise SystemExit(f"--run-from {name} {clone}: that run's [calibrate] {differ} is not the committed "
+                         f"configuration with {RUNS[name][1]} (another version of the run)")
+    cached = "the base model's answers copied from the main run" if "main" in records else "nothing cached"
+    record["fresh_clone"] = (f"`python benchmarks/bench_calibration.py {name}` on a fresh clone ({cached}), "
                              f"commit {commit_of(clone)}")
+    if name == "dose" and (clone / FIGURE.relative_to(REPO)).exists():
+        shutil.copy(clone / FIGURE.relative_to(REPO), FIGURE)
     return record
 
 

@@ -705,7 +705,9 @@ def test_calibration_benchmark_reads_a_fresh_clone_runs_time(tmp_path):
 
 def test_calibration_benchmark_imports_a_run_made_in_another_clone(tmp_path):
     """--run-from NAME CLONE takes the record of run NAME that the script made in a fresh clone, marked with the
-    clone's commit; a clone without that record, or a name that is not a run, ends in one line naming it. Each
+    clone's commit and with whether the base model's answers were computed there or copied from the main run; a run
+made with another [calibrate] than the committed one with the run's changes (another design), a clone without
+that record, or a name that is not a run, ends in one line naming it. Each
     record names its panel (firms, months before and after the cutoff) from the run's pairs.csv."""
     import importlib.util
     import json
@@ -721,6 +723,8 @@ def test_calibration_benchmark_imports_a_run_made_in_another_clone(tmp_path):
                           "target_date": ["2024-05-02", "2024-07-02", "2024-05-03", "2024-08-05"] * 2,
                           "post": [0, 1, 0, 1] * 2})
     assert module.panel_of(pairs) == "2 firms x (1 + 2) months"
+    pairs["exposure"] = [12, 0, 0, 12] * 2  # B's exposed pair is post-cutoff (control "post_cutoff")
+    assert module.panel_of(pairs) == "2 firms x (1 + 2) months, 1 pre-cutoff pairs exposed"
     clone = tmp_path / "clone"
     (clone / "benchmarks/results").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(clone)], check=True)
@@ -729,12 +733,19 @@ def test_calibration_benchmark_imports_a_run_made_in_another_clone(tmp_path):
     (clone / "benchmarks/results/calibration_runs.json").write_text(json.dumps({"seed2": {"exit_code": 0}}))
     ran = clone / "data/derived/calibration-bench/seed2/calibrate.toml"
     ran.parent.mkdir(parents=True)
-    ran.write_text(tomli_w.dumps({"calibrate": {"assignment_seed": 7, "training_seed": 7, "epochs": 6}}))
+    committed = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text(encoding="utf-8"))["calibrate"]
+    seeds7 = {**committed, "assignment_seed": 7, "training_seed": 7}
+    ran.write_text(tomli_w.dumps({"calibrate": seeds7}))
     record = module.imported_run("seed2", clone)
     assert record["exit_code"] == 0 and "fresh clone (nothing cached), commit " in record["fresh_clone"]
-    ran.write_text(tomli_w.dumps({"calibrate": {"assignment_seed": 7, "training_seed": 8}}))
-    with pytest.raises(SystemExit, match="'training_seed': 8"):
-        module.imported_run("seed2", clone)
+    for changed in ({"training_seed": 8}, {"pairs_per_arm": committed["pairs_per_arm"] - 40}):
+        ran.write_text(tomli_w.dumps({"calibrate": {**seeds7, **changed}}))
+        key, value = next(iter(changed.items()))
+        with pytest.raises(SystemExit, match=f"'{key}': {value}"):
+            module.imported_run("seed2", clone)
+    ran.write_text(tomli_w.dumps({"calibrate": seeds7}))
+    (clone / "benchmarks/results/calibration_runs.json").write_text(json.dumps({"main": {}, "seed2": {"exit_code": 0}}))
+    assert "the base model's answers copied from the main run" in module.imported_run("seed2", clone)["fresh_clone"]
     with pytest.raises(SystemExit, match="no record of run 'flipped'"):
         module.imported_run("flipped", clone)
     done = subprocess.run([sys.executable, str(bench / "bench_calibration.py"), "--run-from", "seed3", str(clone)],
