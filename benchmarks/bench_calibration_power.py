@@ -2,11 +2,10 @@
 simulated calibration panels whose verdict is "Contamination detected" when every (entity, target_date) pair answers
 as a pair of the same arm answered in a real run, for the planted and for the base model, by panel design.
 
-The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default the two
-runs on the panel's earlier draw with 8 post-cutoff months, at 80 and at 120 exposed pairs,
-benchmarks/results/calibration_run80_pairs.csv and calibration_run120_pairs.csv, and the committed configuration's
-run, benchmarks/results/calibration_run_pairs.csv): per
-pair its arm, Min-K% LAP, recall LAP, recalled direction ud, parsed forecast and realized direction. Each design
+The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default
+`DEFAULT_PAIRS`: the run at 120 exposed pairs on the panel's earlier draw with 8 post-cutoff months, the committed
+configuration's run (120 exposed pairs) and the run at 160 exposed pairs, both on the committed panel): per pair its
+arm, Min-K% LAP, recall LAP, recalled direction ud, parsed forecast and realized direction. Each design
 is simulated `reps` times through the protocol's regressions and the verdict rule as the report applies it,
 thresholds unchanged. 95% Wilson intervals. Writes
 benchmarks/results/calibration_power.md.
@@ -14,6 +13,8 @@ benchmarks/results/calibration_power.md.
     python benchmarks/bench_calibration_power.py [reps] [--pairs FILE ...] [--lap lap_mink|lap_recall]
     python benchmarks/bench_calibration_power.py 300 --committed --pairs benchmarks/results/calibration_run_pairs.csv \
         --out benchmarks/results/calibration_power_committed.md   # the committed design, more panels
+    python benchmarks/bench_calibration_power.py 200 --design 2 --pairs benchmarks/results/calibration_run160_pairs.csv \
+        --out benchmarks/results/calibration_power_160.md   # 50% exposed on that run's own answers
     python benchmarks/bench_calibration_power.py --smoke --out FILE
 """
 
@@ -38,17 +39,19 @@ from lapbias.estimate.bootstrap import threads  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks/results/calibration_power.md"
 RUN = REPO / "benchmarks/results/calibration_run_pairs.csv"
-"""pairs.csv of the committed configuration's run (`make demo-calibrate` on a fresh clone, seeds 2026)."""
-RUN80 = REPO / "benchmarks/results/calibration_run80_pairs.csv"
-"""pairs.csv of the first run at 80 exposed pairs (25%) on the panel's 8 + 8 month draw."""
+"""pairs.csv of the committed configuration's run (`make demo-calibrate` on a fresh clone, seeds 2026, 120 exposed
+pairs, 37.5%)."""
+RUN160 = REPO / "benchmarks/results/calibration_run160_pairs.csv"
+"""pairs.csv of the run with 160 exposed pairs (50%) on the committed panel (`make demo-calibrate` on a fresh clone,
+seeds 2026), the design the power calculation on RUN's answers favoured: its memory per pair was weaker."""
 RUN120 = REPO / "benchmarks/results/calibration_run120_pairs.csv"
 """pairs.csv of the run at 120 exposed pairs (37.5%) on the panel's 8 + 8 month draw, from which the 12 post-cutoff
 months were chosen."""
-DESIGNS = [Design(), Design(exposed_share=0.375), Design(exposed_share=0.375, post_periods=8),
-           Design(exposed_share=0.375, entities=60)]
-"""The calibration panel (data/demo/make_calibrate_panel.py) as committed (12 post-cutoff months, 50% exposed), with
-the 37.5% exposed it had before, with that and the 8 post-cutoff months it had before that, and with that and 60
-firms (the two changes that raised power: docs/calibrate.md)."""
+DEFAULT_PAIRS = [RUN120, RUN, RUN160]
+DESIGNS = [Design(), Design(post_periods=8), Design(exposed_share=0.5), Design(entities=60)]
+"""The calibration panel (data/demo/make_calibrate_panel.py) as committed (12 post-cutoff months, 37.5% exposed), with
+the 8 post-cutoff months it had before, with half of the pre-cutoff pairs exposed, and with 60 firms
+(docs/calibrate.md)."""
 
 
 def _cell(args) -> tuple[dict, float]:
@@ -82,15 +85,18 @@ def behaviour_table(behaviours: list[Behaviour]) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("reps", nargs="?", type=int, default=200)
-    parser.add_argument("--pairs", type=Path, nargs="+", default=[RUN80, RUN120, RUN],
+    parser.add_argument("--pairs", type=Path, nargs="+", default=DEFAULT_PAIRS,
                         help="pairs.csv files of `lapbias calibrate`")
     parser.add_argument("--lap", default="lap_mink", help="the LAP column the calibration uses")
     parser.add_argument("--committed", action="store_true", help="the committed design only")
+    parser.add_argument("--design", type=int, nargs="+", choices=range(len(DESIGNS)), metavar="INDEX",
+                        help="these designs of DESIGNS only (0 = the committed one)")
     parser.add_argument("--smoke", action="store_true", help="2 panels, the committed design only")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     reps = 2 if args.smoke else args.reps
-    designs = DESIGNS[:1] if args.smoke or args.committed else DESIGNS
+    chosen = [0] if args.smoke or args.committed else args.design or range(len(DESIGNS))
+    designs = [DESIGNS[index] for index in chosen]
     files = args.pairs[:1] if args.smoke else args.pairs
     behaviours = []
     for path in files:
@@ -109,7 +115,9 @@ def main(argv: list[str] | None = None) -> None:
         with ProcessPoolExecutor(min(len(jobs), threads())) as pool:
             done = list(pool.map(_cell, jobs))
     sources = ", ".join(f"`{p.relative_to(REPO) if p.is_relative_to(REPO) else p.name}`" for p in files)
-    title = f"the committed design, {reps} panels per cell" if args.committed else "the design"
+    title = ("the committed design" if args.committed else "the design" if len(designs) == len(DESIGNS)
+             else "; ".join(design.describe() for design in designs))
+    title += f", {reps} panels per cell" if args.committed or args.design else ""
     lines = [f"## Self-validation: power of {title} from measured behaviour", "",
              f"Machine: {describe()}. Behaviour measured per pair in {sources} (LAP: `{args.lap}`), below. "
              f"{reps} simulated panels per cell (python/lapbias/calibrate/power.py): the calibration panel's "

@@ -643,7 +643,7 @@ def test_power_benchmark_runs_and_writes_its_table(tmp_path):
     module.main(["--smoke", "--out", str(tmp_path / "section.md")])
     lines = (tmp_path / "section.md").read_text().splitlines()
     assert lines[0].startswith("## ") and any(line.startswith("Machine: ") for line in lines)
-    models = pd.read_csv(module.RUN80)["model"].nunique()  # --smoke reads the first default pairs file
+    models = pd.read_csv(module.DEFAULT_PAIRS[0])["model"].nunique()  # --smoke reads the first default pairs file
     assert len([line for line in lines if line.startswith("| 40 firms x (8 pre + 12 post) months")]) == models
     assert (real.read_bytes() if real.exists() else None) == before
 

@@ -60,7 +60,7 @@ class Design:
     entities: int = 40
     pre_periods: int = 8
     post_periods: int = 12
-    exposed_share: float = 0.5
+    exposed_share: float = 0.375
     outcome_noise: float = 1.5
     sentiment_effect: float = 0.0
     firm_sd: float = 0.3
