@@ -45,7 +45,8 @@ RUNS = {
     "seed2": ("the committed configuration, second seeds (assignment and training 7)",
               {"assignment_seed": 7, "training_seed": 7}),
     "flipped": ("negative control: the opposite of each realized direction planted", {"control": "flipped"}),
-    "post_cutoff": ("negative control: 40 pre- and 40 post-cutoff pairs planted (half the main run's training)", {"control": "post_cutoff", "pairs_per_arm": 40}),
+    "post_cutoff": ("negative control: 40 pre- and 40 post-cutoff pairs planted (two thirds of the main run's "
+                    "training)", {"control": "post_cutoff", "pairs_per_arm": 40}),
     "shuffled": ("negative control: recall answers and Min-K% scores permuted over the pre-cutoff pairs after training",
                  {"control": "shuffled"}),
     "dose": ("dose-response: 0, 4, 16 articles per epoch, 40 pairs per exposed arm",
