@@ -767,3 +767,16 @@ def test_power_benchmark_refuses_an_empty_pairs_file_in_one_line(tmp_path):
                                str(tmp_path / name), "--out", str(tmp_path / "out.md")], capture_output=True, text=True)
         assert done.returncode == 1 and "Traceback" not in done.stderr
         assert done.stderr.strip().splitlines() == [done.stderr.strip()] and f"--pairs {tmp_path / name}" in done.stderr
+
+
+def test_figure_puts_beta3_of_both_models_on_one_scale():
+    """The figure's beta_3 panel divides each coefficient and its interval by the standard error: the base model's
+    Min-K% LAP is ~2e-4 and the planted model's ~0.4, so raw coefficients (the committed panel's -414 and 2.04)
+    would flatten the planted model's onto zero."""
+    from lapbias.calibrate.report import beta3_in_ses
+
+    rows = pd.DataFrame({"coef": [-413.52, 2.0366], "se": [631.22, 0.35449], "ci_low": [-1690.28, 1.3196],
+                         "ci_high": [863.24, 2.7537]})
+    t, low, high = beta3_in_ses(rows)
+    assert t == pytest.approx([-0.6551, 5.7452], abs=1e-3)
+    assert low == pytest.approx([-2.678, 3.7226], abs=1e-3) and high == pytest.approx([1.3676, 7.7679], abs=1e-3)

@@ -22,13 +22,23 @@ LAP_AXIS = {"recall": ("recall LAP = P(up) + P(down)", "linear"),
 """[estimate] lap_measure -> (axis label, axis scale) of the figure's LAP panel."""
 
 
+def beta3_in_ses(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """beta_3 and its 95% interval divided by its standard error (coef / se, ci_low / se, ci_high / se): the
+    figure's scale. Raw coefficients cannot share an axis: beta_3 is per unit of LAP, and the Min-K% LAP is about
+    2e-4 on the base model and 0.4 on the planted model's exposed texts, so the base model's coefficients run in
+    the hundreds and the planted model's near 1 (MEASURED: -414 and 2.4 on the committed panel)."""
+    se = rows["se"].to_numpy(float)
+    return rows["coef"].to_numpy(float) / se, rows["ci_low"].to_numpy(float) / se, rows["ci_high"].to_numpy(float) / se
+
+
 def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path, lap_measure: str = "minkprob") -> Path:
     """Left: mean LAP (the measure the run uses) by arm (exposure arms pre-cutoff, post-cutoff placebo) with 95%
     intervals, one colour
     per model run (base, planted, and the shuffled answers under control = "shuffled"). Middle: the same for
     P(memorized label). Right: beta_3 of the detection regression on all pre-cutoff pairs, on arm 0 + arm k (with
-    several exposed arms) and the post-cutoff placebo, with the regressions' 95% intervals; a model on which
-    beta_3 is not identified anywhere is named in the panel instead."""
+    several exposed arms) and the post-cutoff placebo, in units of its standard error (`beta3_in_ses`), with the
+    regressions' 95% intervals; a model on which beta_3 is not identified anywhere is named in the panel
+    instead."""
     from ..report import figures  # noqa: F401  (selects the Agg backend)
     import matplotlib.pyplot as plt
 
@@ -51,9 +61,9 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path, lap_measure: str 
             unidentified.append(model)
             continue
         xb = range(len(part))
-        axes[2].errorbar([i + offset for i in xb], part["coef"],
-                         yerr=[part["coef"] - part["ci_low"], part["ci_high"] - part["coef"]],
-                         fmt="s", color=color, capsize=3, label=model)
+        t, low, high = beta3_in_ses(part)
+        axes[2].errorbar([i + offset for i in xb], t, yerr=[t - low, high - t], fmt="s", color=color, capsize=3,
+                         label=model)
         axes[2].set_xticks(list(xb), [s.replace("arm0+arm", "arm 0 +\narm ").replace("pre_all", "pre-cutoff\n(all)")
                                       .replace("post_placebo", "post-cutoff\nplacebo") for s in part["sample"]])
     axes[0].set_ylabel(LAP_AXIS[lap_measure][0])
@@ -62,8 +72,8 @@ def figure(lap: pd.DataFrame, beta3: pd.DataFrame, path: Path, lap_measure: str 
     axes[1].set_ylabel("P(label of the realized direction)")
     axes[1].set_title("P(memorized label) by exposure (mean, 95% CI)")
     axes[2].axhline(0, color="grey", lw=0.8)
-    axes[2].set_ylabel("beta_3 (mu_hat x LAP)")
-    axes[2].set_title("Detection beta_3 by exposure arm (95% CI)")
+    axes[2].set_ylabel("beta_3 (mu_hat x LAP) / its SE")
+    axes[2].set_title("Detection beta_3 in SEs by sample (95% CI)")
     if unidentified:
         both = len(unidentified) == len(models)  # an empty panel: the note in its middle; else under the others' bars
         which = ("\non either model" if len(models) == 2 else "\non any model") if both else \
