@@ -66,19 +66,21 @@ def config_for(name: str) -> Path:
     return path
 
 
-def seed_caches(name: str, main_work: Path = BENCH / "main/data/derived/calibration") -> None:
-    """The first run's base-model answers (and, for "shuffled", its planted model and answers) copied in."""
+def seed_caches(name: str, main_work: Path = BENCH / "main/data/derived/calibration") -> str:
+    """The first run's base-model answers (and, for "shuffled", its planted model and answers) copied in; returns
+    where the run's base-model answers come from, for its record."""
     work = BENCH / name / "data/derived/calibration"
     if name == "main" or not (main_work / "base/data/raw").exists():
-        return
+        return "computed in the run"
     shutil.copytree(main_work / "base/data/raw", work / "base/data/raw", dirs_exist_ok=True)
     if name == "shuffled":
         for planted in main_work.glob("planted-*"):
             shutil.copytree(planted, work / planted.name, dirs_exist_ok=True)
         shutil.copytree(main_work / "planted/data/raw", work / "planted/data/raw", dirs_exist_ok=True)
+    return f"copied from the main run (commit {commit_of(main_work.parent.parent.parent)})"
 
 
-def run(name: str) -> dict:
+def run(name: str, base_answers: str) -> dict:
     path = config_for(name)
     load_before, clock = os.getloadavg(), time.time()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -90,7 +92,7 @@ def run(name: str) -> dict:
     record = {"name": name, "exit_code": code, "wall_seconds": round(time.time() - clock),
               "cpu_seconds": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime),
               "load_before": [round(x, 1) for x in load_before], "load_after": [round(x, 1) for x in os.getloadavg()],
-              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(clock))}
+              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(clock)), "base_answers": base_answers}
     return collect(name, BENCH / name, record)
 
 
@@ -143,9 +145,18 @@ def collect(name: str, root: Path, record: dict) -> dict:
             record[table] = pd.read_csv(results / f"{table}.csv").to_dict(orient="records")
     if (results / "training.json").exists():
         record["training"] = json.loads((results / "training.json").read_text(encoding="utf-8"))
-    if name == "dose" and (root / "results/figures/calibration.png").exists():
-        shutil.copy(root / "results/figures/calibration.png", FIGURE)
+    if name == "dose":
+        draw_dose_figure(root)
     return record
+
+
+def draw_dose_figure(root: Path) -> None:
+    """FIGURE drawn by this version of lapbias.calibrate.report.figure from the dose run's tables at `root`."""
+    from lapbias.calibrate.report import figure
+
+    results = root / "results/calibration"
+    if (results / "lap_by_arm.csv").exists() and (results / "beta3_by_arm.csv").exists():
+        figure(pd.read_csv(results / "lap_by_arm.csv"), pd.read_csv(results / "beta3_by_arm.csv"), FIGURE)
 
 
 def panel_of(pairs: pd.DataFrame) -> str:
@@ -158,7 +169,7 @@ def panel_of(pairs: pd.DataFrame) -> str:
     if "exposure" not in rows:
         return panel
     exposed = rows[(rows["exposure"] > 0) & (rows["post"] == 0)].drop_duplicates(["entity_id", "target_date"])
-    return f"{panel}, {len(exposed)} pre-cutoff pairs exposed"
+    return f"{panel}, {len(exposed)} pre-cutoff pair{'' if len(exposed) == 1 else 's'} exposed"
 
 
 def _f(value, digits: int = 3) -> str:
@@ -252,11 +263,13 @@ def imported_run(name: str, clone: Path) -> dict:
     if differ:
         raise SystemExit(f"--run-from {name} {clone}: that run's [calibrate] {differ} is not the committed "
                          f"configuration with {RUNS[name][1]} (another version of the run)")
-    cached = "the base model's answers copied from the main run" if "main" in records else "nothing cached"
-    record["fresh_clone"] = (f"`python benchmarks/bench_calibration.py {name}` on a fresh clone ({cached}), "
-                             f"commit {commit_of(clone)}")
-    if name == "dose" and (clone / FIGURE.relative_to(REPO)).exists():
-        shutil.copy(clone / FIGURE.relative_to(REPO), FIGURE)
+    if "base_answers" not in record:
+        raise SystemExit(f"--run-from {name} {clone}: its record does not say where its base model's answers came "
+                         "from (a run of an earlier version of this script)")
+    record["fresh_clone"] = (f"`python benchmarks/bench_calibration.py {name}` on a fresh clone (the base model's "
+                             f"answers {record['base_answers']}), commit {commit_of(clone)}")
+    if name == "dose":
+        draw_dose_figure(clone / BENCH.relative_to(REPO) / name)
     return record
 
 
@@ -284,8 +297,7 @@ def main(argv: list[str] | None = None) -> None:
         names = list(RUNS)
     for name in names:
         print(f"== calibrate {name}", flush=True)
-        seed_caches(name, main_work)
-        records[name] = run(name)
+        records[name] = run(name, seed_caches(name, main_work))
         RECORD.write_text(json.dumps(records, indent=1, default=str) + "\n", encoding="utf-8")
     write_report(OUT, section({name: records[name] for name in RUNS if name in records}))
 

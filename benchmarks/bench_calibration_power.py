@@ -11,10 +11,12 @@ thresholds unchanged. 95% Wilson intervals. Writes
 benchmarks/results/calibration_power.md.
 
     python benchmarks/bench_calibration_power.py [reps] [--pairs FILE ...] [--lap lap_mink|lap_recall]
-    python benchmarks/bench_calibration_power.py 300 --committed --pairs benchmarks/results/calibration_run_pairs.csv \
-        --out benchmarks/results/calibration_power_committed.md   # the committed design, more panels
-    python benchmarks/bench_calibration_power.py 200 --design 2 --pairs benchmarks/results/calibration_run160_pairs.csv \
-        --out benchmarks/results/calibration_power_160.md   # 50% exposed on that run's own answers
+    python benchmarks/bench_calibration_power.py 200 --committed \
+        --pairs benchmarks/results/calibration_run_pairs.csv benchmarks/results/calibration_run_seed2_pairs.csv \
+        --out benchmarks/results/calibration_power_committed.md   # the committed design on both seeds' answers
+    python benchmarks/bench_calibration_power.py 200 --design 0 2 \
+        --pairs benchmarks/results/calibration_run160_pairs.csv \
+        --out benchmarks/results/calibration_power_160.md   # 37.5% and 50% exposed on that run's own answers
     python benchmarks/bench_calibration_power.py --smoke --out FILE
 """
 
@@ -94,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--smoke", action="store_true", help="2 panels, the committed design only")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
+    if args.committed and args.design:
+        parser.error("--committed is --design 0: give one of them")
     reps = 2 if args.smoke else args.reps
     chosen = [0] if args.smoke or args.committed else args.design or range(len(DESIGNS))
     designs = [DESIGNS[index] for index in chosen]

@@ -705,10 +705,11 @@ def test_calibration_benchmark_reads_a_fresh_clone_runs_time(tmp_path):
 
 def test_calibration_benchmark_imports_a_run_made_in_another_clone(tmp_path):
     """--run-from NAME CLONE takes the record of run NAME that the script made in a fresh clone, marked with the
-    clone's commit and with whether the base model's answers were computed there or copied from the main run; a run
-made with another [calibrate] than the committed one with the run's changes (another design), a clone without
-that record, or a name that is not a run, ends in one line naming it. Each
-    record names its panel (firms, months before and after the cutoff) from the run's pairs.csv."""
+    clone's commit and with where its base model's answers came from (computed there or copied, as the run
+    recorded it); a run made with another [calibrate] than the committed one with the run's changes (another
+    design), a record that does not say where its base answers came from, a clone without that record, or a name
+    that is not a run, ends in one line naming it. Each record names its panel (firms, months before and after the
+    cutoff) from the run's pairs.csv."""
     import importlib.util
     import json
     import subprocess
@@ -724,20 +725,22 @@ that record, or a name that is not a run, ends in one line naming it. Each
                           "post": [0, 1, 0, 1] * 2})
     assert module.panel_of(pairs) == "2 firms x (1 + 2) months"
     pairs["exposure"] = [12, 0, 0, 12] * 2  # B's exposed pair is post-cutoff (control "post_cutoff")
-    assert module.panel_of(pairs) == "2 firms x (1 + 2) months, 1 pre-cutoff pairs exposed"
+    assert module.panel_of(pairs) == "2 firms x (1 + 2) months, 1 pre-cutoff pair exposed"
     clone = tmp_path / "clone"
     (clone / "benchmarks/results").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
                     "--allow-empty", "-m", "x"], check=True)
-    (clone / "benchmarks/results/calibration_runs.json").write_text(json.dumps({"seed2": {"exit_code": 0}}))
+    (clone / "benchmarks/results/calibration_runs.json").write_text(json.dumps(
+        {"seed2": {"exit_code": 0, "base_answers": "computed in the run"}}))
+    assert module.seed_caches("seed2", tmp_path / "no-main-run") == "computed in the run"
     ran = clone / "data/derived/calibration-bench/seed2/calibrate.toml"
     ran.parent.mkdir(parents=True)
     committed = tomllib.loads((REPO / "data/demo/calibrate.toml").read_text(encoding="utf-8"))["calibrate"]
     seeds7 = {**committed, "assignment_seed": 7, "training_seed": 7}
     ran.write_text(tomli_w.dumps({"calibrate": seeds7}))
     record = module.imported_run("seed2", clone)
-    assert record["exit_code"] == 0 and "fresh clone (nothing cached), commit " in record["fresh_clone"]
+    assert record["exit_code"] == 0 and "answers computed in the run), commit " in record["fresh_clone"]
     for changed in ({"training_seed": 8}, {"pairs_per_arm": committed["pairs_per_arm"] - 40}):
         ran.write_text(tomli_w.dumps({"calibrate": {**seeds7, **changed}}))
         key, value = next(iter(changed.items()))
@@ -745,7 +748,8 @@ that record, or a name that is not a run, ends in one line naming it. Each
             module.imported_run("seed2", clone)
     ran.write_text(tomli_w.dumps({"calibrate": seeds7}))
     (clone / "benchmarks/results/calibration_runs.json").write_text(json.dumps({"main": {}, "seed2": {"exit_code": 0}}))
-    assert "the base model's answers copied from the main run" in module.imported_run("seed2", clone)["fresh_clone"]
+    with pytest.raises(SystemExit, match="does not say where its base model's answers came from"):
+        module.imported_run("seed2", clone)
     with pytest.raises(SystemExit, match="no record of run 'flipped'"):
         module.imported_run("flipped", clone)
     done = subprocess.run([sys.executable, str(bench / "bench_calibration.py"), "--run-from", "seed3", str(clone)],
@@ -771,8 +775,8 @@ def test_power_benchmark_refuses_an_empty_pairs_file_in_one_line(tmp_path):
 
 def test_figure_puts_beta3_of_both_models_on_one_scale():
     """The figure's beta_3 panel divides each coefficient and its interval by the standard error: the base model's
-    Min-K% LAP is ~2e-4 and the planted model's ~0.4, so raw coefficients (the committed panel's -414 and 2.04)
-    would flatten the planted model's onto zero."""
+    Min-K% LAP is ~2e-4 and the planted model's ~0.4, so raw coefficients (-414 and 2.04 in the run at 160
+    exposed pairs) would flatten the planted model's onto zero; a zero SE gives no point, not an infinite one."""
     from lapbias.calibrate.report import beta3_in_ses
 
     rows = pd.DataFrame({"coef": [-413.52, 2.0366], "se": [631.22, 0.35449], "ci_low": [-1690.28, 1.3196],
@@ -780,3 +784,5 @@ def test_figure_puts_beta3_of_both_models_on_one_scale():
     t, low, high = beta3_in_ses(rows)
     assert t == pytest.approx([-0.6551, 5.7452], abs=1e-3)
     assert low == pytest.approx([-2.678, 3.7226], abs=1e-3) and high == pytest.approx([1.3676, 7.7679], abs=1e-3)
+    t, _, _ = beta3_in_ses(rows.assign(se=[0.0, 0.35449]))
+    assert np.isnan(t[0]) and t[1] == pytest.approx(5.7452, abs=1e-3)

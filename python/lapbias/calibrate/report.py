@@ -26,8 +26,9 @@ def beta3_in_ses(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray
     """beta_3 and its 95% interval divided by its standard error (coef / se, ci_low / se, ci_high / se): the
     figure's scale. Raw coefficients cannot share an axis: beta_3 is per unit of LAP, and the Min-K% LAP is about
     2e-4 on the base model and 0.4 on the planted model's exposed texts, so the base model's coefficients run in
-    the hundreds and the planted model's near 1 (MEASURED: -414 and 2.4 on the committed panel)."""
+    the hundreds and the planted model's near 1 (MEASURED on the committed panel: -414 and 2.4)."""
     se = rows["se"].to_numpy(float)
+    se = np.where(se > 0, se, np.nan)  # a zero or missing SE: nothing to scale by, no point drawn
     return rows["coef"].to_numpy(float) / se, rows["ci_low"].to_numpy(float) / se, rows["ci_high"].to_numpy(float) / se
 
 
