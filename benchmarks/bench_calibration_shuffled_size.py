@@ -42,8 +42,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pairs", type=Path, default=RUN)
     parser.add_argument("--model", default="planted")
     args = parser.parse_args(argv)
-    pairs = pd.read_csv(args.pairs)
-    frame = pairs[(pairs["model"] == args.model) & (pairs["post"] == 0)].dropna(subset=["mu_hat", "lap_mink"]).copy()
+    try:
+        pairs = pd.read_csv(args.pairs)
+        frame = pairs[(pairs["model"] == args.model) & (pairs["post"] == 0)].dropna(subset=["mu_hat", "lap_mink"])
+    except (OSError, ValueError, KeyError, pd.errors.ParserError) as err:
+        reason = f"no column(s) {err}" if isinstance(err, KeyError) else " ".join(str(err).split())
+        raise SystemExit(f"--pairs {args.pairs}: {reason} (a results/calibration/pairs.csv of `lapbias calibrate`)")
+    if frame["lap_mink"].nunique() < 2 or frame["mu_hat"].nunique() < 2:
+        raise SystemExit(f"--pairs {args.pairs}: model {args.model!r} has no pre-cutoff rows with varying mu_hat and "
+                         "lap_mink: beta_3 is not identified")
+    frame = frame.copy()
     frame["period"] = pd.to_datetime(frame["target_date"]).dt.to_period("M").astype(str)
     clusters = frame["entity_id"].nunique()
     lap = frame["lap_mink"].to_numpy(float)
