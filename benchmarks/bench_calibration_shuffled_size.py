@@ -5,7 +5,7 @@ clusters; the same estimate as the run's: the unpermuted draw reproduces its t),
 whose one-sided p of beta_3 is below 5% and 10%. A single shuffled run fails its expectation (p < 0.05) by chance
 in that share of draws. Writes benchmarks/results/calibration_shuffled_size.md.
 
-    python benchmarks/bench_calibration_shuffled_size.py [permutations] [--pairs FILE]
+    python benchmarks/bench_calibration_shuffled_size.py [permutations] [--pairs FILE] [--out FILE]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("permutations", nargs="?", type=int, default=1000)
     parser.add_argument("--pairs", type=Path, default=RUN)
     parser.add_argument("--model", default="planted")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     try:
         pairs = pd.read_csv(args.pairs)
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         low, high = proportion_confint(k, len(p), method="wilson")
         return f"{k / len(p):.1%} [{low:.1%}, {high:.1%}]"
 
-    write_report(OUT, [
+    write_report(args.out, [
         "## Self-validation: size of the detection test under the shuffled control's null", "",
         f"Machine: {describe()}. `{args.pairs.name}`, model `{args.model}`: {len(frame)} pre-cutoff rows, {clusters} "
         f"entity clusters. The Min-K% LAP permuted over the pre-cutoff rows {args.permutations} times (seed 2026); "
