@@ -51,6 +51,8 @@ RUNS = {
                  {"control": "shuffled"}),
     "dose": ("dose-response: 0, 4, 16 articles per epoch, 40 pairs per exposed arm",
              {"exposures": [0, 4, 16], "pairs_per_arm": 40}),
+    "epochs8": ("firmer memory: the committed configuration trained 8 epochs instead of 6 (1,080 steps)",
+                {"epochs": 8}),
 }
 
 
