@@ -3,8 +3,8 @@ simulated calibration panels whose verdict is "Contamination detected" when ever
 as a pair of the same arm answered in a real run, for the planted and for the base model, by panel design.
 
 The behaviour is read from pairs files (results/calibration/pairs.csv of `lapbias calibrate`; by default
-`DEFAULT_PAIRS`: the run at 120 exposed pairs on the panel's earlier draw with 8 post-cutoff months, the committed
-configuration's run (120 exposed pairs) and the run at 160 exposed pairs, both on the committed panel): per pair its
+`DEFAULT_PAIRS`: the run at 120 exposed pairs on the panel's earlier draw with 8 post-cutoff months, the run of the
+committed panel and pairs at 6 epochs (120 exposed pairs) and the run at 160 exposed pairs, both on the committed panel): per pair its
 arm, Min-K% LAP, recall LAP, recalled direction ud, parsed forecast and realized direction. Each design
 is simulated `reps` times through the protocol's regressions and the verdict rule as the report applies it,
 thresholds unchanged. 95% Wilson intervals. Writes
@@ -40,16 +40,16 @@ from lapbias.estimate.bootstrap import threads  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks/results/calibration_power.md"
-RUN = REPO / "benchmarks/results/calibration_run_pairs.csv"
-"""pairs.csv of the committed configuration's run (`make demo-calibrate` on a fresh clone, seeds 2026, 120 exposed
-pairs, 37.5%)."""
+RUN6 = REPO / "benchmarks/results/calibration_run6_pairs.csv"
+"""pairs.csv of the design before, 6 epochs (`make demo-calibrate` on a fresh clone, seeds 2026, 120 exposed pairs,
+37.5%), from which the grid was computed."""
 RUN160 = REPO / "benchmarks/results/calibration_run160_pairs.csv"
 """pairs.csv of the run with 160 exposed pairs (50%) on the committed panel (`make demo-calibrate` on a fresh clone,
-seeds 2026), the design the power calculation on RUN's answers favoured: its memory per pair was weaker."""
+seeds 2026, 6 epochs), the design the power calculation on RUN6's answers favoured: its memory per pair was weaker."""
 RUN120 = REPO / "benchmarks/results/calibration_run120_pairs.csv"
 """pairs.csv of the run at 120 exposed pairs (37.5%) on the panel's 8 + 8 month draw, from which the 12 post-cutoff
 months were chosen."""
-DEFAULT_PAIRS = [RUN120, RUN, RUN160]
+DEFAULT_PAIRS = [RUN120, RUN6, RUN160]
 DESIGNS = [Design(), Design(post_periods=8), Design(exposed_share=0.5), Design(entities=60)]
 """The calibration panel (data/demo/make_calibrate_panel.py) as committed (12 post-cutoff months, 37.5% exposed), with
 the 8 post-cutoff months it had before, with half of the pre-cutoff pairs exposed, and with 60 firms

@@ -648,16 +648,16 @@ def test_power_benchmark_runs_and_writes_its_table(tmp_path):
     assert (real.read_bytes() if real.exists() else None) == before
 
 
-def test_shuffled_size_benchmark_reproduces_the_runs_t_and_writes_its_table(tmp_path):
-    """benchmarks/bench_calibration_shuffled_size.py on the committed run's answers: its unpermuted regression gives
-    the run's own beta_3 t (the record in calibration_runs.json), its table is written to --out (the real one
-    untouched), and a pairs file without the LAP column ends in one line naming it."""
+def test_shuffled_size_benchmark_reproduces_the_runs_t_and_writes_its_table(tmp_path, monkeypatch):
+    """benchmarks/bench_calibration_shuffled_size.py on the 6-epoch run's answers (the model the shuffled control
+    permuted): its unpermuted regression gives the run's own beta_3 t (the record in calibration_runs.json), its
+    table is written to --out (the real one untouched), and a pairs file without the LAP column ends in one line
+    naming it."""
     import importlib.util
     import json
-    import sys
 
     bench = REPO / "benchmarks"
-    sys.path.insert(0, str(bench))
+    monkeypatch.syspath_prepend(str(bench))
     spec = importlib.util.spec_from_file_location("smoke_shuffled_size", bench / "bench_calibration_shuffled_size.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -666,9 +666,12 @@ def test_shuffled_size_benchmark_reproduces_the_runs_t_and_writes_its_table(tmp_
     module.main(["5", "--out", str(tmp_path / "section.md")])
     lines = (tmp_path / "section.md").read_text().splitlines()
     observed = float(next(line for line in lines if line.startswith("| t of beta_3, LAP as measured")).split("|")[2])
-    record = json.loads((bench / "results/calibration_runs.json").read_text())["main"]["verdicts"]
+    record = json.loads((bench / "results/calibration_runs.json").read_text())["epochs6"]["verdicts"]
     planted = next(row for row in record if row["model"] == "planted")
     assert observed == pytest.approx(planted["beta3_t"], abs=0.006)
+    shuffled = next(row for row in json.loads((bench / "results/calibration_runs.json").read_text())["shuffled"]
+                    ["verdicts"] if row["model"] == "planted_shuffled")
+    assert module.one_sided_p(shuffled["beta3_t"], 40) == pytest.approx(shuffled["beta3_p_one_sided"], rel=1e-6)
     assert any(line.startswith("| permuted: share one-sided p < 0.05 |") for line in lines)
     assert (real.read_bytes() if real.exists() else None) == before
     pd.read_csv(module.RUN).drop(columns="lap_mink").to_csv(tmp_path / "pairs.csv", index=False)

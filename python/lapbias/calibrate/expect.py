@@ -37,9 +37,10 @@ MAX_POST_GAP_SD = 0.5
 """Post-cutoff pairs are never exposed: their LAP may lie at most this many pooled SDs ABOVE the never-exposed
 pre-cutoff pairs' (planted memory would show there, and would make the planted model's placebo fail for the wrong
 reason). Below is no defect: the planting raises the Min-K% of every text, more for those dated in the months its
-articles were dated (MEASURED 2026-11-28, planted models of five full runs: post-cutoff -0.30 to -0.51 SD from the
-never-exposed pre-cutoff texts, which rose 19-fold over the base model's, the post-cutoff 5-fold; base models -0.11
-to +0.05 SD), the fall after the training cutoff that the paper's LAP shows."""
+articles were dated (MEASURED 2026-11-28, the planted models of the full runs in docs/calibrate.md: post-cutoff
+-0.30 to -0.58 SD from the never-exposed pre-cutoff texts, which rose 13- to 19-fold over the base model's, the
+post-cutoff 4- to 5-fold; base models -0.11 to +0.07 SD), the fall after the training cutoff that the paper's LAP
+shows."""
 
 
 class CalibrationNotMet(LapbiasError):
