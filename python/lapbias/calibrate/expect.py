@@ -10,11 +10,8 @@ By `[calibrate] control` (docs/calibrate.md):
 - "flipped" (the opposite of each realized direction planted): the planted model's verdict is not "Contamination
   detected" (its forecasts follow the memorized, wrong, direction: beta_3 < 0);
 - "post_cutoff" (post-cutoff pairs planted too): the placebo fails, so the verdict is "Mixed/invalid";
-- "shuffled" (recall answers and Min-K% scores permuted over the pre-cutoff pairs after training): the verdict is not
-  "Contamination detected" (its beta_3 and one-sided p are shown beside it). Not "beta_3 not significant": one
-  permutation is one draw from the null, whose one-sided 5% test rejects in 5% of draws by construction (MEASURED on
-  the 6-epoch run's answers: 5.9% [4.6, 7.5] of 1,000 permutations, benchmarks/bench_calibration_shuffled_size.py);
-  the verdict also needs the validation pattern and an informative placebo.
+- "shuffled" (recall answers and Min-K% scores permuted over the pre-cutoff pairs after training): beta_3 is not significant
+  (one-sided p at least [estimate] detection_alpha) and the verdict is not "Contamination detected".
 Under every control the base model's verdict is not "Contamination detected" and its pre-cutoff beta_3 is not
 significant: it was never shown anything. The second half is the specificity check that can fail: a base model
 without skill cannot reach "No evidence" (b1 <= 0 makes it "Underpowered"), and a placebo that fails by chance makes
@@ -81,8 +78,10 @@ def check(control: str, tables: dict[str, pd.DataFrame], min_parse_rate: float, 
                          planted["verdict"] == MIXED and _failed(planted["placebo_passes"])))
     elif control == "shuffled":
         shuffled = verdicts.loc[SHUFFLED]
-        rows.append(_row(SHUFFLED, f"verdict is not {CONTAMINATION} (the LAP no longer points at the planted pairs)",
-                         _verdict(shuffled), shuffled["verdict"] != CONTAMINATION))
+        p = shuffled["beta3_p_one_sided"]
+        rows.append(_row(SHUFFLED, f"beta_3 not significant (one-sided p >= {alpha:g}) and the verdict is not "
+                         f"{CONTAMINATION}", _verdict(shuffled),
+                         (math.isnan(p) or p >= alpha) and shuffled["verdict"] != CONTAMINATION))
     return pd.DataFrame(rows)
 
 

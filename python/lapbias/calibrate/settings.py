@@ -49,8 +49,8 @@ class CalibrateSettings(Section):
     """A negative control (docs/calibrate.md): "flipped" plants the opposite of each realized direction (expected:
     not "Contamination detected"); "post_cutoff" plants post-cutoff pairs too (expected: the placebo fails,
     Mixed/invalid); "shuffled" permutes the planted model's recall answers and Min-K% scores together over the
-    pre-cutoff pairs after training, so LAP no longer points at the planted pairs (expected: not "Contamination
-    detected"); "none": the self-validation itself (expected: planted "Contamination detected", base not)."""
+    pre-cutoff pairs after training, so LAP no longer points at the planted pairs (expected: beta_3 not significant); "none": the
+    self-validation itself (expected: planted "Contamination detected", base not)."""
     assignment_seed: int = Field(2026, ge=0)
     """Seed of the random assignment of pairs to arms and of the decoys drawn."""
     training_seed: int = Field(2026, ge=0)
