@@ -14,6 +14,9 @@ benchmarks/results/calibration_power.md.
     python benchmarks/bench_calibration_power.py 200 --committed \
         --pairs benchmarks/results/calibration_run_pairs.csv benchmarks/results/calibration_run_seed2_pairs.csv \
         --out benchmarks/results/calibration_power_committed.md   # the committed design on both seeds' answers
+    python benchmarks/bench_calibration_power.py 200 --committed \
+        --pairs benchmarks/results/calibration_run6_pairs.csv benchmarks/results/calibration_run6_seed2_pairs.csv \
+        --out benchmarks/results/calibration_power_6epochs.md   # the 6-epoch design on both seeds' answers
     python benchmarks/bench_calibration_power.py 200 --design 0 2 \
         --pairs benchmarks/results/calibration_run160_pairs.csv \
         --out benchmarks/results/calibration_power_160.md   # 37.5% and 50% exposed on that run's own answers

@@ -2,8 +2,8 @@
 model the control permuted): the Min-K% LAP permuted over the pre-cutoff pairs many times (the control permutes it
 once), each time the detection regression of protocol Step 4 (outcome on mu_hat, LAP and mu_hat x LAP, entity and
 monthly period effects, entity clusters; the same estimate as the run's: the unpermuted draw reproduces its t), and
-the share of permutations whose one-sided p of beta_3 is below 5% and 10%. A single shuffled run fails its
-expectation (p < 0.05) by chance in that share of draws. Writes benchmarks/results/calibration_shuffled_size.md.
+the share of permutations whose one-sided p of beta_3 is below 5% and 10%. A shuffled run with a uniform
+permutation fails its expectation (p < 0.05) by chance in that share of draws. Writes benchmarks/results/calibration_shuffled_size.md.
 
     python benchmarks/bench_calibration_shuffled_size.py [permutations] [--pairs FILE] [--out FILE]
 """

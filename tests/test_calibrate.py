@@ -648,6 +648,29 @@ def test_power_benchmark_runs_and_writes_its_table(tmp_path):
     assert (real.read_bytes() if real.exists() else None) == before
 
 
+def test_shuffled_permutation_is_independent_of_the_assignment():
+    """On the committed panel and assignment, the pairs that receive an exposed pair's answers under the "shuffled"
+    control are a random share of every month (each month's share within 3 binomial SDs of 37.5%), not the pairs the
+    assignment dealt first (with the assignment's own generator: 100%, 100%, 78%, 22%, 2%, 0% of the first months)."""
+    from lapbias.calibrate import experiment
+
+    run, settings = load(REPO / "data/demo/calibrate.toml")
+    arms = corpus.assign_arms(experiment.pairs_with_outcomes(run), pd.Timestamp(run.study.cutoff_date),
+                              settings.exposures, settings.pairs_per_arm, settings.assignment_seed)
+    pre = arms[arms["post"] == 0].reset_index(drop=True)
+    exposed = pre["exposure"].to_numpy() > 0
+    month = pre["target_date"].dt.to_period("M")
+    share = exposed.mean()
+    bound = 3 * np.sqrt(share * (1 - share) / month.value_counts().min())
+
+    def spread(order: np.ndarray) -> bool:
+        by_month = pd.Series(exposed[order]).groupby(month).mean()
+        return bool(((by_month - share).abs() <= bound).all())
+
+    assert spread(experiment.shuffle_order(len(pre), settings.assignment_seed))
+    assert not spread(np.random.default_rng(settings.assignment_seed).permutation(len(pre)))
+
+
 def test_shuffled_size_benchmark_reproduces_the_runs_t_and_writes_its_table(tmp_path, monkeypatch):
     """benchmarks/bench_calibration_shuffled_size.py on the 6-epoch run's answers (the model the shuffled control
     permuted): its unpermuted regression gives the run's own beta_3 t (the record in calibration_runs.json), its
