@@ -38,7 +38,7 @@ MAX_POST_GAP_SD = 0.5
 pre-cutoff pairs' (planted memory would show there, and would make the planted model's placebo fail for the wrong
 reason). Below is no defect: the planting raises the Min-K% of every text, more for those dated in the months its
 articles were dated (MEASURED 2026-11-28, the planted models of the full runs in docs/calibrate.md: post-cutoff
--0.30 to -0.58 SD from the never-exposed pre-cutoff texts, which rose 13- to 19-fold over the base model's, the
+-0.20 to -0.58 SD from the never-exposed pre-cutoff texts, which rose 13- to 19-fold over the base model's, the
 post-cutoff 4- to 5-fold; base models -0.11 to +0.07 SD), the fall after the training cutoff that the paper's LAP
 shows."""
 
