@@ -501,3 +501,92 @@ def test_few_clusters_state_the_cv3_bound():
     assert verdict.label == NO_EVIDENCE, verdict.paragraph
     assert "CV3 jackknife standard error with t(7)" in verdict.paragraph and "CRV1 standard error, biased" \
         not in verdict.paragraph
+
+
+# ---- a saturated LAP is named, not read ---------------------------------------------------------------------------
+# The planted model of the self-validation under the recall LAP (benchmarks/results/calibration_run_pairs.csv): every
+# recall answer a direction, mean LAP 0.99996 before the cutoff (halves 5.2e-5 apart) and 0.99995 after (SD 7e-5);
+# the median split is on noise, both halves hold exposed pairs, so the low-LAP theta is significant (p = 0.0011).
+SATURATED = {**POWERED, "lap_gap": 5.2e-5, "lap_relative_gap": 5.2e-5, "mean_lap": 0.99996,
+             "mean_lap_post": 0.99995, "lap_gap_post": 6e-5, "lap_relative_gap_post": 6e-5}
+
+
+def test_halves_split_on_noise_are_not_a_contradicted_validation():
+    """Before: "Mixed/invalid (validation) ... LAP cannot be read as a measure of memorization" for a contaminated
+    model whose recall LAP saturated. The halves do not differ in LAP, so the low-LAP theta cannot contradict."""
+    verdict = decide(detection(2801.0, 0.88, 0.41, clusters=60), validation(0.0042, 0.0011, high_coef=0.68,
+                                                                            low_coef=0.62, diff_p=0.68),
+                     placebo(0.4, 0.68), SATURATED, EstimateConfig())
+    assert verdict.label == UNDERPOWERED and verdict.failed == ["LAP saturated"], verdict.paragraph
+    assert "LAP saturated" in verdict.paragraph and "cannot be judged" in verdict.paragraph
+    assert "cannot be read as a measure of memorization" not in verdict.paragraph
+    assert "contradicted" not in verdict.paragraph
+    from lapbias.report.verdict_sentence import explain
+    assert "saturated" in explain(verdict, detection(2801.0, 0.88, 0.41), EstimateConfig(), SATURATED)
+
+
+def test_the_same_halves_with_a_varying_lap_still_contradict():
+    """The gate does not hide a real contradiction: with a LAP whose halves differ by 50 points, the same thetas read
+    Mixed/invalid (validation) as before."""
+    varied = {**SATURATED, "lap_gap": 0.5, "lap_relative_gap": 1.0, "mean_lap": 0.5, "mean_lap_post": 0.2,
+              "lap_gap_post": 0.3, "lap_relative_gap_post": 1.5}
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.0042, 0.0011, high_coef=0.68, low_coef=0.62,
+                                                           diff_p=0.68), placebo(0.4, 0.68), varied, EstimateConfig())
+    assert verdict.label == MIXED and verdict.failed == ["validation"], verdict.paragraph
+    assert "contradicted" in verdict.paragraph
+
+
+def test_a_saturated_post_cutoff_lap_is_not_a_passing_placebo():
+    """A significant beta_3 with the validation pattern, and a post-cutoff recall LAP flat at 0.99995 that did not
+    fall: before, the placebo "passed" (p = 0.68) and the verdict was Contamination detected on a placebo that tests
+    nothing; now the placebo is not judged and the verdict says why."""
+    power = {**SATURATED, "lap_gap": 0.5, "lap_relative_gap": 0.6}
+    verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), placebo(0.4, 0.68), power, EstimateConfig())
+    assert verdict.label == MIXED and verdict.failed == ["post-cutoff LAP saturated"], verdict.paragraph
+    assert "post-cutoff LAP saturated" in verdict.paragraph and "cannot be judged" in verdict.paragraph
+    assert "passes" not in verdict.paragraph
+    feasible, passes, sentence = placebo_check(placebo(0.4, 0.68), None, 0.10, saturated="post-cutoff LAP saturated")
+    assert (feasible, passes) == (False, False) and "not judged" in sentence
+
+
+@pytest.mark.parametrize("mean_post, gap_post, judged", [
+    (0.99995, 6e-5, False),   # flat at the pre-cutoff level: saturated
+    (0.99995, float("nan"), False),  # constant at a high level: not a collapse
+    (0.02, 0.01, True),       # flat but collapsed from 0.99996 (Step 5's pass)
+    (0.99995, 0.2, True),     # varies after the cutoff: a real placebo
+])
+def test_a_flat_post_cutoff_lap_is_judged_only_when_it_collapsed(mean_post, gap_post, judged):
+    from lapbias.report.verdict import post_lap_saturated
+
+    power = {**SATURATED, "mean_lap_post": mean_post, "lap_gap_post": gap_post}
+    assert (post_lap_saturated(power, EstimateConfig()) == "") is judged
+
+
+def test_a_constant_post_cutoff_lap_at_the_pre_cutoff_level_does_not_pass_as_collapsed():
+    """verdict.py's collapse branch passed a constant post-cutoff LAP whatever its level (review: "a recall LAP
+    constant at 1 ... is the opposite" of a collapse)."""
+    collapsed, notes = _collapsed_placebo()
+    power = {**POWERED, "mean_lap": 0.6, "mean_lap_post": 1.0}
+    verdict = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), collapsed, power, EstimateConfig(), notes)
+    assert verdict.label == MIXED and "post-cutoff LAP saturated" in verdict.failed, verdict.paragraph
+    low = decide(detection(0.8, 3.0, 0.004), validation(0.01, 0.6), collapsed,
+                 {**POWERED, "mean_lap": 0.6, "mean_lap_post": 0.0}, EstimateConfig(), notes)
+    assert low.label == CONTAMINATION and "the placebo passes" in low.paragraph, low.paragraph
+
+
+def test_power_csv_carries_the_means_the_saturation_rule_reads(tmp_path):
+    """estimate/power.py writes mean_lap, mean_lap_post and the post-cutoff halves' gaps (absolute, relative)."""
+    from lapbias.estimate.power import detection_power
+
+    rng = np.random.default_rng(0)
+    def sample(lap):
+        n = len(lap)
+        frame = pd.DataFrame({"outcome": rng.normal(size=n), "mu_hat": rng.choice([-1.0, 1.0], n), "lap": lap,
+                              "entity_num": np.arange(n) % 20, "period_num": np.arange(n) // 20})
+        return frame.assign(high_lap=(frame["lap"] > frame["lap"].median()).astype(int))
+    pre, post = sample(rng.uniform(0.2, 0.8, 400)), sample(0.99995 + 1e-5 * rng.uniform(size=400))
+    table = detection_power(pre, pd.DataFrame(columns=["model", "term", "coef", "se"]), post=post)
+    power = dict(zip(table["quantity"], table["value"]))
+    assert power["mean_lap"] == pytest.approx(pre["lap"].mean())
+    assert power["mean_lap_post"] == pytest.approx(post["lap"].mean())
+    assert 0 < power["lap_gap_post"] < 1e-5 and power["lap_relative_gap_post"] < 1e-5

@@ -155,6 +155,7 @@ def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0
     except EstimationError:
         sd_within = math.nan
     gap, relative_gap = lap_gaps(sample)
+    gap_post, relative_gap_post = lap_gaps(after)
     share = (lambda effect, spread=sd: effect * spread / b1 if b1 > 0 and math.isfinite(effect) else math.nan)
     sd_post = float(after["lap"].std(ddof=1)) if len(after) > 1 else math.nan
     bounds = placebo_bounds(beta3, se_bound, sd, post_b3.coef, post_b3.se_bound, post_b3.df_bound, sd_post,
@@ -177,6 +178,11 @@ def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0
         ("within_share_lap", sd_within / sd if sd and sd > 0 else math.nan, "sd_lap_within / sd_lap"),
         ("lap_gap", gap, "mean LAP of the high-LAP half - mean LAP of the low-LAP half (detection sample)"),
         ("lap_relative_gap", relative_gap, "lap_gap / mean LAP"),
+        ("mean_lap", float(sample["lap"].mean()) if len(sample) else math.nan, "mean pre-cutoff LAP (detection sample)"),
+        ("mean_lap_post", float(after["lap"].mean()) if len(after) else math.nan,
+         "mean post-cutoff LAP (placebo sample)"),
+        ("lap_gap_post", gap_post, "lap_gap on the placebo sample (its own high-LAP halves)"),
+        ("lap_relative_gap_post", relative_gap_post, "lap_gap_post / mean_lap_post"),
         ("beta3_share", share(beta3), "beta3 x sd_lap / b1_standalone (paper: 37%)"),
         ("ucb_share", share(upper), "ucb_beta3 x sd_lap / b1_standalone"),
         ("mde_share", share(minimum), "mde_beta3 x sd_lap / b1_standalone"),

@@ -81,6 +81,9 @@ from ..config import EstimateConfig
 
 BETA3 = "c.mu_hat#c.lap"
 DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_dir_std#c.high_lap"
+SATURATED_RECALL_LAP = 0.5
+"""Mean recall LAP from which a LAP without meaningful variation is called saturated (report/markdown.py's LAP_HIGH:
+half of the answer's probability on up or down)."""
 CONTAMINATION = "Contamination detected"
 NO_EVIDENCE = "No evidence of contamination"
 NO_EVIDENCE_UNTESTED = "No evidence of contamination (LAP untested)"
@@ -151,10 +154,42 @@ def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
                      f"two-sided {wild_two:.4f} (Webb weights, {reps:,} draws{engine})", wild=True)
 
 
+def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> str:
+    """The sentence naming a post-cutoff LAP the placebo cannot be judged on ("" when it can, or when power.csv
+    predates the means): post-cutoff LAP without meaningful variation (its own halves' gap below min_lap_gap for the
+    recall LAP, below min_lap_relative_gap of its mean for Min-K%; a constant LAP has no halves) that has not
+    collapsed either (its mean not below the pre-cutoff mean by that much). Step 5's pass is for a LAP "collapsed
+    toward zero"; a LAP that stays where it was, at a high level (a planted model answering every recall query with
+    a direction: 0.99995 +- 7e-5 after the cutoff, 0.99996 before) or a low one, has not collapsed, and a
+    post-cutoff beta_3 on its noise tests nothing, so the placebo is not judged, whichever way its p-value falls.
+    Called "saturated" for a recall LAP of mean at least SATURATED_RECALL_LAP."""
+    mean, mean_post = power.get("mean_lap", math.nan), power.get("mean_lap_post", math.nan)
+    if not (math.isfinite(mean) and math.isfinite(mean_post)):
+        return ""
+    if thresholds.lap_measure == "recall":
+        gap, floor, fall = power.get("lap_gap_post", math.nan), thresholds.min_lap_gap, mean - mean_post
+        spread = (f"its high-LAP half's mean exceeds the low half's by {gap * 100:.3g} percentage points, less than "
+                  f"min_lap_gap = {floor * 100:g}" if math.isfinite(gap) else "it is constant")
+    else:
+        gap, floor = power.get("lap_relative_gap_post", math.nan), thresholds.min_lap_relative_gap
+        fall = (mean - mean_post) / mean if mean > 0 else math.nan
+        spread = (f"its high-LAP half's mean exceeds the low half's by {gap:.3g} of its mean, less than "
+                  f"min_lap_relative_gap = {floor:g}" if math.isfinite(gap) else "it is constant")
+    if (math.isfinite(gap) and gap >= floor) or (math.isfinite(fall) and fall >= floor):
+        return ""
+    name = ("post-cutoff LAP saturated" if thresholds.lap_measure == "recall" and mean_post >= SATURATED_RECALL_LAP
+            else "post-cutoff LAP flat")
+    return (f"{name}: {spread}, and at a mean of {mean_post:.6g} against {mean:.6g} before the cutoff it has not "
+            "collapsed (protocol Step 5; results/power.csv), so the placebo cannot be judged")
+
+
 def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,
-                  wild_below_clusters: int = 42, reps: int = 9999) -> tuple[bool, bool, str]:
+                  wild_below_clusters: int = 42, reps: int = 9999, saturated: str = "") -> tuple[bool, bool, str]:
     """(feasible, passes, sentence) of the post-cutoff placebo; the sentence says "passes" when it passes. The
-    p-value is the wild cluster bootstrap's with fewer than `wild_below_clusters` entity clusters (`inference`)."""
+    p-value is the wild cluster bootstrap's with fewer than `wild_below_clusters` entity clusters (`inference`).
+    `saturated` (post_lap_saturated's sentence): the placebo is not judged, and the sentence says why."""
+    if saturated:
+        return False, False, f"the placebo is not judged ({saturated})"
     post = term_row(placebo, "post", BETA3)
     if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
         return False, False, (f"the placebo is infeasible (post-cutoff beta_3 = {post['coef']:.4g} has no standard "
@@ -301,6 +336,15 @@ def lap_variation(power: dict[str, float], thresholds: EstimateConfig) -> tuple[
                         "results/power.csv)")
 
 
+def lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> bool:
+    """A recall LAP without meaningful variation at a high level (mean at least SATURATED_RECALL_LAP: most of the
+    answer's probability on up or down, the model answering every recall query with a direction rather than
+    abstaining, protocol Step 2's "guessing"): named "saturated" rather than merely flat. Min-K% has no natural level,
+    so it is never called saturated here."""
+    mean = power.get("mean_lap", math.nan)
+    return thresholds.lap_measure == "recall" and math.isfinite(mean) and mean >= SATURATED_RECALL_LAP
+
+
 def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
     """(upper bound's share, sentence with the upper bound and the MDE beside it); the share is inf when b1 <= 0 or
     the bound's standard error is undefined."""
@@ -356,8 +400,10 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     significant = beta3["coef"] > 0 and read.p_one_sided < alpha
     negative = beta3["coef"] < 0 and read.p_lower < alpha
     pattern = validation_pattern(validation, notes, thresholds.validation_alpha)
+    saturated_post = post_lap_saturated(power, thresholds)
     placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha,
-                                                            thresholds.wild_below_clusters, reps)
+                                                            thresholds.wild_below_clusters, reps,
+                                                            saturated_post)
     informative, placebo_says = placebo_power(power, thresholds)
     if significant and placebo_feasible and placebo_passes and placebo_says:  # only a significant beta_3 is compared
         place += f" ({placebo_says})"
@@ -385,7 +431,8 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "instructions to ignore future information) are not a remedy unless this test, rerun, "
                        "shows they work.")
     if significant:
-        failed = (([] if pattern.present else ["validation"]) + ([] if placebo_feasible else ["placebo infeasible"])
+        unjudged = saturated_post.split(":", 1)[0] if saturated_post else "placebo infeasible"
+        failed = (([] if pattern.present else ["validation"]) + ([] if placebo_feasible else [unjudged])
                   + (["placebo uninformative"] if placebo_feasible and informative is False else []))
         weak = (" (a placebo that could not have excluded the pre-cutoff interaction has not passed in the protocol's "
                 "sense)" if "placebo uninformative" in failed else "")
@@ -393,16 +440,22 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        f"Verdict: {MIXED} ({', '.join(failed)}): memorization cannot be separated from other "
                        "channels.")
     quiet = f"{b3}: beta_3 is not significantly greater than zero"
-    why = pattern.missing + pattern.contradicted
+    varies, variation = lap_variation(power, thresholds)
+    why = pattern.missing + (pattern.contradicted if varies else [])
     if why:
         return Verdict(MIXED, ["validation"], f"{quiet}, but {'; and '.join(why)}, so LAP cannot be read as a "
                        f"measure of memorization; {place}. Verdict: {MIXED} (validation).")
-    varies, variation = lap_variation(power, thresholds)
     if not varies:
-        return Verdict(UNDERPOWERED, ["LAP variation"], f"{quiet}, but {variation}: LAP shows no meaningful "
-                       "variation (protocol, final rule), so a quiet beta_3 says nothing about contamination "
-                       f"whatever its standard error ({power_text}); {valid}; {place}. Verdict: {UNDERPOWERED} "
-                       "(LAP without meaningful variation).")
+        saturated = lap_saturated(power, thresholds)
+        unjudged = ("; the validation halves are split on noise, so a significant low-LAP theta does not contradict "
+                    "the pattern and the validation cannot be judged (results/validation.csv)"
+                    if pattern.contradicted else f"; {valid}")
+        what = (f"LAP saturated: {variation} at a mean LAP of {power.get('mean_lap', math.nan):.6g}, every answer a "
+                "direction" if saturated else f"{variation}: LAP shows no meaningful variation")
+        return Verdict(UNDERPOWERED, ["LAP saturated" if saturated else "LAP variation"],
+                       f"{quiet}, but {what} (protocol, final rule), so a quiet beta_3 says nothing about "
+                       f"contamination whatever its standard error ({power_text}){unjudged}; {place}. Verdict: "
+                       f"{UNDERPOWERED} (LAP {'saturated' if saturated else 'without meaningful variation'}).")
     detectable = power.get("mde_share", math.nan)
     if math.isinf(share) or not detectable <= thresholds.detectable_share:
         size = "undefined" if math.isinf(share) else f"{detectable:.0%}"

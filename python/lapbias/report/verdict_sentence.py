@@ -37,6 +37,10 @@ def _underpowered(failed: set[str], null: str, power: dict[str, float], threshol
     if "beta_3 omitted" in failed:
         return ("beta_3 is not identified: LAP or mu_hat has no variation within the entity and period effects of the "
                 "pre-cutoff sample.")
+    if "LAP saturated" in failed:
+        return (f"{null}, but the recall LAP is saturated (the model answers every recall query with a direction, so "
+                "the high-LAP half's mean barely exceeds the low half's): neither a quiet beta_3 nor the validation "
+                "halves, split on noise, can be judged.")
     if "LAP variation" in failed:
         return (f"{null}, but LAP shows no meaningful variation (the high-LAP half's mean barely exceeds the low "
                 "half's), so a quiet beta_3 says nothing about contamination.")
@@ -73,6 +77,9 @@ def _mixed(failed: set[str], significant: bool, p: str, null: str, read) -> str 
                 "produce (the paper's Proposition 1), so LAP proxies for something else.")
     parts = {"validation": "the validation pattern is absent",
              "placebo infeasible": "the post-cutoff placebo cannot be run",
+             "post-cutoff LAP saturated": "the post-cutoff LAP is saturated, so the placebo cannot be judged",
+             "post-cutoff LAP flat": "the post-cutoff LAP neither varies nor collapsed, so the placebo cannot be "
+                                     "judged",
              "placebo uninformative": "the post-cutoff placebo could not have excluded the interaction found "
                                       "before the cutoff"}
     if significant and failed and failed <= set(parts):
