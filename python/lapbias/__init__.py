@@ -11,7 +11,19 @@ loaded RunConfig), e.g.
     lapbias.stages.estimate("my_study.toml", engine="python")  # one stage
 """
 
+import os
+import sys
+
 __version__ = "0.1.0"
+
+if "torch" not in sys.modules:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # torch's CPU kernels are OpenMP parallel regions ending in a barrier; by default a thread that reaches it spins
+    # on its core. With another process holding one of two cores, its partner then waits for a core to run on, and
+    # every small region of a step costs a scheduler time slice: MEASURED, one busy process beside LoRA training
+    # made each step 9x slower (benchmarks/bench_contention.py measures both waits). A passive thread gives its
+    # core up at once; the arithmetic, and so every result, is unchanged. Read by libgomp when torch is loaded, so
+    # only set when torch is not loaded yet, and never over a value the user set.
 
 
 def __getattr__(name: str):
