@@ -190,7 +190,7 @@ def section(records: dict[str, dict]) -> list[str]:
              "placebo one-sided p | expected results | wall s | CPU s | load start / end |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, record in records.items():
-        verdicts = {row["model"]: row for row in record.get("verdicts", [])}
+        verdicts = {row["model"]: row for row in record.get("verdicts", []) if row.get("configured", True)}
         planted = verdicts.get("planted_shuffled") or verdicts.get("planted", {})
         expected = record.get("expected", [])
         met = f"{sum(r['met'] for r in expected)} of {len(expected)} met" if expected else "—"

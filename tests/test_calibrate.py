@@ -502,7 +502,9 @@ def runs(tmp_path_factory):
     work = root / "data/derived/calibration"
     out = {}
     for control in ("none", "shuffled", "flipped", "post_cutoff"):
-        result = CliRunner().invoke(main, ["calibrate", str(tiny_config(root, control=control)), "--yes"])
+        # every LAP configuration on the self-validation; the controls read their own only (CI time)
+        others = {} if control == "none" else {"lap_configurations": []}
+        result = CliRunner().invoke(main, ["calibrate", str(tiny_config(root, control=control, **others)), "--yes"])
         kept = root / "runs" / control
         shutil.copytree(root / "results/calibration", kept)
         shutil.copy(root / "results/figures/calibration.png", kept / "calibration.png")
@@ -525,7 +527,10 @@ def _ended_as_expected(result, kept: Path) -> None:
         assert len(errors) == 1 and errors[0].startswith("error: calibrate: expected results not met (")
         for expectation in expected.loc[~expected["met"], "expectation"]:
             assert expectation in errors[0]
-    assert "calibrate: verdict base =" in result.output
+    last = [line for line in result.output.splitlines() if line.strip() and not line.startswith("error:")]
+    assert last[-1].startswith("calibration report: results/calibration/REPORT.md"), result.output[-2000:]
+    assert last[-3].startswith("calibrate: base model: ") and last[-2].startswith("calibrate: planted model: ") \
+        or last[-4].startswith("calibrate: base model: "), result.output[-2000:]
 
 
 def test_tiny_self_validation_trains_on_facts_and_reports(runs):
@@ -552,6 +557,30 @@ def test_tiny_self_validation_trains_on_facts_and_reports(runs):
     assert "Min-K% prob, 6 mentions" in report and "AUC exposed vs never exposed, Min-K% prob" in report
     assert "Min-K% prob gap from never exposed (pooled SDs), 6 mentions" in report
     assert (kept / "calibration.png").stat().st_size > 10_000
+
+
+def test_tiny_self_validation_reads_base_and_planted_under_every_lap_configuration(runs):
+    """verdicts.csv: one row per model and LAP configuration (recall; Min-K% of the prompt; of the text), the
+    configured one marked; pairs.csv carries both Min-K% scores; the command ends with its own result."""
+    root, out = runs
+    kept, result = out["none"]
+    verdicts = pd.read_csv(kept / "verdicts.csv")
+    assert sorted(zip(verdicts["model"], verdicts["lap_configuration"])) == sorted(
+        (m, k) for m in ("base", "planted") for k in ("recall", "minkprob_prompt", "minkprob_text"))
+    configured = verdicts[verdicts["configured"]]
+    assert set(configured["lap_configuration"]) == {"minkprob_text"} and len(configured) == 2
+    pairs = pd.read_csv(kept / "pairs.csv")
+    assert pairs["lap_mink_prompt"].notna().all() and pairs["lap_mink_text"].notna().all()
+    assert (pairs["lap_mink_text"] == pairs["lap_mink"]).all() and (pairs["lap_mink_prompt"] != pairs["lap_mink"]).any()
+    # the alternative runs answered the forecast and recall queries from the cache: the same forecasts
+    work = root / "data/derived/calibration"
+    for model in ("base", "planted"):
+        main_panel = pd.read_parquet(work / model / "data/derived/panel.parquet")
+        recall_panel = pd.read_parquet(work / model / "lap-recall/data/derived/panel.parquet")
+        assert main_panel["mu_hat"].equals(recall_panel["mu_hat"]) and main_panel["ud"].equals(recall_panel["ud"])
+    assert "Verdict of each model under every LAP configuration" in (kept / "REPORT.md").read_text()
+    lines = result.output.strip().splitlines()
+    assert "verdict: " not in "\n".join(lines[-4:]) and "report: results/REPORT.md" not in "\n".join(lines[-4:])
 
 
 def test_tiny_planting_separates_the_exposed_texts_and_keeps_the_forecasts_parsed(runs):
@@ -840,3 +869,52 @@ def test_figure_puts_beta3_of_both_models_on_one_scale():
     assert low == pytest.approx([-2.678, 3.7226], abs=1e-3) and high == pytest.approx([1.3676, 7.7679], abs=1e-3)
     t, _, _ = beta3_in_ses(rows.assign(se=[0.0, 0.35449]))
     assert np.isnan(t[0]) and t[1] == pytest.approx(5.7452, abs=1e-3)
+
+
+def test_alternative_lap_configurations_share_the_answers_and_keep_what_a_rerun_paid_for(tmp_path):
+    """experiment.alternative_config: the same model and prompts under another LAP, in its own root;
+    seed_answers adds the model's cached lines there without repeating a key or removing what the target holds."""
+    from lapbias.calibrate import experiment
+
+    run, settings = load(tiny_config(tmp_path))
+    base = experiment.model_config(run, settings, "base", run.model.model_id)
+    assert experiment.lap_configuration(base) == "minkprob_text"
+    prompt = experiment.alternative_config(base, "minkprob_prompt")
+    assert (prompt.estimate.lap_measure, prompt.minkprob.scored_text) == ("minkprob", "prompt")
+    assert Path(prompt.root) == Path(base.root) / "lap-minkprob_prompt"
+    assert prompt.model == base.model and prompt.forecast == base.forecast and prompt.data == base.data
+    assert experiment.lap_configuration(experiment.alternative_config(base, "recall")) == "recall"
+    source = Path(base.root) / "data/raw"
+    source.mkdir(parents=True)
+    (source / "forecast.jsonl").write_text('{"key": "a", "response": 1}\n{"key": "b", "response": 2}\n')
+    target = Path(prompt.root) / "data/raw"
+    target.mkdir(parents=True)
+    (target / "forecast.jsonl").write_text('{"key": "b", "response": 2}\n{"key": "c", "response": 3}\n')
+    experiment.seed_answers(base, prompt)
+    experiment.seed_answers(base, prompt)  # twice: nothing repeated
+    keys = [json.loads(line)["key"] for line in (target / "forecast.jsonl").read_text().splitlines()]
+    assert sorted(keys) == ["a", "b", "c"]
+
+
+def test_lap_configurations_setting_is_checked_and_not_in_the_fingerprint(tmp_path):
+    run, settings = load(tiny_config(tmp_path))
+    _, fewer = load(tiny_config(tmp_path, name="other.toml", lap_configurations=["recall"]))
+    assert settings.fingerprint(run) == fewer.fingerprint(run)
+    with pytest.raises(ConfigError, match=r"\[calibrate\] lap_configurations = \['recal'\]; give distinct names"):
+        load(tiny_config(tmp_path, name="bad.toml", lap_configurations=["recal"]))
+
+
+def test_calibration_summary_names_every_models_verdicts_and_the_report():
+    from lapbias.calibrate.pipeline import summary
+
+    verdicts = pd.DataFrame({"model": ["base", "planted", "base", "planted"],
+                             "lap_configuration": ["minkprob_text", "minkprob_text", "recall", "recall"],
+                             "configured": [True, True, False, False],
+                             "verdict": ["Underpowered", "Contamination detected", "Underpowered", "Mixed/invalid"]})
+    lines = summary({"verdicts": verdicts}).splitlines()
+    assert lines == ["calibrate: base model: Underpowered (LAP minkprob_text); under the other LAP configurations "
+                     "recall: Underpowered",
+                     "calibrate: planted model: Contamination detected (LAP minkprob_text); under the other LAP "
+                     "configurations recall: Mixed/invalid",
+                     "calibration report: results/calibration/REPORT.md (tables results/calibration/*.csv, figure "
+                     "results/figures/calibration.png)"]

@@ -47,10 +47,58 @@ LOG_SCALE = {"lap_mink"}
 an unread text, 0.1 for a memorized one), so on its own scale the SD of the exposed arm alone sets the gap."""
 
 
+LAP_CONFIGURATIONS = {
+    "recall": {"estimate": {"lap_measure": "recall"}},
+    "minkprob_prompt": {"estimate": {"lap_measure": "minkprob"}, "minkprob": {"scored_text": "prompt"}},
+    "minkprob_text": {"estimate": {"lap_measure": "minkprob"}, "minkprob": {"scored_text": "text"}},
+}
+"""Every LAP configuration a user can choose ([estimate] lap_measure, and for Min-K% [minkprob] scored_text; named
+in settings.LAP_CONFIGURATION_KEYS, [calibrate] lap_configurations): the
+protocol's recall LAP P(up) + P(down) (Step 2), Min-K% prob (paper eq. 1) of the filled forecast prompt, and of the
+text alone. The calibration reads base and planted model under each, from the same answers (`lap_configuration`)."""
+
+
+def lap_configuration(config: RunConfig) -> str:
+    """The key of LAP_CONFIGURATIONS that `config` runs: "recall" whatever Min-K% scores (it does not enter the
+    regressions then), else "minkprob_<scored_text>"."""
+    if config.estimate.lap_measure == "recall":
+        return "recall"
+    return f"minkprob_{config.minkprob.scored_text}"
+
+
+def alternative_config(config: RunConfig, key: str) -> RunConfig:
+    """`config` under LAP configuration `key`, with its own root `<root>/lap-<key>/` beside the model's run: the
+    same model, prompts and panel, only the LAP the regressions read (and what Min-K% scores) changed."""
+    return config.replace(**LAP_CONFIGURATIONS[key], root=str(Path(config.root) / f"lap-{key}"))
+
+
+def seed_answers(source: RunConfig, target: RunConfig) -> list[Path]:
+    """The model's cached answers (data/raw/*.jsonl of its run) added under `target`'s root, so that the
+    alternative configuration's stages answer every query they share from the cache (forecast, recall; Min-K% of
+    the same text) and ask the model only what is new (Min-K% of the other text). Lines whose key the target's
+    cache already holds are not repeated, and nothing the target holds is removed (a rerun keeps what it paid for)."""
+    source_raw, target_layout = Layout(Path(source.root)).raw, Layout(Path(target.root))
+    target_layout.make_dirs()
+    written = []
+    for path in sorted(source_raw.glob("*.jsonl")):
+        target = target_layout.raw / path.name
+        held = target.read_text(encoding="utf-8") if target.exists() else ""
+        keys = {json.loads(line).get("key") for line in held.splitlines() if line.strip()}
+        new = [line for line in path.read_text(encoding="utf-8").splitlines()
+               if line.strip() and json.loads(line).get("key") not in keys]
+        if new:
+            text = held + ("" if not held or held.endswith("\n") else "\n") + "\n".join(new) + "\n"
+            written.append(write_text(target, text))
+    return written
+
+
 @dataclass
 class Plan:
     arms: pd.DataFrame
     configs: dict[str, RunConfig] = field(default_factory=dict)
+    """The configured run of each model (base, planted; the shuffled answers under control = "shuffled")."""
+    lap_configs: dict[tuple[str, str], RunConfig] = field(default_factory=dict)
+    """(model, LAP configuration) -> the run of base and planted under every other LAP_CONFIGURATIONS entry."""
     config_files: dict[str, Path] = field(default_factory=dict)
     training: dict = field(default_factory=dict)
     model_dir: Path | None = None
@@ -148,6 +196,10 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
     for name, model_id in models.items():
         plan.configs[name] = model_config(run, settings, name, model_id)
         plan.config_files[name] = write_config(plan.configs[name], work / f"{name}.toml")
+    configured = lap_configuration(run)
+    for name in MODELS:
+        for key in (k for k in settings.lap_configurations if k != configured):
+            plan.lap_configs[(name, key)] = alternative_config(plan.configs[name], key)
     return plan
 
 
@@ -397,11 +449,22 @@ def beta3_by_arm(panel: pd.DataFrame, config: RunConfig, model: str) -> pd.DataF
     return pd.DataFrame(rows)
 
 
+def read_p(table: pd.DataFrame | None, sample: str, config: RunConfig) -> float:
+    """The one-sided p-value of beta_3 > 0 that the verdict reads (report.verdict.inference): the CRV1 t test's, or
+    with fewer entity clusters than wild_below_clusters the wild cluster bootstrap's; NaN without beta_3."""
+    from ..report.verdict import BETA3, inference, term_row
+
+    row = term_row(table, sample, BETA3)
+    if row is None or pd.isna(row["coef"]):
+        return math.nan
+    return inference(row, config.estimate.wild_below_clusters, config.estimate.wild_bootstrap_reps).p_one_sided
+
+
 def verdict_row(config: RunConfig, model: str) -> dict:
     """The protocol's verdict of the model's ordinary run: report.verdict.decide on its results/*.csv, as
     `lapbias report` decides it (detection, validation, placebo, power, estimation notes); `placebo_passes` is
     the verdict's own placebo judgement (report.verdict.placebo_check), None where the placebo is infeasible."""
-    from ..report.verdict import BETA3, decide, placebo_check, term_row
+    from ..report.verdict import BETA3, decide, placebo_check, post_lap_saturated, term_row
 
     results = Layout(Path(config.root)).results
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
@@ -413,17 +476,22 @@ def verdict_row(config: RunConfig, model: str) -> dict:
         row = term_row(table, sample, term)
         return math.nan if row is None or column not in row else float(row[column])
 
+    power = tables["power"]
+    power = dict(zip(power["quantity"], power["value"].astype(float))) if power is not None else {}
     placebo_feasible, placebo_passes, _ = placebo_check(tables["placebo"], tables["estimation_notes"],
                                                         config.estimate.placebo_alpha,
                                                         config.estimate.wild_below_clusters,
-                                                        config.estimate.wild_bootstrap_reps)
+                                                        config.estimate.wild_bootstrap_reps,
+                                                        post_lap_saturated(power, config.estimate))
     return {"model": model, "model_id": config.model.model_id, "verdict": verdict.label,
             "failed": "; ".join(verdict.failed),
             "beta3": get(tables["detection"], "pre", BETA3, "coef"),
             "beta3_t": get(tables["detection"], "pre", BETA3, "t"),
             "beta3_p_one_sided": get(tables["detection"], "pre", BETA3, "p_one_sided"),
+            "beta3_p_verdict": read_p(tables["detection"], "pre", config),
             "placebo_beta3": get(tables["placebo"], "post", BETA3, "coef"),
             "placebo_p_one_sided": get(tables["placebo"], "post", BETA3, "p_one_sided"),
+            "placebo_p_verdict": read_p(tables["placebo"], "post", config),
             "placebo_passes": bool(placebo_passes) if placebo_feasible else None,
             "validation_high_theta": get(tables["validation"], "high_lap", "ud", "coef"),
             "validation_high_p": get(tables["validation"], "high_lap", "ud", "p"),
@@ -433,7 +501,8 @@ def verdict_row(config: RunConfig, model: str) -> dict:
 
 PAIR_COLUMNS = ["model", "row_id", "entity_id", "target_date", "arm", "exposure", "post", "direction", "outcome",
                 "lap_mink", "lap_recall", "p_up", "p_down", "p_unknown", "ud", "mu_hat"]
-"""pairs.csv: one row per model and panel row, what the power calculation (calibrate/power.py) draws from."""
+"""pairs.csv: one row per model and panel row, what the power calculation (calibrate/power.py) draws from;
+`lap_mink` is the configured Min-K% (measure adds lap_mink_prompt and lap_mink_text)."""
 
 
 def pair_records(panel: pd.DataFrame, model: str) -> pd.DataFrame:
@@ -450,14 +519,36 @@ def pair_records(panel: pd.DataFrame, model: str) -> pd.DataFrame:
 
 def measure(plan: Plan, seconds: dict[str, float]) -> dict[str, pd.DataFrame]:
     """Tabulate every model's ordinary outputs: lap_by_arm, beta3_by_arm, verdicts, pairs and timing (no file
-    written)."""
+    written). `verdicts` holds one row per model run and LAP configuration (`lap_configuration`; `configured` marks
+    the calibration's own, which lap_by_arm, beta3_by_arm and the expectations read: `configured_verdicts`); pairs
+    carries Min-K% of the prompt and of the text (`lap_mink_prompt`, `lap_mink_text`) from whichever run scored
+    each."""
     laps, betas, verdicts, pairs = [], [], [], []
     for name, config in plan.configs.items():
         panel = model_panel(config, plan.arms)
         laps.append(lap_by_arm(panel, name))
         betas.append(beta3_by_arm(panel, config, name))
-        verdicts.append(verdict_row(config, name))
-        pairs.append(pair_records(panel, name))
+        verdicts.append({**verdict_row(config, name), "lap_configuration": lap_configuration(config),
+                         "configured": True})
+        records = pair_records(panel, name)
+        scored = {config.minkprob.scored_text: panel}
+        for (model, key), alternative in plan.lap_configs.items():
+            if model != name:
+                continue
+            verdicts.append({**verdict_row(alternative, name), "lap_configuration": key, "configured": False})
+            if alternative.minkprob.scored_text not in scored:
+                scored[alternative.minkprob.scored_text] = model_panel(alternative, plan.arms)
+        for text in ("prompt", "text"):
+            records[f"lap_mink_{text}"] = (records["row_id"].map(scored[text].set_index("row_id")["lap_mink"])
+                                           if text in scored else math.nan)
+        pairs.append(records)
     return {"lap_by_arm": pd.concat(laps, ignore_index=True), "beta3_by_arm": pd.concat(betas, ignore_index=True),
             "verdicts": pd.DataFrame(verdicts), "pairs": pd.concat(pairs, ignore_index=True),
             "timing": pd.DataFrame([{"phase": k, "seconds": round(v, 1)} for k, v in seconds.items()])}
+
+
+def configured_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The rows of verdicts.csv under the calibration's own LAP configuration, indexed by model (a verdicts.csv
+    written before `configured` existed holds those rows only)."""
+    rows = verdicts[verdicts["configured"].astype(bool)] if "configured" in verdicts else verdicts
+    return rows.set_index("model")

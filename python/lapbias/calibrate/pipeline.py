@@ -47,6 +47,15 @@ def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
             log(f"calibrate: the ordinary protocol on the {name} model ({plan.config_files[name]})")
         protocol(model_config, model_layout)
         seconds[f"protocol_{name}"] = time.monotonic() - clock
+        for (model, key), alternative in plan.lap_configs.items():
+            if model != name:
+                continue
+            clock = time.monotonic()
+            experiment.seed_answers(model_config, alternative)
+            log(f"calibrate: the {name} model under LAP configuration {key} (the same answers from the cache; only "
+                f"what it scores anew is asked) -> {alternative.root}")
+            protocol(alternative, Layout(Path(alternative.root)))
+            seconds[f"protocol_{name}_{key}"] = time.monotonic() - clock
     tables = experiment.measure(plan, seconds)
     tables["expected"] = expect.check(settings.control, tables, config.forecast.min_parse_rate,
                                       config.estimate.detection_alpha, config.estimate.lap_measure)
@@ -67,12 +76,26 @@ def run(config: RunConfig, settings: CalibrateSettings, layout: Layout,
                config.estimate.lap_measure)
         lines = section(out.results, tables, plan.training, alpha=config.estimate.detection_alpha)
         write_text(results / "REPORT.md", "# Self-validation report\n\n" + "\n".join(lines[2:]) + "\n")
-    verdicts = tables["verdicts"].set_index("model")["verdict"]
-    log("calibrate: verdict " + ", ".join(f"{model} = {verdict}" for model, verdict in verdicts.items())
-        + "; results/calibration/REPORT.md, results/calibration/*.csv, results/figures/calibration.png")
     missed = expect.failures(tables["expected"])
     if missed:
+        log(summary(tables))
         raise expect.CalibrationNotMet(f"calibrate: expected results not met ({missed}); see "
                                        "results/calibration/REPORT.md")
     log(f"calibrate: every expected result met ({len(tables['expected'])} checks, control = \"{settings.control}\")")
     return tables
+
+
+def summary(tables: dict) -> str:
+    """The calibration's own last lines: each model's verdict under every LAP configuration (the configured one
+    first) and where the calibration report is."""
+    verdicts = tables["verdicts"]
+    lines = []
+    for model, rows in verdicts.groupby("model", sort=False):
+        rows = rows.sort_values("configured", ascending=False, kind="stable")
+        first = rows.iloc[0]
+        others = "; ".join(f"{key}: {verdict}" for key, verdict in zip(rows["lap_configuration"].iloc[1:],
+                                                                        rows["verdict"].iloc[1:]))
+        lines.append(f"calibrate: {model} model: {first['verdict']} (LAP {first['lap_configuration']})"
+                     + (f"; under the other LAP configurations {others}" if others else ""))
+    return "\n".join(lines + [f"calibration report: results/{FOLDER}/REPORT.md (tables results/{FOLDER}/*.csv, "
+                               "figure results/figures/calibration.png)"])

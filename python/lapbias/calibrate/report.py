@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import atomic_write
-from .experiment import LAP_PREFIX
+from .experiment import LAP_PREFIX, configured_verdicts
 
 FOLDER = "calibration"
 """results/calibration/: the calibration's tables and REPORT.md."""
@@ -118,7 +118,7 @@ def comparison(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """The planted vs base table of REPORT.md (one column per model run): verdict, beta_3, validation thetas,
     placebo; by arm P(memorized label), recall LAP and Min-K% (mean [95% CI]), P(unknown), forecast hit rate;
     AUCs of exposed vs never-exposed pre-cutoff pairs; the forecast parse rate."""
-    verdicts, lap = tables["verdicts"].set_index("model"), tables["lap_by_arm"]
+    verdicts, lap = configured_verdicts(tables["verdicts"]), tables["lap_by_arm"]
     models = list(verdicts.index)
     rows = []
 
@@ -229,6 +229,7 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         "the label of the realized direction; AUC of each measure separating exposed from never-exposed pre-cutoff "
         "pairs; forecast hit rate = share of parsed forecasts whose sign is the realized direction):", "",
         to_markdown(comparison(tables), list(comparison(tables).columns)), "",
+        *lap_configurations(tables["verdicts"]),
         "By arm (`results/calibration/lap_by_arm.csv`):", "",
         to_markdown(lap[lap["arm"] != "exposed_vs_unexposed"],
                     ["model", "arm", "N", "N_pairs", "lap_mean", "lap_ci_low", "lap_ci_high", "lap_auc_vs_arm0",
@@ -245,6 +246,28 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         "",
     ]
     return lines
+
+
+LAP_CONFIGURATION_WORDS = {"recall": "recall LAP P(up) + P(down) (protocol Step 2)",
+                           "minkprob_prompt": "Min-K% prob (eq. 1) of the filled forecast prompt",
+                           "minkprob_text": "Min-K% prob (eq. 1) of the text alone"}
+
+
+def lap_configurations(verdicts: pd.DataFrame) -> list[str]:
+    """The table of every model's verdict under every LAP configuration (verdicts.csv rows; nothing when the
+    calibration read one configuration only)."""
+    from ..report.tables import to_markdown
+
+    if "lap_configuration" not in verdicts or verdicts["lap_configuration"].nunique() < 2:
+        return []
+    frame = verdicts.assign(
+        LAP=verdicts["lap_configuration"].map(lambda key: LAP_CONFIGURATION_WORDS.get(key, key))
+        + verdicts["configured"].map({True: " (configured)", False: ""}),
+        verdict=verdicts["verdict"] + verdicts["failed"].map(lambda f: f" ({f})" if isinstance(f, str) and f else ""))
+    return ["Verdict of each model under every LAP configuration a user can choose, read from the same answers "
+            "(`results/calibration/verdicts.csv`; the expectations and the tables below read the configured one):",
+            "", to_markdown(frame, ["model", "LAP", "verdict", "beta3", "beta3_t", "beta3_p_one_sided",
+                                    "validation_high_p", "validation_low_p", "placebo_p_one_sided"]), ""]
 
 
 def _by_exposure(part: pd.DataFrame, column: str) -> str:
@@ -305,7 +328,7 @@ def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFram
                                                          if recalls and top["forecast_hit_rate"] <= hit_base else
                                                          ": the forecasts hit more often than the base model's, but "
                                                          "beta_3 does not confirm it." if recalls else ".")))
-    v = verdicts.set_index("model")
+    v = configured_verdicts(verdicts)
     placebo = lambda m: {True: "passes", False: "fails"}.get(v.loc[m, "placebo_passes"], "is not estimable")  # noqa: E731
     why = lambda m: f" ({v.loc[m, 'failed']})" if isinstance(v.loc[m, "failed"], str) and v.loc[m, "failed"] else ""  # noqa: E731
     out.append("- Verdicts: " + ", ".join(f"{m} **{v.loc[m, 'verdict']}**{why(m)} (placebo {placebo(m)})"

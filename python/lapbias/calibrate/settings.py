@@ -21,6 +21,8 @@ from ..config import Section, read_toml
 from ..errors import ConfigError
 from .corpus import CONTROLS
 
+LAP_CONFIGURATION_KEYS = ("recall", "minkprob_prompt", "minkprob_text")
+"""The names of experiment.LAP_CONFIGURATIONS (kept here: the settings are read before the experiment is loaded)."""
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 """Every attention and MLP projection of a Llama-type block (SmolLM2's)."""
 UNPLANTED = ("none", "shuffled")
@@ -88,6 +90,10 @@ class CalibrateSettings(Section):
     threads: int = Field(2, ge=1)
     """torch threads for training on CPU, fixed so that reruns on the same machine repeat every floating-point
     operation in the same order (deterministic kernels are switched on as well)."""
+    lap_configurations: StrTuple = LAP_CONFIGURATION_KEYS
+    """The LAP configurations ([estimate] lap_measure, [minkprob] scored_text) under which base and planted model are
+    read besides the file's own (experiment.LAP_CONFIGURATIONS), from the same answers: only what a configuration
+    scores anew is asked (Min-K% of the other text). Does not change what is planted (not in the fingerprint)."""
     work_dir: str = Field("data/derived/calibration", min_length=1)
     """Planted model directory and the per-model run roots (base/, planted/) live here; the tables go to
     results/calibration/ of the run's root, where the report looks for them."""
@@ -101,6 +107,15 @@ class CalibrateSettings(Section):
         if len(exposures) < 2:
             raise ValueError("; it needs an exposed arm besides 0, e.g. exposures = [0, 16]")
         return tuple(sorted(exposures))
+
+    @field_validator("lap_configurations")
+    @classmethod
+    def _lap_configurations(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [key for key in keys if key not in LAP_CONFIGURATION_KEYS]
+        if unknown or len(set(keys)) != len(keys):
+            raise ValueError(f"; give distinct names of {list(LAP_CONFIGURATION_KEYS)}, e.g. lap_configurations = "
+                             f"{list(LAP_CONFIGURATION_KEYS)} (every one) or [] (the file's own only)")
+        return keys
 
     @field_validator("target_modules")
     @classmethod
@@ -116,8 +131,8 @@ class CalibrateSettings(Section):
         column is the outcome). Names the planted model's directory, so a changed setting never reuses cached
         answers of another planted model (the cache key holds the model id)."""
         data = Path(run.data.path).read_bytes() if Path(run.data.path).is_file() else b""
-        settings = self.model_dump(mode="json", exclude={"work_dir"} | ({"control"} if self.control in UNPLANTED
-                                                                      else set()))
+        settings = self.model_dump(mode="json", exclude={"work_dir", "lap_configurations"}
+                                   | ({"control"} if self.control in UNPLANTED else set()))
         values = {"settings": settings, "corpus": CORPUS_VERSION, "model": run.model.model_id,
                   "cutoff": run.study.cutoff, "recall": run.recall.model_dump(mode="json"),
                   "study": run.study.model_dump(mode="json"),

@@ -34,7 +34,12 @@ def calibrate(config, *, yes: bool = False, confirm: Confirm | None = None, echo
             raise
         write_section()
         if layout.derived_file("panel.parquet").exists() and (layout.results / "detection.csv").exists():
-            report_as_estimated(layout, log)  # a protocol run under the same root: its REPORT.md gets the section
+            # a protocol run under the same root: its REPORT.md gets the section; that study's own verdict goes to
+            # the log only, so that the command ends with the calibration's result
+            report_as_estimated(layout, Log(layout, echo=lambda message: None))
+            log("calibrate: results/REPORT.md (the study already run under this root) now carries the "
+                "self-validation section")
+        log(pipeline.summary(tables))
         return tables
 
 
