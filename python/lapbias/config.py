@@ -505,6 +505,12 @@ class EstimateConfig(Section):
     """"obs": resample observations (the paper's pairs bootstrap); "entity": resample whole entities."""
     newey_lag: int = Field(-1, ge=-1)
     """Newey-West lag for a single time series; -1 = floor(4 (T/100)^(2/9)) (Newey and West 1994)."""
+    cluster: Literal["entity", "entity date"] = "entity"
+    """Clusters of every FE regression's variance: "entity" (the protocol: reghdfe ..., cluster(entity_num)) or
+    "entity date", two-way by entity and target date (cluster(entity_num date_num); Cameron, Gelbach and Miller
+    2011, reghdfe's multiway CRVE with G = the smaller dimension), for outcomes that share a shock on a date (the
+    paper clusters its return regressions by date) when the period fixed effect is coarser than the date. The wild
+    cluster bootstrap of beta_3 still draws and studentizes by entity."""
 
 
 class RunConfig(Section):

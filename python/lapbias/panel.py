@@ -163,6 +163,7 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
     panel["lap"] = panel["lap_recall"] if config.estimate.lap_measure == "recall" else panel["lap_mink"]
     panel["ud_dir"] = recall_direction(panel["ud"], panel["lap_recall"])
     panel["entity_num"] = integer_ids(panel["entity_id"])
+    panel["date_num"] = integer_ids(panel["target_date"])
     panel["period"], start = period_labels(panel["target_date"], config.study.frequency)
     panel["period_num"] = integer_ids(start)
     panel["release_gap"], panel["post"] = split(panel["target_date"], config)

@@ -28,6 +28,7 @@ uses Newey-West standard errors (protocol, implementation notes). A regression t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import pandas as pd
 
@@ -36,6 +37,7 @@ from ..errors import EstimationError, InputDataError
 from ..io import Layout, read_parquet, write_csv
 from .power import detection_power
 from .reghdfe import RESULT_COLUMNS, AllOmitted, RegResult, reghdfe
+from .specification import CLUSTERS
 from .specification import fit as _fit
 from .wild import wild_cluster_bootstrap
 
@@ -86,7 +88,8 @@ def standardized_direction(sample: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(ud_dir_std=(frame[DIRECTION] / spread.where(usable, 1.0)).where(usable, 0.0))
 
 
-def _difference_fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) -> RegResult:
+def _difference_fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int,
+                    cluster: tuple[str, ...] = CLUSTERS["entity"]) -> RegResult:
     """The high-minus-low regression on ud_dir_std (module docstring): each half's entity and period effects absorbed
     separately; a single time series has no effects, so it gets the half's own constant (high_lap) and
     Newey-West."""
@@ -95,7 +98,7 @@ def _difference_fit(sample: pd.DataFrame, y: str, x: list[str], newey_lag: int) 
         return reghdfe(frame, y, [*x, "high_lap"], absorb=[], vce="newey", time="period_num", newey_lag=newey_lag)
     frame = frame.assign(entity_half=frame["entity_num"] * 2 + frame["high_lap"],
                          period_half=frame["period_num"] * 2 + frame["high_lap"])
-    return reghdfe(frame, y, x, absorb=["entity_half", "period_half"], vce="cluster", cluster=["entity_num"])
+    return reghdfe(frame, y, x, absorb=["entity_half", "period_half"], vce="cluster", cluster=list(cluster))
 
 
 def _record(results: ProtocolResults, name: str, model: str, fit: RegResult) -> pd.DataFrame:
@@ -139,12 +142,12 @@ def _estimated(results: ProtocolResults, name: str, model: str, sample: pd.DataF
         return None
 
 
-def validation_difference(results: ProtocolResults, name: str, sample: pd.DataFrame, newey_lag: int
-                          ) -> pd.DataFrame | None:
+def validation_difference(results: ProtocolResults, name: str, sample: pd.DataFrame, newey_lag: int,
+                          cluster: tuple[str, ...] = CLUSTERS["entity"]) -> pd.DataFrame | None:
     """The `high_minus_low` row of a validation table: the halves' slopes on the recalled direction per SD of it,
     high minus low (module docstring)."""
     table = _estimated(results, name, DIFFERENCE_MODEL, sample, [DIFFERENCE, "ud_dir_std"], newey_lag,
-                       _difference_fit)
+                       partial(_difference_fit, cluster=cluster))
     return None if table is None else table[table["term"] == DIFFERENCE]
 
 
@@ -169,35 +172,37 @@ def with_wild(results: ProtocolResults, name: str, table: pd.DataFrame, sample: 
 
 
 def _sample_results(results: ProtocolResults, sample: pd.DataFrame, validation: str, detection: str,
-                    newey_lag: int, wild_reps: int, wild_seed: int) -> None:
+                    newey_lag: int, wild_reps: int, wild_seed: int, cluster: tuple[str, ...]) -> None:
+    fit = partial(_fit, cluster=cluster)
     rows = [_estimated(results, validation, model, sample if flag is None else sample[sample["high_lap"] == flag],
-                       ["ud"], newey_lag) for model, flag in VALIDATION_MODELS.items()]
-    rows.append(validation_difference(results, validation, sample, newey_lag))
+                       ["ud"], newey_lag, fit) for model, flag in VALIDATION_MODELS.items()]
+    rows.append(validation_difference(results, validation, sample, newey_lag, cluster))
     rows = [r for r in rows if r is not None]
     results.tables[validation] = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=RESULT_COLUMNS)
     model = "pre" if detection == "detection" else "post"
-    table = _estimated(results, detection, model, sample, DETECTION_TERMS, newey_lag)
+    table = _estimated(results, detection, model, sample, DETECTION_TERMS, newey_lag, fit)
     table = table if table is not None else pd.DataFrame(columns=RESULT_COLUMNS)
     results.tables[detection] = with_wild(results, detection, table, sample, wild_reps, wild_seed)
 
 
 def estimate_panel(pre: pd.DataFrame, post: pd.DataFrame | None, newey_lag: int = -1, wild_reps: int = 0,
-                   wild_seed: int = 0) -> ProtocolResults:
+                   wild_seed: int = 0, cluster: tuple[str, ...] = CLUSTERS["entity"]) -> ProtocolResults:
     """Validation and detection on the pre-cutoff panel; the same on the post-cutoff panel (placebo), beta_3 with
-    `wild_reps` wild cluster bootstrap draws (0: none). Never raises for a degenerate sample: a regression that
-    cannot be estimated leaves an empty table and a `failed` note naming the reason, which the verdict reports."""
+    `wild_reps` wild cluster bootstrap draws (0: none), every variance clustered by `cluster` (specification.CLUSTERS).
+    Never raises for a degenerate sample: a regression that cannot be estimated leaves an empty table and a `failed`
+    note naming the reason, which the verdict reports."""
     results = ProtocolResults()
     if pre.empty:
         results.notes.append({"model": "detection:pre", "kind": "failed", "detail": "the pre-cutoff sample is "
                               "empty: there is nothing to test (check [study] cutoff)"})
         results.tables["detection"] = pd.DataFrame(columns=RESULT_COLUMNS + WILD_COLUMNS)
     else:
-        _sample_results(results, pre, "validation", "detection", newey_lag, wild_reps, wild_seed)
+        _sample_results(results, pre, "validation", "detection", newey_lag, wild_reps, wild_seed, cluster)
     if post is None or post.empty:
         results.notes.append({"model": "placebo", "kind": "warning",
                               "detail": "no post-cutoff observations: the placebo (Step 5) is infeasible"})
     else:
-        _sample_results(results, post, "placebo_validation", "placebo", newey_lag, wild_reps, wild_seed)
+        _sample_results(results, post, "placebo_validation", "placebo", newey_lag, wild_reps, wild_seed, cluster)
     return results
 
 
@@ -207,15 +212,17 @@ def run(config: RunConfig, layout: Layout) -> ProtocolResults:
     panel = read_parquet(layout.derived_file("panel.parquet"))
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
     estimate = config.estimate
+    cluster = CLUSTERS[estimate.cluster]
     results = estimate_panel(pre, post, newey_lag=estimate.newey_lag, wild_reps=estimate.wild_bootstrap_reps,
-                             wild_seed=estimate.bootstrap_seed)
+                             wild_seed=estimate.bootstrap_seed, cluster=cluster)
     for name in ("validation", "detection", "placebo", "placebo_validation"):
         path = layout.results / f"{name}.csv"
         if name in results.tables:
             write_csv(results.tables[name], path)
         else:
             path.unlink(missing_ok=True)
-    write_csv(detection_power(pre, results.tables["detection"], estimate.detection_alpha, post=post,
+    write_csv(detection_power(pre, results.tables["detection"], estimate.detection_alpha,
+                              fit=lambda sample, y, x: _fit(sample, y, x, -1, cluster), post=post,
                               placebo=results.tables.get("placebo"), placebo_alpha=estimate.placebo_alpha,
                               wild_below_clusters=estimate.wild_below_clusters),
               layout.results / "power.csv")

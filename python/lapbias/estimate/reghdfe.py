@@ -317,6 +317,14 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
     slopes = coef.index.drop("_cons", errors="ignore")
     vcov = pd.DataFrame(np.asarray(fit._vcov) * scale, index=fit.coef().rename(index=names).index,
                         columns=fit.coef().rename(index=names).index).loc[slopes, slopes]
+    first_slope_variance = float(vcov.iloc[0, 0]) if len(slopes) else math.nan
+    if vce == "cluster" and len(cluster) > 1 and len(slopes):
+        fixed, required = fix_psd(vcov.to_numpy())
+        if required:
+            vcov = pd.DataFrame(fixed, index=vcov.index, columns=vcov.columns)
+            se.loc[slopes] = np.sqrt(np.diag(fixed))
+            notes.append("the multiway VCV was not positive semi-definite; the Cameron, Gelbach and Miller "
+                         "adjustment was applied (reghdfe's warning)")
     try:
         f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
     except np.linalg.LinAlgError:  # reghdfe.mata line 3704: "missing F statistic; ... too few clusters"
@@ -325,7 +333,7 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
                      f"{len(slopes)} regressors)" if n_clusters else "missing F statistic: singular variance matrix")
     if absorb:
         cons, cons_se = _constant(fit, frame, y, [c for c in kept if names[c] in slopes], vce, cluster,
-                                  float(se[slopes[0]]) ** 2 if len(slopes) else math.nan)
+                                  first_slope_variance)
         coef, se = pd.concat([coef, pd.Series({"_cons": cons})]), pd.concat([se, pd.Series({"_cons": cons_se})])
     rss = float(np.sum(np.asarray(fit._u_hat) ** 2))
     # RMSE and adjusted R²: N − df_m − df_a − df_a_nested (reghdfe.mata line 3742; reproduces reghdfe's printed
@@ -389,7 +397,22 @@ def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cl
         meat = _cluster_meat(augmented * u[:, None], [frame[c] for c in cluster])
     unscaled = bread @ meat @ bread
     scale = first_slope_variance / unscaled[0, 0]
-    return cons, float(math.sqrt(unscaled[-1, -1] * scale))
+    variance = unscaled * scale
+    if len(cluster) > 1:  # reghdfe fixes the whole VCV, _cons included (reghdfe.mata reghdfe_fix_psd)
+        variance, _ = fix_psd(variance)
+    return cons, float(math.sqrt(max(variance[-1, -1], 0.0)))
+
+
+def fix_psd(variance: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(V with its negative eigenvalues set to zero, whether any was negative): the Cameron, Gelbach and Miller
+    (2011) adjustment reghdfe applies to a multiway VCV (reghdfe.mata, reghdfe_fix_psd: V = U diag(max(lambda, 0))
+    U'), which the inclusion-exclusion sum V_1 + V_2 - V_12 need not be; written here because pyfixest returns the
+    sum unadjusted."""
+    symmetric = (variance + variance.T) / 2
+    values, vectors = np.linalg.eigh(symmetric)
+    if values.min() >= 0:
+        return symmetric, False
+    return (vectors * np.clip(values, 0, None)) @ vectors.T, True
 
 
 def _cluster_meat(scores: np.ndarray, clusters: list[pd.Series]) -> np.ndarray:
