@@ -5,22 +5,24 @@
 * effects, ud_dir_std the panel's recalled direction ud_dir = (P(up) - P(down)) / (P(up) + P(down)) scaled by its SD
 * within the half; one-sided test of the interaction > 0).
 * Arguments: 1 = folder of the panels, 2 = results folder, 3 = sample (pre | post), 4 = table name (validation |
-* placebo_validation), 5 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9))).
+* placebo_validation), 5 = Newey-West lag of a single time series (-1 = floor(4 (T/100)^(2/9))), 6 = the cluster
+* variables (entity_num, or entity_num date_num: two-way by entity and target date; default entity_num).
 * A model that cannot be estimated for its data (e.g. an empty or all-singleton half) becomes a note in
 * <results>/stata_notes.csv and is left out of the tables; the other models are kept. Any other error (an
 * installation problem, invalid syntax, Break) stops this do-file with its return code. A model whose ud is omitted is
 * exported with the omitted row (theta zero: Step 3's null). Each estimated model's singletons, rows dropped for
 * missing values and single-series warning are noted as the Python engine notes them.
 version 15
-args data results sample name lag
+args data results sample name lag cluster
 if `"`data'"' == "" local data "data/derived"
 if `"`results'"' == "" local results "results"
 if "`sample'" == "" local sample pre
 if "`name'" == "" local name validation
 if "`lag'" == "" local lag -1
+if `"`cluster'"' == "" local cluster entity_num
 use `"`data'/panel_`sample'"', clear
 local notes `"`results'/stata_notes.csv"'
-capture noisily lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) direction(ud_dir) entity(entity_num) time(period_num) lag(`lag') store(__lapbias)
+capture noisily lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(`cluster') direction(ud_dir) entity(entity_num) time(period_num) lag(`lag') store(__lapbias)
 if _rc {
 	local rc = _rc
 	_lapbias_datarc `rc'

@@ -4,8 +4,9 @@
 *   stata-mp -b do do/master.do "data/derived" "results" "logs" "ado" "do"
 * 1 = folder of panel_pre.dta / panel_post.dta, 2 = results folder, 3 = log folder, 4 = folder of the lapbias ado
 * files (put first on the adopath: adopath ++), 5 = folder of these do-files, 6 = Newey-West lag of a single time
-* series ([estimate] newey_lag; -1 = floor(4 (T/100)^(2/9)), as the Python engine). Defaults: a source checkout's
-* layout and -1.
+* series ([estimate] newey_lag; -1 = floor(4 (T/100)^(2/9)), as the Python engine), 7 = the cluster variables of
+* every regression ([estimate] cluster: "entity_num", the protocol's, or "entity_num date_num", two-way by entity and
+* target date as reghdfe takes it). Defaults: a source checkout's layout, -1 and entity_num.
 * The estimator is chosen per regression, as in the Python engine: a sample (or validation half) whose rows hold one
 * entity is one time series (lapbias and lapvalid with entity() time(): ado/_lapbias_single.ado).
 * A step that stops is written to <results>/stata_notes.csv (read by the Python driver) and the next step runs; Break
@@ -18,7 +19,7 @@
 * of the log, which can fail -- run in one capture block so that this happens on every exit; its return code is then
 * raised again.
 version 15
-args data results logs ado dofiles lag
+args data results logs ado dofiles lag cluster
 if `"`data'"' == "" local data "data/derived"
 if `"`results'"' == "" local results "results"
 if `"`logs'"' == "" local logs "logs"
@@ -26,6 +27,11 @@ if `"`ado'"' == "" local ado "ado"
 if `"`dofiles'"' == "" local dofiles "do"
 if "`lag'" == "" local lag -1
 confirm integer number `lag'
+if `"`cluster'"' == "" local cluster entity_num
+if !inlist(`"`cluster'"', "entity_num", "entity_num date_num") {
+	display as error `"cluster variables "`cluster'": give "entity_num" or "entity_num date_num""'
+	exit 198
+}
 local programs lapbias lapvalid lapplacebo lapboot lapbias_p _lapbias_bootcheck _lapbias_check _lapbias_datarc _lapbias_deps _lapbias_export _lapbias_fit _lapbias_fitnotes _lapbias_halfabsorb _lapbias_halfstd _lapbias_note _lapbias_omitted _lapbias_onesided _lapbias_pyboot _lapbias_rows _lapbias_sample _lapbias_single _lapbias_wildnote _lapbias_zscore
 local adopath `"$S_ADO"'
 local more `c(more)'
@@ -44,13 +50,13 @@ capture noisily {
 	log using `"`logs'/stata_steps.log"', replace text name(lapbias_steps)
 	_lapbias_deps
 	capture erase `"`results'/stata_notes.csv"'
-	capture noisily do `"`dofiles'/01_validation.do"' `"`data'"' `"`results'"' pre validation `lag'
+	capture noisily do `"`dofiles'/01_validation.do"' `"`data'"' `"`results'"' pre validation `lag' `"`cluster'"'
 	if (_rc == 1) exit 1
 	if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(validation) kind(error) detail("do/01_validation.do stopped with r(`=_rc')")
-	capture noisily do `"`dofiles'/02_detection.do"' `"`data'"' `"`results'"' pre detection `lag'
+	capture noisily do `"`dofiles'/02_detection.do"' `"`data'"' `"`results'"' pre detection `lag' `"`cluster'"'
 	if (_rc == 1) exit 1
 	if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(detection) kind(error) detail("do/02_detection.do stopped with r(`=_rc')")
-	capture noisily do `"`dofiles'/03_placebo.do"' `"`data'"' `"`results'"' `"`dofiles'"' `lag'
+	capture noisily do `"`dofiles'/03_placebo.do"' `"`data'"' `"`results'"' `"`dofiles'"' `lag' `"`cluster'"'
 	if (_rc == 1) exit 1
 	if _rc _lapbias_note using `"`results'/stata_notes.csv"', model(placebo) kind(error) detail("do/03_placebo.do stopped with r(`=_rc')")
 }

@@ -587,7 +587,7 @@ def test_models_that_cannot_be_estimated_are_notes_and_the_others_are_exported()
     are exported, each failure is a `failed` note."""
     validation = code(DO / "01_validation.do")
     assert validation.startswith("version 15\nargs data results sample name lag")
-    assert "capture noisily lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num)" in validation
+    assert "capture noisily lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(`cluster')" in validation
     failed = validation.split('if ("`status_`part\'\'" != "estimated"', 1)[1].split("}", 1)[0]
     assert 'kind(failed) detail("not estimable in Stata, r(`rc_`part\'\')")' in failed and "continue" in failed
     assert 'if ("`stored\'" != "") _lapbias_export `name\' using `"`results\'"\', models(`stored\') labels(`labels\')' in validation
@@ -952,6 +952,30 @@ def test_newey_lag_of_the_config_reaches_every_single_series_regression():
         assert "args data results sample name lag" in code(DO / name) and "lag(`lag')" in code(DO / name), name
     for do_file in ("master.do", "01_validation.do", "02_detection.do", "03_placebo.do"):
         assert 'if "`lag\'" == "" local lag -1' in code(DO / do_file), do_file
+
+
+def test_the_configured_clusters_reach_every_regression_of_steps_3_to_5():
+    """[estimate] cluster = "entity date": the driver passes "entity_num date_num" as master.do's 7th argument,
+    master.do refuses anything else (r(198)) and hands it to each step, whose lapvalid and lapbias calls take it as
+    cluster(), the varlist reghdfe reads as two-way clustering; the default stays entity_num."""
+    master = code(DO / "master.do")
+    assert "args data results logs ado dofiles lag cluster" in master
+    assert 'if `"`cluster\'"\' == "" local cluster entity_num' in master
+    assert 'inlist(`"`cluster\'"\', "entity_num", "entity_num date_num")' in master and "exit 198" in master
+    for step in ("pre validation", "pre detection"):
+        assert re.search(rf"{step} `lag' `\"`cluster'\"'", master), step
+    placebo = code(DO / "03_placebo.do")
+    assert "args data results dofiles lag cluster" in placebo
+    assert re.search(r"post placebo `lag' `\"`cluster'\"'", placebo)
+    assert re.search(r"post placebo_validation `lag' `\"`cluster'\"'", placebo)
+    for name in ("01_validation.do", "02_detection.do"):
+        text = code(DO / name)
+        assert "args data results sample name lag cluster" in text and "cluster(`cluster')" in text, name
+        assert "cluster(entity_num)" not in text, name
+    from lapbias.estimate import stata
+
+    source = inspect.getsource(stata.run_stata)
+    assert '" ".join(CLUSTERS[config.estimate.cluster])' in source
 
 
 def test_replay_needs_lapbias_own_results_not_only_cmd2():

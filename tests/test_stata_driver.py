@@ -125,7 +125,7 @@ def test_auto_finds_the_executable_and_results_round_trip(project, panel_files):
     calls = (layout.root / "standin_args.txt").read_text().splitlines()
     d, r, lg = (str(p.resolve()) for p in (layout.derived, layout.results, layout.logs))
     # paths and the config's bootstrap settings reach the do-files as arguments (items 11, 16)
-    assert calls == [f'-b do "{do}/master.do" "{d}" "{r}" "{lg}" "{ado}" "{do}" "-1"',
+    assert calls == [f'-b do "{do}/master.do" "{d}" "{r}" "{lg}" "{ado}" "{do}" "-1" "entity_num"',
                      f'-b do "{do}/04_bootstrap.do" "{d}" "{r}" "{lg}" "{ado}" "{REPS}" "7" "entity" "{sys.executable}"']
     # batch logs and the do-files' own logs are distinct files (item 15)
     for log in ("stata_batch_master.log", "stata_batch_04_bootstrap.log", "stata_steps.log", "stata_bootstrap.log"):

@@ -63,7 +63,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from functools import partial
+
 from .config import EstimateConfig
+from .estimate import specification
+from .estimate.specification import CLUSTERS
 from .estimate.power import detection_power
 from .estimate.protocol import DETECTION_TERMS, ProtocolResults, _estimated, validation_difference, with_wild
 from .panel import recall_direction
@@ -174,19 +178,22 @@ def simulate(seed: int, shape: Shape, share: float, lap_design: str = "uniform",
 
 
 def tables(pre: pd.DataFrame, post: pd.DataFrame, thresholds: EstimateConfig | None = None) -> dict:
-    """What the report's verdict reads, estimated as `lapbias estimate` does: high/low-LAP and high-minus-low
+    """What the report's verdict reads, estimated as `lapbias estimate` does (clustered as thresholds.cluster says):
+    high/low-LAP and high-minus-low
     validation and detection pre-cutoff, the detection regression post-cutoff, beta_3's wild cluster bootstrap
     p-values (only where the verdict reads them: fewer than wild_below_clusters clusters), the power of both and the
     notes (the pooled validation regressions do not enter the rule and are left out)."""
     thresholds = thresholds or EstimateConfig()
+    cluster = CLUSTERS[thresholds.cluster]
+    fit = partial(specification.fit, cluster=cluster)
     results = ProtocolResults()
-    validation = [_estimated(results, "validation", model, pre[pre["high_lap"] == flag], ["ud"], -1)
+    validation = [_estimated(results, "validation", model, pre[pre["high_lap"] == flag], ["ud"], -1, fit)
                   for model, flag in (("high_lap", 1), ("low_lap", 0))]
-    validation.append(validation_difference(results, "validation", pre, -1))
+    validation.append(validation_difference(results, "validation", pre, -1, cluster))
     empty = pd.DataFrame(columns=["model", "term", "coef", "se", "t", "p", "p_one_sided", "df_r", "N_clust"])
     fitted = {}
     for name, model, sample in (("detection", "pre", pre), ("placebo", "post", post)):
-        table = _estimated(results, name, model, sample, DETECTION_TERMS, -1)
+        table = _estimated(results, name, model, sample, DETECTION_TERMS, -1, fit)
         few = table is not None and table["N_clust"].lt(thresholds.wild_below_clusters).any()
         reps = thresholds.wild_bootstrap_reps if few else 0
         fitted[name] = (with_wild(results, name, table, sample, reps, thresholds.bootstrap_seed)
@@ -194,7 +201,8 @@ def tables(pre: pd.DataFrame, post: pd.DataFrame, thresholds: EstimateConfig | N
     detection = fitted["detection"] if fitted["detection"] is not None else empty
     kept = [t for t in validation if t is not None]
     return {"detection": detection, "validation": pd.concat(kept) if kept else None, "placebo": fitted["placebo"],
-            "power": detection_power(pre, detection, thresholds.detection_alpha, post=post,
+            "power": detection_power(pre, detection, thresholds.detection_alpha,
+                                     fit=lambda sample, y, x: specification.fit(sample, y, x, -1, cluster), post=post,
                                      placebo=fitted["placebo"], placebo_alpha=thresholds.placebo_alpha,
                                      wild_below_clusters=thresholds.wild_below_clusters),
             "notes": pd.DataFrame(results.notes, columns=["model", "kind", "detail"])}

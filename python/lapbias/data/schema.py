@@ -59,6 +59,7 @@ PANEL_LABELS = {
     "lap": "LAP used in estimation",
     "entity_num": "Entity id (integer)",
     "period_num": "Realization period id (integer)",
+    "date_num": "Target date id (integer; second cluster of cluster(entity_num date_num))",
     "period": "Realization period",
     "post": "Target date after the cutoff (after the release date when set)",
     "release_gap": "Target date between cutoff and release date (neither sample)",

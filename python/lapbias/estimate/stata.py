@@ -64,6 +64,7 @@ from ..errors import LapbiasError
 from ..io import Layout, write_csv
 from .protocol import DIFFERENCE_MODEL, stata_supplement
 from .reghdfe import RESULT_COLUMNS, one_sided_p
+from .specification import CLUSTERS
 
 EXECUTABLES = ("stata-mp", "stata-se", "stata", "StataMP-64.exe", "StataSE-64.exe", "StataBE-64.exe", "Stata-64.exe")
 KNOWN_LOCATIONS = (
@@ -463,7 +464,8 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
     run = StataRun()
     try:
         _run(install, logs, do / "master.do", [str(data), str(results), str(logs), str(ado), str(do),
-                                              str(config.estimate.newey_lag)])
+                                              str(config.estimate.newey_lag),
+                                              " ".join(CLUSTERS[config.estimate.cluster])])
         steps_error = ""
     except StataError as err:
         steps_error = str(err)
@@ -538,6 +540,7 @@ def install_instructions(copy_to: Path | None = None) -> str:
         "ssc install estout, replace",
         f'net install lapbias, from("{ado}") replace', "help lapbias", "",
         "* The protocol's Steps 3-5, then the bootstrap, from the project folder (paths are arguments):",
-        f'do "{do / "master.do"}" "data/derived" "results" "logs" "{ado}" "{do}"',
+        f'do "{do / "master.do"}" "data/derived" "results" "logs" "{ado}" "{do}" -1 "entity_num"'
+        "   // the last two: [estimate] newey_lag and the cluster variables (\"entity_num date_num\": two-way)",
         f'do "{do / "04_bootstrap.do"}" "data/derived" "results" "logs" "{ado}" 10000 20251222 obs "{sys.executable}"',
     ])
