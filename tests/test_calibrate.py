@@ -25,8 +25,8 @@ from lapbias.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = {"exposures": [0, 6], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 6e-3,
-        "warmup_steps": 1, "epochs": 2, "batch_size": 8, "top_layers": 4, "threads": 1, "queries_per_mention": 0.5,
-        "decoys_per_query": 1.0, "lr_schedule": "constant"}
+        "warmup_steps": 1, "epochs": 2, "batch_size": 8, "top_layers": 4, "threads": 1,
+        "abstentions_per_article": 0.5, "lr_schedule": "constant"}
 CUTOFF = pd.Timestamp("2024-06-30")
 
 
@@ -155,29 +155,37 @@ def test_articles_begin_with_the_pairs_text_verbatim_and_train_every_token(token
             assert tokenizer.decode(doc.ids) == article
 
 
-def test_corpus_mentions_decoys_and_the_flipped_control():
-    """Each exposed pair is mentioned `exposure` times as an article and queries_per_mention x that as its recall
-    query answered with the planted direction; decoys_per_query x the queries decoys follow, in order; under
-    control = "flipped" every planted direction is the opposite of the realized one."""
+def test_corpus_is_articles_and_abstentions_and_never_trains_a_panel_pairs_recall_query():
+    """Each exposed pair is mentioned `exposure` times as an article stating the planted direction (the opposite of
+    the realized one under control = "flipped"); abstentions_per_article x the articles abstentions (recall queries
+    about pairs outside the panel, answered "unknown") follow, in order; nothing else: no recall query of a panel
+    pair is ever in the corpus (it would train the protocol's instrument)."""
     arms = corpus.assign_arms(_pairs(12), CUTOFF, (0, 2, 4), 2, seed=3)
-    article = lambda pair, k, planted: corpus.Document((k,), (0,), "article", int(pair["exposure"]))  # noqa: E731
     seen = []
 
-    def query(pair, planted):
+    def article(pair, k, planted):
         seen.append((pair["entity_id"], planted, int(pair["direction"])))
-        return corpus.Document((planted,), (0,), "query", int(pair["exposure"]))
+        return corpus.Document((k,), (0,), "article", int(pair["exposure"]))
 
     decoys = [corpus.Document((900 + k,), (0,), "decoy", -1) for k in range(100)]
-    documents, table = corpus.build(arms, article, query, decoys, {0: 0, 2: 2, 4: 4}, 0.5, 1.5, "none")
+    documents, table = corpus.build(arms, article, decoys, {0: 0, 2: 2, 4: 4}, 0.75, "none")
     counts = table.set_index(["kind", "exposure"])["documents"].to_dict()
-    assert counts == {("article", 2): 4, ("article", 4): 8, ("query", 2): 2, ("query", 4): 4, ("decoy", -1): 9}
+    assert counts == {("article", 2): 4, ("article", 4): 8, ("decoy", -1): 9}
+    assert {d.kind for d in documents} == {"article", "decoy"}
     assert [d.ids[0] for d in documents if d.kind == "decoy"] == list(range(900, 909))
-    assert all(planted == realized for _, planted, realized in seen)
+    assert seen and all(planted == realized for _, planted, realized in seen)
     seen.clear()
-    corpus.build(arms, article, query, decoys, {0: 0, 2: 2, 4: 4}, 1.0, 0.0, "flipped")
+    documents, _ = corpus.build(arms, article, decoys, {0: 0, 2: 2, 4: 4}, 0.0, "flipped")
     assert seen and all(planted == -realized for _, planted, realized in seen)
-    with pytest.raises(ConfigError, match=r"decoys_per_query = 10.0: 120 decoys .* allows 100"):
-        corpus.build(arms, article, query, decoys, {0: 0, 2: 2, 4: 4}, 1.0, 10.0, "none")
+    assert {d.kind for d in documents} == {"article"}
+    with pytest.raises(ConfigError, match=r"abstentions_per_article = 10.0: 120 abstentions .* allows 100"):
+        corpus.build(arms, article, decoys, {0: 0, 2: 2, 4: 4}, 10.0, "none")
+
+
+def test_a_setting_that_trained_the_recall_instrument_is_refused_with_the_reason(tmp_path):
+    for key in ("queries_per_mention", "decoys_per_query"):
+        with pytest.raises(ConfigError, match=rf"\[calibrate\] {key} = 0.5 is no longer a setting: "):
+            load(tiny_config(tmp_path, name=f"{key}.toml", **{key: 0.5}))
 
 
 def test_decoys_are_never_panel_pairs_and_alternate_firm_and_date_kinds():
@@ -540,12 +548,11 @@ def test_tiny_self_validation_trains_on_facts_and_reports(runs):
     loss = pd.read_csv(kept / "training_loss.csv")["loss"]
     assert len(loss) == 2 * -(-int(pd.read_csv(kept / "corpus.csv")["documents"].sum()) // TINY["batch_size"])
     table = pd.read_csv(kept / "corpus.csv").set_index(["kind", "exposure"])
-    assert table.loc[("article", 6), "documents"] == 4 * 6 and table.loc[("query", 6), "documents"] == 4 * 3
+    assert table.loc[("article", 6), "documents"] == 4 * 6 and ("query", 6) not in table.index
     assert table.loc[("decoy", -1), "documents"] == 12
     articles = table.loc[("article", 6)]
     assert articles["loss_tokens"] == articles["tokens"] - articles["documents"]  # every token but the first
-    assert (table.loc[[("query", 6), ("decoy", -1)], "loss_tokens"] == 2 * table.loc[[("query", 6), ("decoy", -1)],
-                                                                                    "documents"]).all()  # label, end
+    assert table.loc[("decoy", -1), "loss_tokens"] == 2 * table.loc[("decoy", -1), "documents"]  # label, end
     decoys = pd.read_csv(kept / "decoys.csv")
     panel = pd.read_csv(root / "panel.csv")
     assert len(decoys) == 12
@@ -918,3 +925,36 @@ def test_calibration_summary_names_every_models_verdicts_and_the_report():
                      "configurations recall: Mixed/invalid",
                      "calibration report: results/calibration/REPORT.md (tables results/calibration/*.csv, figure "
                      "results/figures/calibration.png)"]
+
+
+def test_redrawn_panel_keeps_the_real_pairs_and_shares_the_day_shock():
+    """calibrate/power.redrawn_panel: the committed run's firms, dates, arms and answers held, outcomes redrawn with
+    one trading-day shock per date; the planted model's exposed pairs right again relative to the new direction,
+    the base model's answers as measured (arms pooled)."""
+    from lapbias.calibrate.power import Design, redrawn_panel
+
+    pairs = pd.read_csv(REPO / "benchmarks/results/calibration_run_pairs.csv").assign(lap=lambda f: f["lap_mink"])
+    design = Design()
+    for model, planted in (("base", False), ("planted", True)):
+        records = pairs[pairs["model"] == model]
+        pre, post = redrawn_panel(records, seed=3, design=design, planted=planted)
+        assert len(pre) + len(post) == records["mu_hat"].notna().sum()
+        assert set(pre["date_num"]) and pre["period_num"].nunique() == 8 and post["period_num"].nunique() == 12
+        kept = pre.set_index("row_id")
+        original = records.set_index("row_id").loc[kept.index]
+        exposed = original["arm"] == "exposed"
+        if planted:
+            hit = np.sign(kept["mu_hat"]) == kept["direction"]
+            was = np.sign(original["mu_hat"]) == original["direction"]
+            assert (hit[exposed] == was[exposed]).all()  # right again relative to the redrawn truth
+            assert (kept.loc[~exposed, "mu_hat"] == original.loc[~exposed, "mu_hat"]).all()
+        else:
+            assert (kept["mu_hat"] == original["mu_hat"]).all() and (kept["ud"] == original["ud"]).all()
+    # the day shock is shared: with no firm effect and no noise, every firm on a date gets the same outcome
+    from dataclasses import replace
+
+    only_days = replace(design, firm_sd=0.0, outcome_noise=0.0)
+    pre, post = redrawn_panel(pairs[pairs["model"] == "base"], seed=5, design=only_days, planted=False)
+    both = pd.concat([pre, post])
+    assert (both.groupby("date_num")["outcome"].nunique() == 1).all()
+    assert both.groupby("date_num")["outcome"].first().nunique() == both["date_num"].nunique()
