@@ -546,7 +546,22 @@ def test_a_saturated_post_cutoff_lap_is_not_a_passing_placebo():
     assert "post-cutoff LAP saturated" in verdict.paragraph and "cannot be judged" in verdict.paragraph
     assert "passes" not in verdict.paragraph
     feasible, passes, sentence = placebo_check(placebo(0.4, 0.68), None, 0.10, saturated="post-cutoff LAP saturated")
-    assert (feasible, passes) == (False, False) and "not judged" in sentence
+    assert (feasible, passes) == (False, False) and sentence.startswith("the placebo cannot be judged")
+
+
+def test_a_placebo_that_fails_on_a_saturated_lap_still_fails():
+    """Step 5: a surviving beta_3 > 0 after the cutoff is a failed placebo, whatever the LAP does (review of the
+    saturation rule: "not judged" had turned a failing placebo into Underpowered / No evidence)."""
+    power = {**SATURATED, "lap_gap": 0.5, "lap_relative_gap": 0.6}
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.6), placebo(3.0, 0.004), power, EstimateConfig())
+    assert verdict.label == MIXED and verdict.failed == ["placebo"], verdict.paragraph
+    assert "post-cutoff LAP saturated" in verdict.paragraph
+
+
+def test_an_unknown_lap_gap_never_hides_a_contradicted_validation():
+    verdict = decide(detection(0.1, 0.5, 0.62), validation(0.01, 0.01, diff_p=0.4), placebo(0.3, 0.8), {},
+                     EstimateConfig())
+    assert verdict.label == MIXED and verdict.failed == ["validation"], verdict.paragraph
 
 
 @pytest.mark.parametrize("mean_post, gap_post, judged", [
@@ -554,12 +569,25 @@ def test_a_saturated_post_cutoff_lap_is_not_a_passing_placebo():
     (0.99995, float("nan"), False),  # constant at a high level: not a collapse
     (0.02, 0.01, True),       # flat but collapsed from 0.99996 (Step 5's pass)
     (0.99995, 0.2, True),     # varies after the cutoff: a real placebo
+    (0.94, 6e-5, False),      # a 6% fall of a saturated LAP is not a collapse
 ])
 def test_a_flat_post_cutoff_lap_is_judged_only_when_it_collapsed(mean_post, gap_post, judged):
     from lapbias.report.verdict import post_lap_saturated
 
     power = {**SATURATED, "mean_lap_post": mean_post, "lap_gap_post": gap_post}
     assert (post_lap_saturated(power, EstimateConfig()) == "") is judged
+
+
+def test_a_collapse_from_a_low_level_is_a_collapse():
+    """An abstaining model: recall LAP 0.04 before the cutoff, constant 0 (or 0.001) after: Step 5's collapse, not a
+    flat LAP (review: the absolute 0.05 fall read it as "not collapsed")."""
+    from lapbias.report.verdict import post_lap_saturated
+
+    for after in (0.0, 0.001):
+        power = {**POWERED, "mean_lap": 0.04, "mean_lap_post": after, "lap_gap_post": float("nan")}
+        assert post_lap_saturated(power, EstimateConfig()) == ""
+    minkprob = {**POWERED, "mean_lap": 0.17, "mean_lap_post": 0.16, "lap_relative_gap_post": 0.01}
+    assert "post-cutoff LAP flat" in post_lap_saturated(minkprob, EstimateConfig(lap_measure="minkprob"))
 
 
 def test_a_constant_post_cutoff_lap_at_the_pre_cutoff_level_does_not_pass_as_collapsed():

@@ -81,9 +81,10 @@ from ..config import EstimateConfig
 
 BETA3 = "c.mu_hat#c.lap"
 DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_dir_std#c.high_lap"
-SATURATED_RECALL_LAP = 0.5
-"""Mean recall LAP from which a LAP without meaningful variation is called saturated (report/markdown.py's LAP_HIGH:
-half of the answer's probability on up or down)."""
+SATURATED_RECALL_LAP = 0.95
+"""Mean recall LAP from which a LAP without meaningful variation is called saturated: nearly all of the answer's
+probability on up or down (1 - min_lap_gap at the default), the model answering every recall query with a direction
+rather than abstaining (protocol Step 2's "guessing")."""
 CONTAMINATION = "Contamination detected"
 NO_EVIDENCE = "No evidence of contamination"
 NO_EVIDENCE_UNTESTED = "No evidence of contamination (LAP untested)"
@@ -154,42 +155,61 @@ def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
                      f"two-sided {wild_two:.4f} (Webb weights, {reps:,} draws{engine})", wild=True)
 
 
+COLLAPSED_SHARE = 0.5
+"""A post-cutoff LAP has collapsed (protocol Step 5, "collapsed toward zero") when its mean is at most this share of
+the pre-cutoff mean, or, for the recall LAP, below min_lap_gap: a fall of a few percent is not a collapse."""
+
+
 def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> str:
     """The sentence naming a post-cutoff LAP the placebo cannot be judged on ("" when it can, or when power.csv
     predates the means): post-cutoff LAP without meaningful variation (its own halves' gap below min_lap_gap for the
-    recall LAP, below min_lap_relative_gap of its mean for Min-K%; a constant LAP has no halves) that has not
-    collapsed either (its mean not below the pre-cutoff mean by that much). Step 5's pass is for a LAP "collapsed
-    toward zero"; a LAP that stays where it was, at a high level (a planted model answering every recall query with
-    a direction: 0.99995 +- 7e-5 after the cutoff, 0.99996 before) or a low one, has not collapsed, and a
-    post-cutoff beta_3 on its noise tests nothing, so the placebo is not judged, whichever way its p-value falls.
-    Called "saturated" for a recall LAP of mean at least SATURATED_RECALL_LAP."""
+    recall LAP, below min_lap_relative_gap of its mean for Min-K%; a constant LAP, or one whose halves are not
+    defined because most rows tie) that has not collapsed either (its mean above COLLAPSED_SHARE of the pre-cutoff
+    mean, and for the recall LAP at least min_lap_gap). Step 5's pass is for a LAP "collapsed toward zero"; a LAP
+    that stays where it was, at a high level (a planted model answering every recall query with a direction:
+    0.99995 +- 7e-5 after the cutoff, 0.99996 before) or a low one, has not collapsed, and a post-cutoff beta_3 on its
+    noise cannot pass the placebo (placebo_check: a significant one still fails it, Step 5). Called "saturated" for a
+    recall LAP of mean at least SATURATED_RECALL_LAP."""
     mean, mean_post = power.get("mean_lap", math.nan), power.get("mean_lap_post", math.nan)
     if not (math.isfinite(mean) and math.isfinite(mean_post)):
         return ""
-    if thresholds.lap_measure == "recall":
-        gap, floor, fall = power.get("lap_gap_post", math.nan), thresholds.min_lap_gap, mean - mean_post
+    recall = thresholds.lap_measure == "recall"
+    if recall:
+        gap, floor = power.get("lap_gap_post", math.nan), thresholds.min_lap_gap
         spread = (f"its high-LAP half's mean exceeds the low half's by {gap * 100:.3g} percentage points, less than "
-                  f"min_lap_gap = {floor * 100:g}" if math.isfinite(gap) else "it is constant")
+                  f"min_lap_gap = {floor * 100:g}" if math.isfinite(gap) else "it has no high-LAP half (constant, "
+                  "or most rows tie at the median)")
     else:
         gap, floor = power.get("lap_relative_gap_post", math.nan), thresholds.min_lap_relative_gap
-        fall = (mean - mean_post) / mean if mean > 0 else math.nan
         spread = (f"its high-LAP half's mean exceeds the low half's by {gap:.3g} of its mean, less than "
-                  f"min_lap_relative_gap = {floor:g}" if math.isfinite(gap) else "it is constant")
-    if (math.isfinite(gap) and gap >= floor) or (math.isfinite(fall) and fall >= floor):
+                  f"min_lap_relative_gap = {floor:g}" if math.isfinite(gap) else "it has no high-LAP half "
+                  "(constant, or most rows tie at the median)")
+    collapsed = mean_post <= COLLAPSED_SHARE * mean or (recall and mean_post < thresholds.min_lap_gap)
+    if (math.isfinite(gap) and gap >= floor) or collapsed:
         return ""
-    name = ("post-cutoff LAP saturated" if thresholds.lap_measure == "recall" and mean_post >= SATURATED_RECALL_LAP
-            else "post-cutoff LAP flat")
+    name = "post-cutoff LAP saturated" if recall and mean_post >= SATURATED_RECALL_LAP else "post-cutoff LAP flat"
     return (f"{name}: {spread}, and at a mean of {mean_post:.6g} against {mean:.6g} before the cutoff it has not "
-            "collapsed (protocol Step 5; results/power.csv), so the placebo cannot be judged")
+            f"collapsed (protocol Step 5: at most {COLLAPSED_SHARE:g} of the pre-cutoff mean"
+            + (f" or below {thresholds.min_lap_gap:g}" if recall else "") + "; results/power.csv)")
 
 
 def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,
                   wild_below_clusters: int = 42, reps: int = 9999, saturated: str = "") -> tuple[bool, bool, str]:
     """(feasible, passes, sentence) of the post-cutoff placebo; the sentence says "passes" when it passes. The
     p-value is the wild cluster bootstrap's with fewer than `wild_below_clusters` entity clusters (`inference`).
-    `saturated` (post_lap_saturated's sentence): the placebo is not judged, and the sentence says why."""
-    if saturated:
-        return False, False, f"the placebo is not judged ({saturated})"
+    `saturated` (post_lap_saturated's sentence): a placebo that would pass is not judged (its LAP has neither varied
+    nor collapsed, so the pass tests nothing); one that fails still fails (Step 5: a surviving beta_3 > 0 after the
+    cutoff is a failed placebo), with the sentence added."""
+    feasible, passes, text = _placebo_check(placebo, notes, alpha, wild_below_clusters, reps)
+    if saturated and feasible and passes:
+        return False, False, f"the placebo cannot be judged ({saturated})"
+    if saturated and feasible:
+        return feasible, passes, f"{text} ({saturated})"
+    return feasible, passes, text
+
+
+def _placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,
+                   wild_below_clusters: int, reps: int) -> tuple[bool, bool, str]:
     post = term_row(placebo, "post", BETA3)
     if post is not None and not pd.isna(post["coef"]) and pd.isna(post["p_one_sided"]):
         return False, False, (f"the placebo is infeasible (post-cutoff beta_3 = {post['coef']:.4g} has no standard "
@@ -431,7 +451,8 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "instructions to ignore future information) are not a remedy unless this test, rerun, "
                        "shows they work.")
     if significant:
-        unjudged = saturated_post.split(":", 1)[0] if saturated_post else "placebo infeasible"
+        unjudged = (saturated_post.split(":", 1)[0] if place.startswith("the placebo cannot be judged")
+                    else "placebo infeasible")
         failed = (([] if pattern.present else ["validation"]) + ([] if placebo_feasible else [unjudged])
                   + (["placebo uninformative"] if placebo_feasible and informative is False else []))
         weak = (" (a placebo that could not have excluded the pre-cutoff interaction has not passed in the protocol's "
@@ -441,17 +462,20 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "channels.")
     quiet = f"{b3}: beta_3 is not significantly greater than zero"
     varies, variation = lap_variation(power, thresholds)
-    why = pattern.missing + (pattern.contradicted if varies else [])
+    measured = math.isfinite(power.get("lap_gap" if thresholds.lap_measure == "recall" else "lap_relative_gap",
+                                       math.nan))
+    split_on_noise = not varies and measured  # an unknown gap (no power.csv row) never hides a contradiction
+    why = pattern.missing + ([] if split_on_noise else pattern.contradicted)
     if why:
         return Verdict(MIXED, ["validation"], f"{quiet}, but {'; and '.join(why)}, so LAP cannot be read as a "
                        f"measure of memorization; {place}. Verdict: {MIXED} (validation).")
     if not varies:
         saturated = lap_saturated(power, thresholds)
-        unjudged = ("; the validation halves are split on noise, so a significant low-LAP theta does not contradict "
-                    "the pattern and the validation cannot be judged (results/validation.csv)"
-                    if pattern.contradicted else f"; {valid}")
-        what = (f"LAP saturated: {variation} at a mean LAP of {power.get('mean_lap', math.nan):.6g}, every answer a "
-                "direction" if saturated else f"{variation}: LAP shows no meaningful variation")
+        unjudged = ("; the validation halves differ too little in LAP to separate what the model recalls, so a "
+                    "significant theta in either half does not contradict the pattern and the validation cannot be "
+                    "judged (results/validation.csv)" if pattern.contradicted else f"; {valid}")
+        what = (f"LAP saturated: {variation} at a mean LAP of {power.get('mean_lap', math.nan):.6g}, nearly every "
+                "recall answer a direction" if saturated else f"{variation}: LAP shows no meaningful variation")
         return Verdict(UNDERPOWERED, ["LAP saturated" if saturated else "LAP variation"],
                        f"{quiet}, but {what} (protocol, final rule), so a quiet beta_3 says nothing about "
                        f"contamination whatever its standard error ({power_text}){unjudged}; {place}. Verdict: "
