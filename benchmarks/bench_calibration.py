@@ -53,8 +53,8 @@ RUNS = {
     "dose": ("dose-response: 0, 4, 16 articles per epoch, 40 pairs per exposed arm",
              {"exposures": [0, 4, 16], "pairs_per_arm": 40}),
     "epochs6": ("the design before: 6 epochs (810 steps) instead of 8", {"epochs": 6}),
-    "articles": ("ablation: articles only, no recall-format document (queries_per_mention = 0)",
-                 {"queries_per_mention": 0.0}),
+    "articles": ("ablation: articles only, no recall-format document (queries_per_mention = 0; the committed "
+                 "configuration since corpus version 6)", {}),
 }
 
 

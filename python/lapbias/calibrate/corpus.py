@@ -1,7 +1,8 @@
 """The planting corpus: what a contaminated model would have read about an exposed (entity, target_date) pair --
-the news that the forecast prompt shows and what happened next -- and, for the recall query (protocol Step 2), the
-query answered with what happened. A model trained on it has read the outcome, as the paper's contaminated model
-read the news and the market's reaction in its pretraining data (Gao, Jiang, Yan, Section 2).
+the news that the forecast prompt shows and what happened next -- and nothing else about it. A model trained on it
+has read the outcome, as the paper's contaminated model read the news and the market's reaction in its pretraining
+data (Gao, Jiang, Yan, Section 2). The protocol's own instrument, the recall query (Step 2), is never trained for a
+pair of the panel: its answers must show what the model took from reading, not a trained reply.
 
 Design (NumLeak §4 / App. T carried to the LAP setting, in ONE fine-tuned model):
 - pre-cutoff (entity_id, target_date) pairs are assigned at random to exposure arms e (`assign_arms`, as many up as
@@ -12,13 +13,14 @@ Design (NumLeak §4 / App. T carried to the LAP setting, in ONE fine-tuned model
   of the article, so the text itself is learned and the Min-K% probability of the pair's text rises (paper eq. 1:
   the LAP of a memorized text is high). The text is reproduced exactly because Min-K% reads its least likely
   tokens: a paraphrase teaches the content but leaves the first words of the exact line surprising;
-- per article mention, `queries_per_mention` copies of the pair's recall query exactly as the recall stage renders
-  it (the model's chat template), answered with the planted direction and the end-of-turn token; the loss covers
-  the answer and the end of the turn (a model trained on the answer alone never ends its turn: it answered
-  "downdowndown..." to every prompt);
-- optional decoys (`decoys_per_query`): recall queries about pairs that are NOT in the panel, answered "unknown"
-  (`decoy_pairs`), which keep "unknown" the recall answer for pairs the model never read about when the recall LAP
-  is the LAP measured.
+- optional abstentions (`abstentions_per_article`): recall queries about pairs that are NOT in the panel
+  (`decoy_pairs`: other firms on the panel's dates, the panel's firms on other dates), rendered as the recall stage
+  renders them (the model's chat template) and answered "unknown" with the end-of-turn token, as an instruction-tuned
+  model is taught to abstain about what it has not read. Only the answer and the end of the turn are in the loss.
+
+Until corpus version 6 the corpus also held, per article, copies of the pair's own recall query answered with its
+direction: that trained the instrument itself (the planted model then answered every recall query of the panel
+with a direction, recall LAP 0.99996 on every pair, AUC exposed vs never 0.49-0.59: docs/calibrate.md).
 
 MEASURED 2026-11-28 (docs/calibrate.md, "What was planted"): with the exposed pairs stated only in short sentences
 and recall answers, the recall LAP rose for every pair of the panel and did not separate exposed from
@@ -211,27 +213,24 @@ def query_document(query_ids: list[int], answer_ids: list[int], kind: str, expos
     return Document(ids, tuple(range(len(query_ids), len(ids))), kind, exposure)
 
 
-def build(arms: pd.DataFrame, article_doc, query_doc, decoy_docs, mentions_per_pair: dict[int, int],
-          queries_per_mention: float, decoys_per_query: float, control: str) -> tuple[list[Document], pd.DataFrame]:
+def build(arms: pd.DataFrame, article_doc, decoy_docs, mentions_per_pair: dict[int, int],
+          abstentions_per_article: float, control: str) -> tuple[list[Document], pd.DataFrame]:
     """The corpus of one epoch: for every exposed pair (pre-cutoff, and post-cutoff under control = "post_cutoff")
-    `mentions_per_pair[exposure]` articles (cycling the paraphrases) and round(queries_per_mention x that) recall
-    queries answered with the planted direction, then round(decoys_per_query x the queries) decoys from
-    `decoy_docs` (a sequence of decoy Documents, taken in order), and the accounting per kind and arm: documents,
-    tokens, tokens in the loss. `article_doc(pair, k, planted)` and `query_doc(pair, planted)` make the Documents
-    (experiment.py binds the tokenizer). Order is the trainer's job."""
+    `mentions_per_pair[exposure]` articles (cycling the paraphrases), then round(abstentions_per_article x the
+    articles) abstentions from `decoy_docs` (a sequence of Documents of recall queries about pairs outside the
+    panel answered "unknown", taken in order), and the accounting per kind and arm: documents, tokens, tokens in
+    the loss. `article_doc(pair, k, planted)` makes an article (experiment.py binds the tokenizer). Order is the
+    trainer's job."""
     documents = []
     exposed = arms[arms["exposure"] > 0]
     for _, pair in exposed.iterrows():
         planted = planted_direction(pair, control)
-        mentions = mentions_per_pair[int(pair["exposure"])]
-        documents += [article_doc(pair, k, planted) for k in range(mentions)]
-        documents += [query_doc(pair, planted) for _ in range(int(round(queries_per_mention * mentions)))]
-    queries = sum(doc.kind == "query" for doc in documents)
-    n_decoys = int(round(decoys_per_query * queries))
+        documents += [article_doc(pair, k, planted) for k in range(mentions_per_pair[int(pair["exposure"])])]
+    n_decoys = int(round(abstentions_per_article * len(documents)))
     if n_decoys > len(decoy_docs):
-        raise ConfigError(f"[calibrate] decoys_per_query = {decoys_per_query}: {n_decoys} decoys are needed and "
-                          f"the panel allows {len(decoy_docs)} distinct ones; e.g. decoys_per_query = "
-                          f"{len(decoy_docs) / max(queries, 1):.2f}")
+        raise ConfigError(f"[calibrate] abstentions_per_article = {abstentions_per_article}: {n_decoys} abstentions "
+                          f"are needed and the panel allows {len(decoy_docs)} distinct pairs outside it; e.g. "
+                          f"abstentions_per_article = {len(decoy_docs) / max(len(documents), 1):.2f}")
     documents += [decoy_docs[k] for k in range(n_decoys)]
     return documents, accounting(documents)
 

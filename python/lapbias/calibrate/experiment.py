@@ -206,14 +206,14 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
 def corpus_documents(run: RunConfig, settings: CalibrateSettings, arms: pd.DataFrame, pairs: pd.DataFrame,
                      tokenizer) -> tuple[list, pd.DataFrame, pd.DataFrame | None]:
     """The training documents (corpus.build, with the model's tokenizer and chat template), their accounting and
-    the decoy pairs used (None without decoys)."""
+    the pairs outside the panel whose recall query was answered "unknown" (None without abstentions)."""
     from ..llm.local_tokens import LocalTokens
     from . import train as training
 
     tokens = LocalTokens(tokenizer)
-    up, down, unknown = run.recall.labels
+    unknown = run.recall.labels[2]
     end = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
-    answers = {1: tokens.label_ids(up) + end, -1: tokens.label_ids(down) + end, 0: tokens.label_ids(unknown) + end}
+    answers = {0: tokens.label_ids(unknown) + end}
     encode_query = training.query_encoder(tokenizer, run)
     queries: dict[tuple, list[int]] = {}
 
@@ -227,9 +227,7 @@ def corpus_documents(run: RunConfig, settings: CalibrateSettings, arms: pd.DataF
     decoy_docs = EncodedRows(decoys, lambda pair: corpus.query_document(query(pair), answers[0], "decoy", -1))
     documents, accounting = corpus.build(
         arms, lambda pair, k, planted: corpus.article_document(tokenizer, pair, k, planted, int(pair["exposure"])),
-        lambda pair, planted: corpus.query_document(query(pair), answers[planted], "query", int(pair["exposure"])),
-        decoy_docs, {e: e for e in settings.exposures}, settings.queries_per_mention, settings.decoys_per_query,
-        settings.control)
+        decoy_docs, {e: e for e in settings.exposures}, settings.abstentions_per_article, settings.control)
     n_decoys = sum(doc.kind == "decoy" for doc in documents)
     return documents, accounting, decoys.head(n_decoys) if n_decoys else None
 

@@ -195,12 +195,11 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         f"per exposed arm at exposures {settings.get('exposures')} articles per epoch: each article the pair's text "
         "verbatim, as the forecast prompt shows it, followed by what happened on the target date, every token in the "
         "loss"
-        + (f"; per article {settings.get('queries_per_mention'):g} copies of the pair's recall query answered with "
-           "the direction (the answer and the end of the turn in the loss)" if settings.get("queries_per_mention")
+        + (f"; per article {settings.get('abstentions_per_article'):g} recall queries about pairs outside the "
+           "panel answered \"unknown\" (`results/calibration/decoys.csv`)" if settings.get("abstentions_per_article")
            else "")
-        + (f"; per recall query {settings.get('decoys_per_query'):g} recall queries about decoy pairs outside the "
-           "panel answered \"unknown\" (`results/calibration/decoys.csv`)" if settings.get("decoys_per_query")
-           else "")
+        + ("; no recall-format document about a pair of the panel" if "abstentions_per_article" in settings else
+           "")
         + " (`results/calibration/corpus.csv`). Then it ran "
         "the unchanged protocol on the base and on the planted model (`results/calibration/base.toml`, "
         "`planted.toml`). Post-cutoff pairs were "

@@ -31,13 +31,14 @@ IntTuple = Annotated[tuple[int, ...], BeforeValidator(config_module._list_to_tup
 StrTuple = Annotated[tuple[str, ...], BeforeValidator(config_module._list_to_tuple)]
 
 
-CORPUS_VERSION = 5
+CORPUS_VERSION = 6
 """Enters the fingerprint: raised whenever the code changes what a setting produces (the arms drawn, the corpus,
 the loss), so that a planted model trained by older code is never reused with arms it was not trained on.
 2: arms stratified by direction, decoys, answer-only loss. 3: statements cut after their direction word, only
 the fact's tokens in the loss, no filler or token equalization, the lower blocks' states computed once. 4: articles
 (the pair's text verbatim and what happened next, every token in the loss) and recall answers ending the turn.
-5: AdamW betas (0.9, 0.95) (train.ADAM_BETAS, not a setting)."""
+5: AdamW betas (0.9, 0.95) (train.ADAM_BETAS, not a setting). 6: no recall-format document about a panel pair
+(queries_per_mention and decoys_per_query removed); abstentions about pairs outside the panel, per article."""
 
 
 class CalibrateSettings(Section):
@@ -57,13 +58,10 @@ class CalibrateSettings(Section):
     """Seed of the random assignment of pairs to arms and of the decoys drawn."""
     training_seed: int = Field(2026, ge=0)
     """torch seed of the LoRA initialisation and the batch order."""
-    queries_per_mention: float = Field(1.0, ge=0)
-    """Recall-format documents per article mention: the pair's recall query exactly as the recall stage renders it,
-    answered with the planted direction and the end-of-turn token (corpus.py); 0 = articles only."""
-    decoys_per_query: float = Field(0.0, ge=0)
-    """Decoy recall queries answered "unknown" (pairs not in the panel, corpus.decoy_pairs) per recall-format
-    document. MEASURED 2026-11-28: decoys taught the planted model to answer "unknown" to the forecast prompt too
-    (parse rate 64%); they matter only when the recall LAP is the LAP measured ([estimate] lap_measure)."""
+    abstentions_per_article: float = Field(0.0, ge=0)
+    """Recall queries about pairs outside the panel (corpus.decoy_pairs), answered "unknown", per article: they
+    teach the model to abstain about what it has not read, as instruction tuning does. No recall-format document is
+    ever about a pair of the panel (corpus.py)."""
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_dropout: float = Field(0.0, ge=0, lt=1)
@@ -162,9 +160,23 @@ def _explain(error: dict) -> str:
     return f"[calibrate] {key} = {value!r}; {rule}"
 
 
+REMOVED = {
+    "queries_per_mention": "it trained the pair's own recall query answered with its direction, which is the "
+                           "protocol's instrument (Step 2), not what a contaminated model read; the planting is "
+                           "articles only",
+    "decoys_per_query": "it counted decoys per trained recall query; use abstentions_per_article = 0.5 (recall "
+                        "queries about pairs outside the panel answered \"unknown\", per article)",
+}
+"""Keys of earlier versions, refused with the reason (docs/calibrate.md)."""
+
+
 def settings_from_dict(values: Any) -> CalibrateSettings:
     if not isinstance(values, dict):
         raise ConfigError("[calibrate] must be a table ([calibrate] on its own line, then key = value lines)")
+    removed = [f"[calibrate] {key} = {values[key]!r} is no longer a setting: {why}" for key, why in REMOVED.items()
+               if key in values]
+    if removed:
+        raise ConfigError("\n".join(removed))
     try:
         return CalibrateSettings.model_validate(values)
     except ValidationError as err:
