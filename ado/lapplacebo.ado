@@ -66,6 +66,8 @@ program define lapplacebo, rclass
 			tempname `r'_`period'
 			scalar ``r'_`period'' = .
 		}
+		tempname mean_lap_`period'
+		scalar `mean_lap_`period'' = .
 		local cond = cond("`period'" == "pre", "`day' <= scalar(`cut')", "`day' > scalar(`rel')")
 		local st = cond("`store'" != "", "store(`store'_`period')", "")
 		local omitted_`period'
@@ -89,6 +91,8 @@ program define lapplacebo, rclass
 		foreach r in b3 se3 t3 p_one p_two N N_clust {
 			scalar ``r'_`period'' = r(`r')
 		}
+		quietly summarize `lap' if e(sample), meanonly
+		scalar `mean_lap_`period'' = r(mean)
 		quietly estadd local cmdline `"`cmdline'"', replace
 		if ("`store'" != "") {
 			quietly estimates store `store'_`period'
@@ -98,10 +102,15 @@ program define lapplacebo, rclass
 	quietly count if `touse' & `day' > scalar(`cut') & `day' <= scalar(`rel')
 	local N_gap = r(N)
 	local term c.`forecast'#c.`lap'
-	scalar `collapsed' = "`status_post'" == "omitted" & `: list lap in omitted_post' & `: list term in omitted_post'
+	* a constant post-cutoff LAP is a collapse (Step 5) only at most half the pre-cutoff mean, as the verdict reads it
+	* (report/verdict.py COLLAPSED_SHARE); constant at the pre-cutoff level or above it is not, and cannot pass
+	tempname constant
+	scalar `constant' = "`status_post'" == "omitted" & `: list lap in omitted_post' & `: list term in omitted_post'
+	scalar `collapsed' = `constant' & (`mean_lap_post' <= 0.5 * `mean_lap_pre')
 	local few = `N_clust_post' < 42
-	scalar `pass_crv1' = cond(`collapsed', 1, cond(missing(`p_one_post'), ., `p_one_post' > `alpha'))
+	scalar `pass_crv1' = cond(`collapsed', 1, cond(`constant' | missing(`p_one_post'), ., `p_one_post' > `alpha'))
 	if (`collapsed') scalar `pass' = 1
+	else if (`constant') scalar `pass' = .
 	else if missing(`p_one_post') scalar `pass' = .
 	else if (`few') scalar `pass' = .
 	else scalar `pass' = `p_one_post' > `alpha'
@@ -117,6 +126,9 @@ program define lapplacebo, rclass
 	}
 	if (`collapsed') di as text "  placebo " as result "passes" as text " (post-cutoff LAP collapsed: lap and beta_3" ///
 		" omitted, as Step 5 expects after the cutoff)"
+	else if (`constant') di as text "  placebo " as result "cannot be judged" as text " (post-cutoff LAP constant at " ///
+		as result %9.0g `mean_lap_post' as text ", not at most half the pre-cutoff mean " as result %9.0g ///
+		`mean_lap_pre' as text ": saturated or flat, not collapsed, so nothing after the cutoff is tested)"
 	else if missing(`p_one_post') di as text "  placebo " as result "not estimable" ///
 		as text " (no post-cutoff one-sided p: the placebo cannot be assessed, which is not a pass)"
 	else if (`few') di as text "  placebo " as result "not assessed here" as text ": with " `N_clust_post' " clusters" ///
@@ -133,6 +145,8 @@ program define lapplacebo, rclass
 	return scalar pass = `pass'
 	return scalar pass_crv1 = `pass_crv1'
 	return scalar collapsed = `collapsed'
+	return scalar mean_lap_pre = `mean_lap_pre'
+	return scalar mean_lap_post = `mean_lap_post'
 	return scalar estimable_post = !missing(`p_one_post') | `collapsed'
 	return scalar N_gap = `N_gap'
 	return scalar cutoff = `cut'

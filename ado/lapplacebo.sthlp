@@ -90,7 +90,9 @@ period has no beta_3):
 {synopt:{cmd:r(status_pre)}, {cmd:r(status_post)}}{cmd:estimated}, {cmd:omitted} (beta_3 not identified), {cmd:failed} or {cmd:empty}{p_end}
 {synopt:{cmd:r(pass)}}1 passes, 0 fails, missing = not estimable, or fewer than 42 post-cutoff clusters (not assessed: the verdict reads the wild bootstrap p){p_end}
 {synopt:{cmd:r(pass_crv1)}}the same rule on the CRV1 p whatever the number of clusters (missing when not estimable){p_end}
-{synopt:{cmd:r(collapsed)}}1 if the post-cutoff LAP collapsed (lap and beta_3 omitted): the placebo passes{p_end}
+{synopt:{cmd:r(collapsed)}}1 if the post-cutoff LAP collapsed (lap and beta_3 omitted, its mean at most half the
+pre-cutoff mean): the placebo passes; a constant post-cutoff LAP above that is not a collapse and r(pass) is missing{p_end}
+{synopt:{cmd:r(mean_lap_pre)}, {cmd:r(mean_lap_post)}}mean LAP on each period's estimation sample{p_end}
 {synopt:{cmd:r(estimable_post)}}1 if the post-cutoff placebo could be assessed (a one-sided p, or the collapse){p_end}
 {synopt:{cmd:r(N_gap)}}rows between the cutoff and the release, in neither sample{p_end}
 {synopt:{cmd:r(cutoff)}}the cutoff as a Stata date{p_end}

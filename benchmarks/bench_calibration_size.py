@@ -2,8 +2,8 @@
 run's answers (calibrate/power.py `redrawn_panel`: the panel's firms, dates, arms and answers held, outcomes
 redrawn with the trading-day shock shared by every firm on a date): for each clustering ([estimate] cluster), the
 share of redraws in which each validation theta's nominal 5% test rejects, the placebo fails (nominal 10%), beta_3
-is significantly negative, and each verdict label, for the base model; the share "Contamination detected" for the
-planted model. The verdict is the product's (simulate.tables, report.verdict.decide) with 999 wild draws.
+is significantly negative, and the verdict's Mixed/invalid and "Contamination detected" shares, for the base and the
+planted model; a theta's test reads the p the verdict reads (the wild cluster bootstrap's below 42 clusters). The verdict is the product's (simulate.tables, report.verdict.decide) with 999 wild draws.
 
     .venv/bin/python benchmarks/bench_calibration_size.py                       # the committed run, 300 redraws
     .venv/bin/python benchmarks/bench_calibration_size.py --pairs FILE --lap lap_mink_text --reps 100
@@ -29,7 +29,7 @@ from machine import describe, write_report  # noqa: E402
 from lapbias import simulate  # noqa: E402
 from lapbias.calibrate.power import SIMULATION_WILD_REPS, redrawn_panel  # noqa: E402
 from lapbias.config import EstimateConfig  # noqa: E402
-from lapbias.report.verdict import BETA3, CONTAMINATION, MIXED, decide, term_row  # noqa: E402
+from lapbias.report.verdict import BETA3, CONTAMINATION, MIXED, decide, term_row, theta_p  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "benchmarks/results/calibration_run_pairs.csv"
@@ -55,7 +55,10 @@ def one_redraw(records: pd.DataFrame, seed: int, planted: bool, thresholds: Esti
     row = {"label": verdict.label, "failed": "; ".join(verdict.failed)}
     for half in ("high_lap", "low_lap"):
         theta = term_row(found["validation"], half, "ud")
-        row[f"{half}_rejects"] = bool(theta is not None and pd.notna(theta["p"]) and theta["p"] < 0.05)
+        p = theta_p(theta, thresholds.wild_below_clusters) if theta is not None else math.nan
+        row[f"{half}_rejects"] = bool(p < 0.05)  # the p the verdict reads: wild below 42 clusters
+    row["placebo_fails"] = "placebo" in verdict.failed
+    row["beta3_negative"] = "beta_3 negative" in verdict.failed
     beta3 = term_row(found["detection"], "pre", BETA3)
     row["t_beta3"] = float(beta3["t"]) if beta3 is not None else math.nan
     return row
@@ -78,9 +81,10 @@ def main(argv: list[str] | None = None) -> None:
              f"`{args.lap}`, {args.reps} outcome redraws per row (calibrate/power.py `redrawn_panel`: firms, dates, "
              "arms and answers held; firm + trading-day shock shared on a date + noise redrawn), the product's "
              f"verdict with {SIMULATION_WILD_REPS} wild draws. Shares with 95% Wilson intervals.", "",
-             "| model | clusters | theta high rejects (5%) | theta low rejects (5%) | Mixed/invalid | "
-             "Contamination detected | median t(beta_3) | failed parts of the Mixed verdicts |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| model | clusters | theta high rejects (5%) | theta low rejects (5%) | placebo fails (10%) | "
+             "beta_3 significantly negative (5%) | Mixed/invalid | Contamination detected | median t(beta_3) | "
+             "failed parts of the Mixed verdicts |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for model, planted in (("base", False), ("planted", True)):
         records = pairs[pairs["model"] == model]
         if records.empty:
@@ -93,7 +97,9 @@ def main(argv: list[str] | None = None) -> None:
             mixed = rows[rows["label"] == MIXED]
             reasons = mixed["failed"].value_counts().to_dict()
             lines.append(f"| {model} | {clustering} | {wilson(int(rows['high_lap_rejects'].sum()), n)} | "
-                         f"{wilson(int(rows['low_lap_rejects'].sum()), n)} | {wilson(len(mixed), n)} | "
+                         f"{wilson(int(rows['low_lap_rejects'].sum()), n)} | "
+                         f"{wilson(int(rows['placebo_fails'].sum()), n)} | {wilson(int(rows['beta3_negative'].sum()), n)} | "
+                         f"{wilson(len(mixed), n)} | "
                          f"{wilson(int((rows['label'] == CONTAMINATION).sum()), n)} | "
                          f"{np.nanmedian(rows['t_beta3']):.2f} | "
                          + ", ".join(f"{k}: {v}" for k, v in reasons.items()) + " |")

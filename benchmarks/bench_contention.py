@@ -50,6 +50,8 @@ def worker(workload: str, policy: str, quick: bool) -> dict:
     if policy == "default":
         os.environ.pop("OMP_WAIT_POLICY", None)
         import torch  # noqa: F401  (loaded first: libgomp initialised without lapbias's setting)
+    elif policy.startswith("spin"):  # libgomp spins this many times at a barrier, then sleeps
+        os.environ["GOMP_SPINCOUNT"] = policy[len("spin"):]
     import lapbias  # noqa: F401  (sets OMP_WAIT_POLICY=PASSIVE unless torch was loaded already or it is set)
     import torch
 
@@ -113,6 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--worker", nargs=2, metavar=("WORKLOAD", "POLICY"), help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="fewer steps and batches")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--policies", nargs="+", default=list(POLICIES), help="default, passive or spin<N>")
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(*args.worker, args.quick)))
@@ -122,8 +126,8 @@ def main(argv: list[str] | None = None) -> None:
 
     load = os.getloadavg()
     rows = []
-    for workload in WORKLOADS:
-        for policy in POLICIES:
+    for workload in args.workloads:
+        for policy in args.policies:
             alone, beside = (measure(workload, policy, n, args.quick) for n in (0, 1))
             rows.append((workload, policy, alone, beside))
             print(f"{workload:9s} {policy:8s} alone {alone['per_unit']:.3f} s/{alone['unit']}, beside one busy "
@@ -132,7 +136,8 @@ def main(argv: list[str] | None = None) -> None:
              f"Machine: {describe()}; load average before the run {load[0]:.1f}; torch 2 threads; "
              f"{'quick run' if args.quick else 'full run'} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). "
              "Each cell: seconds per unit alone, beside one busy single-threaded process, and the ratio (at most "
-             f"{BOUND:g}x required). Policies: " + "; ".join(f"{k}: {v}" for k, v in POLICIES.items()) + ".", "",
+             f"{BOUND:g}x required). Policies: " + "; ".join(f"{k}: {POLICIES.get(k, f'GOMP_SPINCOUNT={k[4:]}')}"
+                                                           for k in args.policies) + ".", "",
              "| stage | waiting | alone (s per unit) | beside one busy process | slowdown | within " f"{BOUND:g}x |",
              "|---|---|---|---|---|---|"]
     for workload, policy, alone, beside in rows:

@@ -341,6 +341,8 @@ def test_an_omitted_beta3_is_reported_stored_and_exported_not_an_error():
     placebo. Now: no exit 498; r(identified) = 0, r(omitted), e() beta_3 results missing, the model stored; the
     do-file exports it (its omitted rows are what the driver and the verdict read); lapplacebo counts lap and beta_3
     omitted after the cutoff as the collapse that passes (r(collapsed)), as verdict.placebo_check does."""
+    from lapbias.report import verdict
+
     lapbias = code(ADO / "lapbias.ado")
     assert "exit 498" not in lapbias and "498" not in lapbias
     assert "local identified = `se3' > 0 & `se3' < ." in lapbias
@@ -357,12 +359,15 @@ def test_an_omitted_beta3_is_reported_stored_and_exported_not_an_error():
     detection = code(DO / "02_detection.do")
     assert detection.index("capture noisily lapbias") < detection.index("_lapbias_export") and "r(498)" not in detection
     placebo = code(ADO / "lapplacebo.ado")
-    assert ("scalar `collapsed' = \"`status_post'\" == \"omitted\" & `: list lap in omitted_post' & "
+    assert ("scalar `constant' = \"`status_post'\" == \"omitted\" & `: list lap in omitted_post' & "
             "`: list term in omitted_post'") in placebo
+    # a constant post-cutoff LAP is a collapse only at most half the pre-cutoff mean (verdict.COLLAPSED_SHARE)
+    assert "scalar `collapsed' = `constant' & (`mean_lap_post' <= 0.5 * `mean_lap_pre')" in placebo
+    assert "else if (`constant') scalar `pass' = ." in placebo and "return scalar mean_lap_post" in placebo
+    assert verdict.COLLAPSED_SHARE == 0.5
     assert "if (`collapsed') scalar `pass' = 1" in placebo and "return scalar collapsed = `collapsed'" in placebo
-    from lapbias.report import verdict
 
-    rule = inspect.getsource(verdict.placebo_check)
+    rule = inspect.getsource(verdict._placebo_check)
     assert 'any(n.startswith("lap omitted") for n in omitted)' in rule, "the Python rule the ado mirrors"
 
 

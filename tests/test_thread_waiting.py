@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "OMP_DISPLAY_ENV")}
+    environment = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "OMP_DISPLAY_ENV", "GOMP_SPINCOUNT")}
     return subprocess.run([sys.executable, "-c", code], env={**environment, **env}, capture_output=True, text=True,
                           check=True, timeout=300)
 
@@ -33,9 +33,12 @@ def test_torch_loaded_before_lapbias_keeps_the_default_and_the_environment_says_
     assert out.stdout.strip() == "None"  # not set after libgomp has read it: the environment tells the truth
 
 
-def test_a_users_own_wait_policy_is_kept():
+def test_a_users_own_wait_policy_or_spin_count_is_kept():
     out = _python("import lapbias, os; print(os.environ['OMP_WAIT_POLICY'])", OMP_WAIT_POLICY="ACTIVE")
     assert out.stdout.strip() == "ACTIVE"
+    out = _python("import lapbias, os, torch; torch.ones(2).sum(); print(os.environ.get('OMP_WAIT_POLICY'))",
+                  GOMP_SPINCOUNT="300000", OMP_DISPLAY_ENV="VERBOSE")
+    assert out.stdout.strip() == "None" and "GOMP_SPINCOUNT = '300000'" in out.stderr
 
 
 def test_the_contention_benchmark_worker_runs_a_model_stage():

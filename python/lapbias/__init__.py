@@ -16,14 +16,16 @@ import sys
 
 __version__ = "0.1.0"
 
-if "torch" not in sys.modules:
+if "torch" not in sys.modules and "GOMP_SPINCOUNT" not in os.environ:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     # torch's CPU kernels are OpenMP parallel regions ending in a barrier; by default a thread that reaches it spins
     # on its core. With another process holding one of two cores, its partner then waits for a core to run on, and
-    # every small region of a step costs a scheduler time slice: MEASURED, one busy process beside LoRA training
-    # made each step 9x slower (benchmarks/bench_contention.py measures both waits). A passive thread gives its
-    # core up at once; the arithmetic, and so every result, is unchanged. Read by libgomp when torch is loaded, so
-    # only set when torch is not loaded yet, and never over a value the user set.
+    # every small region of a step costs a scheduler time slice. MEASURED (benchmarks/results/contention.md, 2
+    # cores): beside one busy process, LoRA steps 2.9x slower spinning, 1.1x passive; Min-K% batches 3.5x / 1.3x;
+    # generation 2.5x / 1.5x; alone, passive waiting costs about a third (0.38 -> 0.51 s a step). The arithmetic, and
+    # so every result, is unchanged. libgomp reads it when torch is loaded: set only when torch is not loaded yet,
+    # never over the user's OMP_WAIT_POLICY or GOMP_SPINCOUNT (GOMP_SPINCOUNT=300000 restores libgomp's spinning on
+    # a dedicated machine). Child processes (Stata, a vLLM server) inherit it.
 
 
 def __getattr__(name: str):

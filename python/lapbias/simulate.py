@@ -69,7 +69,8 @@ from .config import EstimateConfig
 from .estimate import specification
 from .estimate.specification import CLUSTERS
 from .estimate.power import detection_power
-from .estimate.protocol import DETECTION_TERMS, ProtocolResults, _estimated, validation_difference, with_wild
+from .estimate.protocol import (DETECTION_TERMS, ProtocolResults, _estimated, theta_with_wild, validation_difference,
+                                with_wild)
 from .panel import recall_direction
 from .report.verdict import Verdict, decide
 
@@ -155,7 +156,8 @@ def _sample(rng: np.random.Generator, shape: Shape, share: float, lap_design: st
     direction = np.sign(shock) * np.where(rng.uniform(size=n) < RECALL_RIGHT, 1.0, -1.0)
     guess = 2 * rng.uniform(size=n) - 1
     ud = lap * np.where(recalled, direction * rng.uniform(0.6, 1.0, size=n), guess)
-    frame = pd.DataFrame({"entity_num": entity, "period_num": period, "mu_hat": mu_hat, "lap": lap, "lap_recall": lap,
+    frame = pd.DataFrame({"entity_num": entity, "period_num": period, "date_num": period,  # one date a period
+                          "mu_hat": mu_hat, "lap": lap, "lap_recall": lap,
                           "ud": ud, "outcome": outcome, "high_lap": high})
     return frame.assign(ud_dir=recall_direction(frame["ud"], frame["lap_recall"]))
 
@@ -187,8 +189,13 @@ def tables(pre: pd.DataFrame, post: pd.DataFrame, thresholds: EstimateConfig | N
     cluster = CLUSTERS[thresholds.cluster]
     fit = partial(specification.fit, cluster=cluster)
     results = ProtocolResults()
-    validation = [_estimated(results, "validation", model, pre[pre["high_lap"] == flag], ["ud"], -1, fit)
-                  for model, flag in (("high_lap", 1), ("low_lap", 0))]
+    halves = [(model, pre[pre["high_lap"] == flag]) for model, flag in (("high_lap", 1), ("low_lap", 0))]
+    few_validation = pre["entity_num"].nunique() < thresholds.wild_below_clusters
+    validation = [theta_with_wild(results, "validation", _estimated(results, "validation", model, half, ["ud"], -1,
+                                                                    fit),
+                                  half, thresholds.wild_bootstrap_reps if few_validation else 0,
+                                  thresholds.bootstrap_seed)
+                  for model, half in halves]
     validation.append(validation_difference(results, "validation", pre, -1, cluster))
     empty = pd.DataFrame(columns=["model", "term", "coef", "se", "t", "p", "p_one_sided", "df_r", "N_clust"])
     fitted = {}

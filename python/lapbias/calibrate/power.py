@@ -158,6 +158,7 @@ def simulated_panel(design: Design, behaviour: Behaviour, seed: int) -> tuple[pd
     panel["ud_dir"] = recall_direction(panel["ud"], panel["lap_recall"])  # as `lapbias panel` derives it
     panel["entity_num"] = integer_ids(panel["entity_id"])
     panel["period_num"] = panel["period"] + 1
+    panel["date_num"] = panel["period_num"]  # every simulated firm of a month on one date (_outcomes)
     samples = []
     for flag in (0, 1):
         sample = panel[panel["post"] == flag].copy()
@@ -170,7 +171,8 @@ def _state(found: dict, thresholds: EstimateConfig) -> dict[str, float]:
     """The tests behind one simulated verdict: beta_3's and b1's t, the validation pattern, the placebo."""
     beta3 = term_row(found["detection"], "pre", BETA3)
     power = dict(zip(found["power"]["quantity"], found["power"]["value"].astype(float)))
-    pattern = validation_pattern(found["validation"], found["notes"], thresholds.validation_alpha)
+    pattern = validation_pattern(found["validation"], found["notes"], thresholds.validation_alpha,
+                                 thresholds.wild_below_clusters)
     feasible, passes, _ = placebo_check(found["placebo"], found["notes"], thresholds.placebo_alpha,
                                         thresholds.wild_below_clusters, thresholds.wild_bootstrap_reps,
                                         post_lap_saturated(power, thresholds))
@@ -232,7 +234,7 @@ def redrawn_panel(records: pd.DataFrame, seed: int, design: Design = Design(),
     frame["period_num"] = integer_ids(pd.to_datetime(frame["target_date"]).dt.to_period("M").astype(str))
     samples = []
     for flag in (0, 1):
-        sample = frame[frame["post"] == flag].copy()
+        sample = frame[frame["post"] == flag].dropna(subset=["mu_hat", "lap"]).copy()
         sample["high_lap"] = high_lap_flags(sample, "pooled").astype(int)
-        samples.append(sample.dropna(subset=["mu_hat", "lap"]))
+        samples.append(sample)
     return samples[0], samples[1]

@@ -16,7 +16,7 @@ from ..errors import LapbiasError
 from ..freshness import results_current
 from ..io import Layout, read_parquet, write_csv, write_text
 from ..stage import manifest_files, new_run_id, staged_outputs
-from .describe import write_descriptives
+from .describe import date_dependence, write_descriptives
 from .figures import lap_histogram
 from .markdown import render
 from . import units
@@ -151,7 +151,9 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
             if "engine" in tables["detection"] else ""
         write_text(out.results / "REPORT.md", render(config, tables, verdict, engine or config.estimate.engine,
                                                      approximated, source=read_source_record(layout),
-                                                     notice=notice) + "\n")
+                                                     notice=notice,
+                                                     date_note=date_dependence(panel, config.estimate.cluster,
+                                                                               config.study.frequency)) + "\n")
     return WrittenReport(layout.results / "REPORT.md", verdict.label, sentence)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import RunConfig
+from ..estimate.specification import CLUSTERS
 from . import units
 from .sections import section_lines
 from .tables import to_markdown
@@ -237,10 +238,10 @@ def _target_dates(config: RunConfig) -> str:
 
 
 def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str,
-           approximated: str = "", source: dict | None = None, notice: str = "") -> str:
+           approximated: str = "", source: dict | None = None, notice: str = "", date_note: str = "") -> str:
     """REPORT.md; `approximated` (approximation.recall_note) labels the report and each section; `source` (what
     `validate` read, data/derived/data_source.json) names the data file and its sha256; `notice` (verdict_sentence.
-    low_parse_rate) opens section 6."""
+    low_parse_rate) opens section 6; `date_note` (describe.date_dependence) follows the estimation line."""
     notes = tables.get("estimation_notes", pd.DataFrame(columns=["model", "kind", "detail"]))
     lines = [
         "# Lookahead-bias test report", "",
@@ -251,7 +252,10 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
         "high_lap by "
         f"{'pooled median' if config.panel.high_lap == 'pooled' else 'median of entity-mean LAP'} within each "
         f"sample. Estimation engine: **{engine}** (reghdfe conventions: absorb(entity_num period_num), "
-        "cluster(entity_num), singletons dropped, t-based p-values with reghdfe's residual df).", "",
+        f"cluster({' '.join(CLUSTERS[config.estimate.cluster])}), singletons dropped, t-based p-values with reghdfe's "
+        "residual df" + ("; beta_3's wild cluster bootstrap and the CV3 bounds cluster by entity alone"
+                         if config.estimate.cluster != "entity" else "") + ")."
+        + date_note, "",
         f"**Verdict: {verdict.label}.** (section 6)", "",
     ]
     if source:

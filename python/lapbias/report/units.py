@@ -76,14 +76,21 @@ def lap_measure(config: RunConfig, standardized: bool = False) -> str:
     return "LAP = P(up) + P(down) from the recall prompt (protocol Step 2)"
 
 
-FE_CLUSTERED = "absorb(entity_num period_num), standard errors clustered by entity (entity_num)"
+CLUSTERED_BY = {"entity": "standard errors clustered by entity (entity_num)",
+                "entity date": "standard errors clustered two-way by entity and target date (entity_num date_num)"}
 SINGLE_ENTITY = "no fixed effects, Newey-West standard errors"
 
 
-def _protocol_estimator(table: pd.DataFrame | None) -> str:
-    """What the protocol regressions of this table ran (estimate/protocol.py): entity and period FE with entity
-    clusters, or, on a single entity, no FE and Newey-West (protocol, implementation notes) -- told apart by
-    N_clust, which a Newey-West fit leaves empty."""
+def fe_clustered(config: RunConfig) -> str:
+    """The protocol regressions' fixed effects and clusters ([estimate] cluster)."""
+    return f"absorb(entity_num period_num), {CLUSTERED_BY[config.estimate.cluster]}"
+
+
+def _protocol_estimator(table: pd.DataFrame | None, config: RunConfig) -> str:
+    """What the protocol regressions of this table ran (estimate/protocol.py): entity and period FE with the
+    configured clusters, or, on a single entity, no FE and Newey-West (protocol, implementation notes) -- told apart
+    by N_clust, which a Newey-West fit leaves empty."""
+    FE_CLUSTERED = fe_clustered(config)
     if table is None or "N_clust" not in table.columns or table.empty:
         return FE_CLUSTERED
     single = sorted(set(table.loc[table["N_clust"].isna(), "model"].astype(str)))
@@ -98,7 +105,7 @@ def note(name: str, config: RunConfig, table: pd.DataFrame | None = None) -> str
     """The table note: estimator and clustering (protocol tables: as `table`'s models ran), LAP measure (and Table
     V's samples)."""
     if name in PROTOCOL_TABLES:
-        cluster = _protocol_estimator(table)
+        cluster = _protocol_estimator(table, config)
     else:
         by = "date (period_num)" if config.estimate.extended_cluster == "period_num" else "entity (entity_num)"
         cluster = f"absorb(entity_num period_num), standard errors clustered by {by}"

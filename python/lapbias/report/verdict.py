@@ -284,7 +284,17 @@ class Validation:
     zero_halves: list[str]
 
 
-def _theta_state(row: pd.Series | None, alpha: float) -> str:
+def theta_p(row: pd.Series, wild_below_clusters: int) -> float:
+    """A validation theta's two-sided p: the CRV1 t test's, or with fewer entity clusters than wild_below_clusters
+    its wild cluster restricted bootstrap's (p_wild), as for beta_3 (`inference`); the CRV1 p where no bootstrap
+    p was computed (a table written before it, a single series)."""
+    clusters, wild = _value(row, "N_clust"), _value(row, "p_wild")
+    if math.isfinite(clusters) and clusters < wild_below_clusters and math.isfinite(wild):
+        return wild
+    return _value(row, "p")
+
+
+def _theta_state(row: pd.Series | None, alpha: float, wild_below_clusters: int = 0) -> str:
     """A validation theta: "missing" (regression failed, or an estimate without a p-value -- neither null nor
     significant, as for beta_3); "zero" (ud omitted as collinear: constant within the fixed effects of that half,
     e.g. all recall censored to 'unknown', so the half carries no recall signal and theta is zero -- Step 3's
@@ -293,17 +303,21 @@ def _theta_state(row: pd.Series | None, alpha: float) -> str:
         return "missing"
     if pd.isna(row["coef"]):
         return "zero"
-    if pd.isna(row["p"]):
+    p = theta_p(row, wild_below_clusters)
+    if not math.isfinite(p):
         return "missing"
-    if row["p"] < alpha:
+    if p < alpha:
         return "positive" if row["coef"] > 0 else "negative"
     return "null"
 
 
-def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float) -> Validation:
+def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,
+                       wild_below_clusters: int = 0) -> Validation:
+    """The pattern (module docstring); each theta's p as `theta_p` reads it (wild below wild_below_clusters)."""
     high, low = term_row(validation, "high_lap", "ud"), term_row(validation, "low_lap", "ud")
     difference = term_row(validation, DIFFERENCE_MODEL, DIFFERENCE)
-    high_state, low_state = _theta_state(high, alpha), _theta_state(low, alpha)
+    high_state, low_state = (_theta_state(high, alpha, wild_below_clusters),
+                             _theta_state(low, alpha, wild_below_clusters))
     larger = (difference is not None and not pd.isna(difference["p_one_sided"]) and difference["coef"] > 0
               and difference["p_one_sided"] < alpha)
     missing = []
@@ -319,15 +333,23 @@ def validation_pattern(validation: pd.DataFrame | None, notes: pd.DataFrame | No
     contradicted = []
     if low_state in ("positive", "negative") and not larger:
         contradicted.append(f"the validation pattern is contradicted: the low-LAP theta is significant "
-                            f"({low['coef']:.4g}, p = {low['p']:.4f}) and the high-LAP recall does not predict the "
+                            f"({low['coef']:.4g}, {_theta_p_text(low, wild_below_clusters)}) and the high-LAP recall "
+                            "does not predict the "
                             "outcome significantly better per SD of the recalled direction (results/validation.csv)")
     if high_state == "negative":
         contradicted.append(f"the validation pattern is contradicted: the high-LAP theta is significantly negative "
-                            f"({high['coef']:.4g}, p = {high['p']:.4f}, results/validation.csv)")
+                            f"({high['coef']:.4g}, {_theta_p_text(high, wild_below_clusters)}, "
+                            "results/validation.csv)")
     return Validation(present=high_state == "positive" and larger and not missing, contradicted=contradicted,
                       missing=missing, no_memorization=high_state in ("null", "zero"),
                       zero_halves=[half for half, state in (("high", high_state), ("low", low_state))
                                    if state == "zero"])
+
+
+def _theta_p_text(row: pd.Series, wild_below_clusters: int) -> str:
+    p = theta_p(row, wild_below_clusters)
+    wild = p != _value(row, "p")
+    return f"{'wild cluster bootstrap ' if wild else ''}p = {p:.4f}" + (f", CRV1 p = {row['p']:.4f}" if wild else "")
 
 
 def _validation_text(validation: pd.DataFrame | None, pattern: Validation) -> str:
@@ -419,7 +441,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     read = inference(beta3, thresholds.wild_below_clusters, reps)
     significant = beta3["coef"] > 0 and read.p_one_sided < alpha
     negative = beta3["coef"] < 0 and read.p_lower < alpha
-    pattern = validation_pattern(validation, notes, thresholds.validation_alpha)
+    pattern = validation_pattern(validation, notes, thresholds.validation_alpha, thresholds.wild_below_clusters)
     saturated_post = post_lap_saturated(power, thresholds)
     placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha,
                                                             thresholds.wild_below_clusters, reps,
