@@ -17,7 +17,8 @@ All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
   evidence": with expected t statistic t_e < 0 that happens with probability about Phi(z_{1−alpha} − |t_e|)
   (0.5% at t_e = −4.3), a statement true about contamination and silent about LAP's validity.
 - validation pattern present: high-LAP theta (outcome on ud, model high_lap) > 0 with two-sided p <
-  validation_alpha (0.05), and the halves' difference in the predictive content of the recalled direction ud_dir =
+  validation_alpha (0.05; each theta's p as `theta_p` reads it: the wild cluster bootstrap's below wild_below_clusters
+  entity clusters), and the halves' difference in the predictive content of the recalled direction ud_dir =
   ud / LAP_recall, per SD of it within each half, > 0 with one-sided p < validation_alpha (validation.csv model
   high_minus_low, term c.ud_dir_std#c.high_lap: Step 3's "predictive power on high-LAP observations, with a null on
   low-LAP observations" as a test of the difference; on the direction because |ud| <= LAP makes ud's size grow with
