@@ -26,7 +26,7 @@ from lapbias.errors import ConfigError
 REPO = Path(__file__).resolve().parents[1]
 TINY = {"exposures": [0, 6], "pairs_per_arm": 4, "assignment_seed": 7, "training_seed": 7, "learning_rate": 6e-3,
         "warmup_steps": 1, "epochs": 2, "batch_size": 8, "top_layers": 4, "threads": 1,
-        "abstentions_per_article": 0.5, "lr_schedule": "constant"}
+        "abstentions_per_article": 0.0, "lr_schedule": "constant"}
 CUTOFF = pd.Timestamp("2024-06-30")
 
 
@@ -512,6 +512,8 @@ def runs(tmp_path_factory):
     for control in ("none", "shuffled", "flipped", "post_cutoff"):
         # every LAP configuration on the self-validation; the controls read their own only (CI time)
         others = {} if control == "none" else {"lap_configurations": []}
+        if control == "post_cutoff":  # the abstentions' path end to end (MEASURED: at this size they make the
+            others["abstentions_per_article"] = 0.5  # model answer "unknown" to the forecast, so not on "none")
         result = CliRunner().invoke(main, ["calibrate", str(tiny_config(root, control=control, **others)), "--yes"])
         kept = root / "runs" / control
         shutil.copytree(root / "results/calibration", kept)
@@ -535,10 +537,14 @@ def _ended_as_expected(result, kept: Path) -> None:
         assert len(errors) == 1 and errors[0].startswith("error: calibrate: expected results not met (")
         for expectation in expected.loc[~expected["met"], "expectation"]:
             assert expectation in errors[0]
-    last = [line for line in result.output.splitlines() if line.strip() and not line.startswith("error:")]
-    assert last[-1].startswith("calibration report: results/calibration/REPORT.md"), result.output[-2000:]
-    assert last[-3].startswith("calibrate: base model: ") and last[-2].startswith("calibrate: planted model: ") \
-        or last[-4].startswith("calibrate: base model: "), result.output[-2000:]
+    lines = result.output.splitlines()
+    ends = [i for i, line in enumerate(lines) if line.startswith("calibration report: results/calibration/REPORT.md")]
+    assert len(ends) == 1, result.output[-2000:]
+    summary = lines[:ends[0]]
+    assert any(line.startswith("calibrate: base model: ") for line in summary[-3:])
+    assert any(line.startswith("calibrate: planted model: ") for line in summary[-3:])
+    after = lines[ends[0] + 1:]  # only the cache's lines of the study report (or the unmet-expectation error)
+    assert not [line for line in after if line.startswith(("verdict:", "report:"))], result.output[-2000:]
 
 
 def test_tiny_self_validation_trains_on_facts_and_reports(runs):
@@ -548,14 +554,18 @@ def test_tiny_self_validation_trains_on_facts_and_reports(runs):
     loss = pd.read_csv(kept / "training_loss.csv")["loss"]
     assert len(loss) == 2 * -(-int(pd.read_csv(kept / "corpus.csv")["documents"].sum()) // TINY["batch_size"])
     table = pd.read_csv(kept / "corpus.csv").set_index(["kind", "exposure"])
-    assert table.loc[("article", 6), "documents"] == 4 * 6 and ("query", 6) not in table.index
-    assert table.loc[("decoy", -1), "documents"] == 12
+    assert table.loc[("article", 6), "documents"] == 4 * 6 and set(table.index) == {("article", 6)}
     articles = table.loc[("article", 6)]
     assert articles["loss_tokens"] == articles["tokens"] - articles["documents"]  # every token but the first
-    assert table.loc[("decoy", -1), "loss_tokens"] == 2 * table.loc[("decoy", -1), "documents"]  # label, end
-    decoys = pd.read_csv(kept / "decoys.csv")
+    assert not (kept / "decoys.csv").exists()
+    # abstentions (the post_cutoff run): recall queries about pairs outside the panel, 0.5 per article
+    abstaining = pd.read_csv(out["post_cutoff"][0] / "corpus.csv").set_index(["kind", "exposure"])
+    n_articles = int(abstaining.loc[abstaining.index.get_level_values("kind") == "article", "documents"].sum())
+    assert abstaining.loc[("decoy", -1), "documents"] == n_articles // 2 and ("query", 6) not in abstaining.index
+    assert abstaining.loc[("decoy", -1), "loss_tokens"] == 2 * abstaining.loc[("decoy", -1), "documents"]
+    decoys = pd.read_csv(out["post_cutoff"][0] / "decoys.csv")
     panel = pd.read_csv(root / "panel.csv")
-    assert len(decoys) == 12
+    assert len(decoys) == n_articles // 2
     assert not set(zip(decoys["ticker"], decoys["target_date"])) & set(zip(panel["ticker"], panel["target_date"]))
     training = json.loads((kept / "training.json").read_text())
     assert training["torch_threads"] == 1 and training["tokens_per_second"] > 0 and 0 < training["matmul_share"]
@@ -581,8 +591,9 @@ def test_tiny_self_validation_reads_base_and_planted_under_every_lap_configurati
     assert (pairs["lap_mink_text"] == pairs["lap_mink"]).all() and (pairs["lap_mink_prompt"] != pairs["lap_mink"]).any()
     # the alternative runs answered the forecast and recall queries from the cache: the same forecasts
     work = root / "data/derived/calibration"
-    for model in ("base", "planted"):
-        main_panel = pd.read_parquet(work / model / "data/derived/panel.parquet")
+    for model, main_panel in (("base", work / "base/data/derived/panel.parquet"),
+                              ("planted", kept / "planted_panel.parquet")):  # the later controls rewrite planted/
+        main_panel = pd.read_parquet(main_panel)
         recall_panel = pd.read_parquet(work / model / "lap-recall/data/derived/panel.parquet")
         assert main_panel["mu_hat"].equals(recall_panel["mu_hat"]) and main_panel["ud"].equals(recall_panel["ud"])
     assert "Verdict of each model under every LAP configuration" in (kept / "REPORT.md").read_text()

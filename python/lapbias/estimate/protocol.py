@@ -175,9 +175,9 @@ def with_wild(results: ProtocolResults, name: str, table: pd.DataFrame, sample: 
 def theta_with_wild(results: ProtocolResults, name: str, table: pd.DataFrame | None, sample: pd.DataFrame,
                     reps: int, seed: int) -> pd.DataFrame | None:
     """A validation half's rows with the wild cluster restricted bootstrap p-values of theta (term ud), which the
-    verdict reads below wild_below_clusters entity clusters as it reads beta_3's (the CRV1 t test of theta
-    over-rejects there too: MEASURED on the self-validation's base model, the low-LAP theta's nominal 5% test
-    rejected in 10% of outcome redraws, benchmarks/results/calibration_size.md)."""
+    verdict reads below wild_below_clusters entity clusters beside the CRV1 p (report.verdict.theta_p: the larger of
+    the two; the CRV1 t test of theta over-rejects there: MEASURED on the self-validation's base model, the low-LAP
+    theta's nominal 5% test rejected in 10.7% of outcome redraws, benchmarks/results/calibration_size.md)."""
     if table is None:
         return None
     return with_wild(results, name, table, sample, reps, seed, term="ud")
