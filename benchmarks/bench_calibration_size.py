@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_calibration_power import wilson  # noqa: E402
 from machine import describe, write_report  # noqa: E402
 
 from lapbias import simulate  # noqa: E402
@@ -35,16 +35,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "benchmarks/results/calibration_run_pairs.csv"
 OUT = ROOT / "benchmarks/results/calibration_size.md"
 CLUSTERINGS = ("entity", "entity date")
-
-
-def wilson(k: int, n: int) -> str:
-    """k/n with its 95% Wilson interval, in percent."""
-    if n == 0:
-        return "—"
-    z, p = 1.959964, k / n
-    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (
-        1 + z * z / n)
-    return f"{100 * p:.1f}% [{100 * (centre - half):.1f}, {100 * (centre + half):.1f}]"
 
 
 def one_redraw(records: pd.DataFrame, seed: int, planted: bool, thresholds: EstimateConfig) -> dict:
@@ -71,9 +61,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=300)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    pairs = pd.read_csv(args.pairs)
-    if args.lap not in pairs:
-        raise SystemExit(f"error: {args.pairs} has no column {args.lap!r} (columns: {list(pairs.columns)})")
+    try:
+        pairs = pd.read_csv(args.pairs)
+    except (OSError, ValueError, pd.errors.ParserError) as err:  # EmptyDataError, UnicodeDecodeError: ValueErrors
+        raise SystemExit(f"--pairs {args.pairs}: {' '.join(str(err).split())} (a results/calibration/pairs.csv of "
+                         "`lapbias calibrate`)")
+    needed = ["model", "row_id", "entity_id", "target_date", "arm", "post", "direction", "mu_hat", "ud",
+              "lap_recall", args.lap]
+    missing = [column for column in needed if column not in pairs]
+    if missing:
+        raise SystemExit(f"--pairs {args.pairs}: no column(s) {missing} (a results/calibration/pairs.csv of "
+                         "`lapbias calibrate`; --lap names the LAP column)")
     pairs = pairs.assign(lap=pairs[args.lap])
     lines = ["## Size of the calibration's tests by outcome redraws", "",
              f"Machine: {describe()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Answers of "
@@ -96,11 +94,11 @@ def main(argv: list[str] | None = None) -> None:
             n = len(rows)
             mixed = rows[rows["label"] == MIXED]
             reasons = mixed["failed"].value_counts().to_dict()
-            lines.append(f"| {model} | {clustering} | {wilson(int(rows['high_lap_rejects'].sum()), n)} | "
-                         f"{wilson(int(rows['low_lap_rejects'].sum()), n)} | "
-                         f"{wilson(int(rows['placebo_fails'].sum()), n)} | {wilson(int(rows['beta3_negative'].sum()), n)} | "
-                         f"{wilson(len(mixed), n)} | "
-                         f"{wilson(int((rows['label'] == CONTAMINATION).sum()), n)} | "
+            share = lambda flags: wilson(float(np.mean(flags)), n)  # noqa: E731
+            lines.append(f"| {model} | {clustering} | {share(rows['high_lap_rejects'])} | "
+                         f"{share(rows['low_lap_rejects'])} | {share(rows['placebo_fails'])} | "
+                         f"{share(rows['beta3_negative'])} | {share(rows['label'] == MIXED)} | "
+                         f"{share(rows['label'] == CONTAMINATION)} | "
                          f"{np.nanmedian(rows['t_beta3']):.2f} | "
                          + ", ".join(f"{k}: {v}" for k, v in reasons.items()) + " |")
             print(lines[-1], f"({time.time() - clock:.0f} s)", flush=True)
