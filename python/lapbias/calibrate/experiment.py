@@ -462,7 +462,7 @@ def verdict_row(config: RunConfig, model: str) -> dict:
     """The protocol's verdict of the model's ordinary run: report.verdict.decide on its results/*.csv, as
     `lapbias report` decides it (detection, validation, placebo, power, estimation notes); `placebo_passes` is
     the verdict's own placebo judgement (report.verdict.placebo_check), None where the placebo is infeasible."""
-    from ..report.verdict import BETA3, decide, placebo_check, post_lap_saturated, term_row
+    from ..report.verdict import BETA3, decide, placebo_judgement, term_row
 
     results = Layout(Path(config.root)).results
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
@@ -474,13 +474,8 @@ def verdict_row(config: RunConfig, model: str) -> dict:
         row = term_row(table, sample, term)
         return math.nan if row is None or column not in row else float(row[column])
 
-    power = tables["power"]
-    power = dict(zip(power["quantity"], power["value"].astype(float))) if power is not None else {}
-    placebo_feasible, placebo_passes, _ = placebo_check(tables["placebo"], tables["estimation_notes"],
-                                                        config.estimate.placebo_alpha,
-                                                        config.estimate.wild_below_clusters,
-                                                        config.estimate.wild_bootstrap_reps,
-                                                        post_lap_saturated(power, config.estimate))
+    placebo_feasible, placebo_passes, _ = placebo_judgement(tables["placebo"], tables["estimation_notes"],
+                                                            tables["power"], config.estimate)
     return {"model": model, "model_id": config.model.model_id, "verdict": verdict.label,
             "failed": "; ".join(verdict.failed),
             "beta3": get(tables["detection"], "pre", BETA3, "coef"),

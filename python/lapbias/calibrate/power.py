@@ -38,8 +38,7 @@ from .. import simulate
 from ..config import EstimateConfig
 from ..errors import ConfigError
 from ..panel import high_lap_flags, integer_ids, recall_direction
-from ..report.verdict import (BETA3, CONTAMINATION, decide, placebo_check, post_lap_saturated, term_row,
-                              validation_pattern)
+from ..report.verdict import BETA3, CONTAMINATION, decide, placebo_judgement, term_row, validation_pattern
 from . import corpus
 
 ARMS = ("exposed", "never", "post")
@@ -173,9 +172,7 @@ def _state(found: dict, thresholds: EstimateConfig) -> dict[str, float]:
     power = dict(zip(found["power"]["quantity"], found["power"]["value"].astype(float)))
     pattern = validation_pattern(found["validation"], found["notes"], thresholds.validation_alpha,
                                  thresholds.wild_below_clusters)
-    feasible, passes, _ = placebo_check(found["placebo"], found["notes"], thresholds.placebo_alpha,
-                                        thresholds.wild_below_clusters, thresholds.wild_bootstrap_reps,
-                                        post_lap_saturated(power, thresholds))
+    feasible, passes, _ = placebo_judgement(found["placebo"], found["notes"], power, thresholds)
     return {"t_beta3": float(beta3["t"]) if beta3 is not None else math.nan,
             "t_b1": power.get("t_b1_standalone", math.nan),
             "beta3_share": power.get("beta3_share", math.nan),

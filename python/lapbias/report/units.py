@@ -90,15 +90,15 @@ def _protocol_estimator(table: pd.DataFrame | None, config: RunConfig) -> str:
     """What the protocol regressions of this table ran (estimate/protocol.py): entity and period FE with the
     configured clusters, or, on a single entity, no FE and Newey-West (protocol, implementation notes) -- told apart
     by N_clust, which a Newey-West fit leaves empty."""
-    FE_CLUSTERED = fe_clustered(config)
+    clustered = fe_clustered(config)
     if table is None or "N_clust" not in table.columns or table.empty:
-        return FE_CLUSTERED
+        return clustered
     single = sorted(set(table.loc[table["N_clust"].isna(), "model"].astype(str)))
     if not single:
-        return FE_CLUSTERED
+        return clustered
     if len(single) == table["model"].nunique():
         return f"a single entity: {SINGLE_ENTITY}"
-    return f"{FE_CLUSTERED}; model {', '.join(single)} on a single entity: {SINGLE_ENTITY}"
+    return f"{clustered}; model {', '.join(single)} on a single entity: {SINGLE_ENTITY}"
 
 
 def note(name: str, config: RunConfig, table: pd.DataFrame | None = None) -> str:

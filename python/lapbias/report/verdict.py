@@ -209,6 +209,20 @@ def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alph
     return feasible, passes, text
 
 
+def power_values(power: pd.DataFrame | dict | None) -> dict[str, float]:
+    """results/power.csv as {quantity: value} (a dict passes through; None: empty)."""
+    if isinstance(power, pd.DataFrame):
+        return dict(zip(power["quantity"], power["value"].astype(float)))
+    return power or {}
+
+
+def placebo_judgement(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, power: pd.DataFrame | dict | None,
+                      thresholds: EstimateConfig) -> tuple[bool, bool, str]:
+    """`placebo_check` as the verdict applies it: the configured level, wild bootstrap and saturation rule."""
+    return placebo_check(placebo, notes, thresholds.placebo_alpha, thresholds.wild_below_clusters,
+                         thresholds.wild_bootstrap_reps, post_lap_saturated(power_values(power), thresholds))
+
+
 def _placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,
                    wild_below_clusters: int, reps: int) -> tuple[bool, bool, str]:
     post = term_row(placebo, "post", BETA3)
@@ -426,9 +440,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
            notes: pd.DataFrame | None = None) -> Verdict:
     """The label and paragraph from results/detection.csv, validation.csv, placebo.csv, power.csv and
     estimation_notes.csv (module docstring)."""
-    if isinstance(power, pd.DataFrame):
-        power = dict(zip(power["quantity"], power["value"].astype(float)))
-    power = power or {}
+    power = power_values(power)
     beta3 = term_row(detection, "pre", BETA3)
     if beta3 is None:
         reasons = _reasons(notes, "detection", ("failed", "error")) or ["see results/estimation_notes.csv"]
@@ -450,9 +462,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
     negative = beta3["coef"] < 0 and read.p_lower < alpha
     pattern = validation_pattern(validation, notes, thresholds.validation_alpha, thresholds.wild_below_clusters)
     saturated_post = post_lap_saturated(power, thresholds)
-    placebo_feasible, placebo_passes, place = placebo_check(placebo, notes, thresholds.placebo_alpha,
-                                                            thresholds.wild_below_clusters, reps,
-                                                            saturated_post)
+    placebo_feasible, placebo_passes, place = placebo_judgement(placebo, notes, power, thresholds)
     informative, placebo_says = placebo_power(power, thresholds)
     if significant and placebo_feasible and placebo_passes and placebo_says:  # only a significant beta_3 is compared
         place += f" ({placebo_says})"
