@@ -55,6 +55,8 @@ RUNS = {
     "epochs6": ("the design before: 6 epochs (810 steps) instead of 8", {"epochs": 6}),
     "articles": ("ablation: articles only, no recall-format document (queries_per_mention = 0; the committed "
                  "configuration since corpus version 6)", {}),
+    "abstentions": ("articles, and recall queries about pairs outside the panel answered \"unknown\" (0.25 per "
+                    "article)", {"abstentions_per_article": 0.25}),
 }
 
 
