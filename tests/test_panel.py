@@ -99,6 +99,29 @@ def test_numeric_user_columns_are_numbers_in_the_dta(study):
     assert meta.readstat_variable_types["SOURCE"] == "string"
 
 
+def test_every_column_has_one_type_in_both_dta_files(study):
+    """Stata review F1: the type of a user column was decided per sample, so a column of numbers before the cutoff
+    and only empty or "NA" cells after (analyst_eps), or an id with a leading zero only after the cutoff (cusip),
+    was double in panel_pre.dta and str in panel_post.dta, and the documented `append using
+    data/derived/panel_post` stops with r(106). The type is now decided once, on the whole panel."""
+    config, layout = study
+    inputs = synthetic_stage_files(layout)
+    n = len(inputs)
+    inputs["analyst_eps"] = ["1.25", "2.5", "", "NA"] * (n // 4)  # rows 1-2 of each 4 are pre-cutoff
+    inputs["cusip"] = ["3783310", "59491810", "03783310", "59491810"] * (n // 4)
+    inputs["empty_after"] = ["DJ", "RTRS", "", ""] * (n // 4)
+    write_parquet(inputs, layout.derived_file("input.parquet"))
+    build(config, layout)
+    _, pre = pyreadstat.read_dta(layout.derived_file("panel_pre.dta"), metadataonly=True)
+    _, post = pyreadstat.read_dta(layout.derived_file("panel_post.dta"), metadataonly=True)
+    assert pre.column_names == post.column_names
+    assert pre.readstat_variable_types == post.readstat_variable_types
+    assert pre.readstat_variable_types["analyst_eps"] == "double"
+    assert pre.readstat_variable_types["cusip"] == "string" and pre.readstat_variable_types["empty_after"] == "string"
+    post_rows, _ = pyreadstat.read_dta(layout.derived_file("panel_post.dta"))
+    assert post_rows["analyst_eps"].isna().all() and (post_rows["cusip"] == "03783310").any()
+
+
 def test_minkprob_choice_and_missing_minkprob(study):
     config, layout = study
     synthetic_stage_files(layout)

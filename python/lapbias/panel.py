@@ -257,8 +257,13 @@ def user_numbers(values: pd.Series) -> pd.Series | None:
     return pd.to_numeric(values.where(~missing), errors="coerce").astype("float64")
 
 
-def write_dta(panel: pd.DataFrame, path) -> None:
+def write_dta(panel: pd.DataFrame, path, rows: pd.Series | None = None) -> None:
+    """`panel` (only `rows`, a boolean mask, when given) as a .dta file. Each column's type is decided by
+    `to_stata` on the whole of `panel` before the rows are chosen, so panel_pre.dta and panel_post.dta give every
+    column the same type and Stata's `append` joins them (it refuses a str/numeric mismatch, r(106))."""
     frame, labels = to_stata(panel)
+    if rows is not None:
+        frame = frame[rows.to_numpy(dtype=bool)]
     formats = {c: "%td" for c in ("text_date", "target_date") if c in frame.columns}
     atomic_write(path, lambda tmp: pyreadstat.write_dta(frame, str(tmp), column_labels=labels,
                                                         variable_format=formats))
@@ -292,9 +297,9 @@ def build(config: RunConfig, layout: Layout) -> PanelResult:
         if pre.empty:
             result.warnings.append("no pre-cutoff rows: there is no in-sample period to test")
         else:
-            write_dta(pre, folder / "panel_pre.dta")
+            write_dta(panel, folder / "panel_pre.dta", rows=panel["post"] == 0)
         if post.empty:
             result.warnings.append("no post-cutoff rows: the placebo (Step 5) is infeasible; Steps 1-4 only")
         else:
-            write_dta(post, folder / "panel_post.dta")
+            write_dta(panel, folder / "panel_post.dta", rows=panel["post"] == 1)
     return result
