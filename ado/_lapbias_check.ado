@@ -12,7 +12,7 @@
 *   c.forecast##c.lap with the absorb() fixed effects, and e(sample)): noregress, nopartialout, varlist_is_touse
 *   (reghdfe stops before the coefficients), nosample (no e(sample)), version() (an older reghdfe), group(),
 *   individual(), aggregation() (group-level fixed effects: another model). Options that make variables --
-*   residuals[()], groupvar(), absorb()'s saved fixed effects (savefe, fe=firm: ftools' s(save_any_fe)) -- are
+*   residuals[()], groupvar(), absorb()'s saved fixed effects (savefe, generate, fe=firm: _lapbias_absvars) -- are
 *   refused with standardize (the regression runs on a z-scored copy inside preserve, restore would discard them) and
 *   in a command that runs several regressions with the same options, multi(command): lapvalid, lapplacebo, lapboot
 *   (the second regression would refuse a name the first made, r(110), or overwrite an unnamed one).
@@ -72,8 +72,8 @@ program define _lapbias_check, rclass
 	}
 	local made = cond("`residuals'`residuals2'" != "", "residuals ", "") + cond("`groupvar'" != "", "groupvar() ", "")
 	if (`"`absorb'"' != "" & "`standardize'`multi'" != "") {
-		ms_parse_absvars `absorb'
-		if (`s(save_any_fe)') local made `made' the fixed effects absorb() saves
+		_lapbias_absvars, absorb(`absorb')
+		if (r(save)) local made `made' the fixed effects absorb() saves
 	}
 	if ("`made'" != "" & "`standardize'" != "") {
 		di as error "standardize: reghdfe runs on a z-scored copy of the data (inside preserve), so the variables of"

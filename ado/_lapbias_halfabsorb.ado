@@ -5,7 +5,8 @@
 * firm#high_lap##c.x; no absorb() (pooled OLS) -> high_lap (each half its own constant). Parsed by ftools'
 * ms_parse_absvars (s(ivars), s(cvars), s(intercepts)), as reghdfe parses them. Returns r(absorb), r(absvars) (the
 * same, each in quotes, for _lapbias_rows) and r(strings): string variables among the absvars, which
-* _lapbias_halfstd encodes on its copy (a string variable cannot be interacted).
+* _lapbias_halfstd encodes on its copy (a string variable cannot be interacted). absorb()'s suboptions and saved-FE
+* names are taken off first (_lapbias_absvars): parsing them has side effects.
 program define _lapbias_halfabsorb, rclass
 	version 15
 	syntax [, Absorb(string)]
@@ -13,7 +14,8 @@ program define _lapbias_halfabsorb, rclass
 	local quoted `""high_lap""'
 	local strings
 	if (`"`absorb'"' != "") {
-		ms_parse_absvars `absorb'
+		_lapbias_absvars, absorb(`absorb')
+		ms_parse_absvars `r(absvars)'
 		local ivars `"`s(ivars)'"'
 		local cvars `"`s(cvars)'"'
 		local intercepts `s(intercepts)'

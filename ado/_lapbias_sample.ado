@@ -6,14 +6,16 @@
 * what reghdfe refuses (pweights with vce(unadjusted), an unknown vcetype); an empty vce() is reghdfe's default
 * (robust under pweights, else unadjusted). String variables are kept (markout ..., strok) as reghdfe keeps them;
 * an empty string is missing there too. The sample lapbias standardizes and reports is then the one reghdfe
-* estimates on (before singletons). Returns r(absvars): the absvars as reghdfe names them in e(absvars).
+* estimates on (before singletons). Returns r(absvars): the absvars as reghdfe names them in e(absvars). absorb()'s
+* suboptions and saved-FE names are taken off first (_lapbias_absvars): parsing them has side effects.
 program define _lapbias_sample, rclass
 	version 15
 	gettoken touse 0 : 0, parse(" ,")
 	syntax [, Absorb(string) VCE(string) WEIGHTtype(string)]
 	local vars
 	if (`"`absorb'"' != "") {
-		ms_parse_absvars `absorb'
+		_lapbias_absvars, absorb(`absorb')
+		ms_parse_absvars `r(absvars)'
 		local vars `s(basevars)'
 		return local absvars `"`s(absvars)'"'
 	}

@@ -20,6 +20,10 @@ program define lapbias, rclass
 		if ("`e(cmd2)'" != "lapbias" | "`e(lapbias_term)'" == "") error 301
 		syntax [, Level(cilevel) noTABle *]
 		local show = cond("`table'" == "notable", "quietly", "noisily")
+		if ("`e(cmd)'" == "newey") {
+			_get_diopts options rest, `options'
+			if (`"`rest'"' != "") di as text `"(not used on replay of newey, one time series: `rest')"'
+		}
 		`show' `e(cmd)', level(`level') `options'
 		tempname table
 		capture matrix `table' = r(table)
@@ -68,6 +72,7 @@ program define lapbias, rclass
 	capture scalar `se3' = _se[`term']
 	if (_rc) scalar `se3' = .
 	local identified = `se3' > 0 & `se3' < .
+	local se_state = cond(`identified', "", cond(`se3' >= ., "missing", "zero"))
 	foreach s in b3 se3 t3 p_two p_one {
 		if (!`identified') scalar ``s'' = .
 	}
@@ -85,6 +90,7 @@ program define lapbias, rclass
 	}
 	quietly estadd scalar identified = `identified', replace
 	quietly estadd local lapbias_omitted "`omitted'", replace
+	quietly estadd local lapbias_se "`se_state'", replace
 	quietly estadd local lapbias_term "`term'", replace
 	_lapbias_rows, absvars(`absvars') cmdline(`cmdline') `standardize'
 	if ("`standardize'" != "") quietly estadd local predict "lapbias_p", replace
@@ -106,7 +112,11 @@ program define Summary, rclass
 	local few = e(N_clust) < 42
 	if (e(identified) == 0) {
 		di _n as text "Lookahead-bias test: beta_3 on `e(lapbias_term)' is " as result "not identified" as text "`std'"
-		if ("`e(lapbias_omitted)'" == "") di as text "  its s.e. is zero with nothing omitted: a perfect fit (e.g." ///
+		local unidentified = cond("`e(lapbias_omitted)'" != "", "omitted", cond("`e(lapbias_se)'" == "missing", ///
+			"its s.e. is missing (e.g. one cluster: df_r = 0)", "its s.e. is zero (a perfect fit)"))
+		if ("`e(lapbias_se)'" == "missing" & "`e(lapbias_omitted)'" == "") di as text "  its s.e. is missing with" ///
+			" nothing omitted (e.g. one cluster: df_r = 0, reghdfe's G/(G - 1) undefined). No test of beta_3 > 0."
+		else if ("`e(lapbias_omitted)'" == "") di as text "  its s.e. is zero with nothing omitted: a perfect fit (e.g." ///
 			" depvar constant within the fixed effects). No test of beta_3 > 0."
 		else {
 			di as text "  omitted (collinear with the fixed effects or the other regressors): " as result "`e(lapbias_omitted)'"
@@ -124,7 +134,11 @@ program define Summary, rclass
 			as text "   (stars in esttab are two-sided; the lookahead test is the one-sided p)"
 		if (`few') _lapbias_wildnote
 		else if (e(p_one) < 0.05) di as text "  Reading: beta_3 > 0 at 5%, consistent with lookahead bias if the" ///
-			" validation pattern holds and the placebo passes."
+			" validation pattern holds and the placebo passes and could have failed (lapplacebo's r(pass))."
+		else if (e(t3) < 0 & e(p_two) / 2 < 0.05) di as text "  Reading: beta_3 is significantly negative at 5%" ///
+			" (one-sided p of beta_3 < 0 = " as result %6.4f e(p_two) / 2 as text "): the verdict reads" ///
+			" Mixed/invalid -- beta_3 >= 0 whenever LAP measures memorization (paper, Proposition 1), so LAP" ///
+			" proxies for something else."
 		else di as text "  Reading: beta_3 is not significantly greater than zero at 5%."
 	}
 	return scalar b3 = e(b3)
@@ -137,6 +151,7 @@ program define Summary, rclass
 	return scalar level = `level'
 	return scalar identified = e(identified) != 0
 	return local omitted "`e(lapbias_omitted)'"
+	return local unidentified "`unidentified'"
 	return scalar few_clusters = `few'
 	return scalar N = e(N)
 	return scalar N_clust = cond(missing(e(N_clust)), ., e(N_clust))

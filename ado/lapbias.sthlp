@@ -58,7 +58,9 @@ pweights), the singletons it drops, the terms it omits. If beta_3 is omitted (co
 LAP without variation within them, as expected after the training cutoff), {cmd:lapbias} says so and exits without
 error: e(b3) and the other beta_3 results are missing, r(identified) is 0, r(omitted) lists the omitted terms, and the
 model is stored with its omitted rows, as the Python engine reports it. A zero standard error with nothing omitted (a
-perfect fit) is reported as such, also not identified.
+perfect fit) is reported as such, also not identified, and so is a missing one (e.g. one cluster: df_r = 0);
+r(unidentified) says which. A significantly negative beta_3 (one-sided p of beta_3 < 0 below 5%) is read as the
+verdict reads it: Mixed/invalid, since beta_3 >= 0 whenever LAP measures memorization (paper, Proposition 1).
 
 {pstd}The summary ends with a reading at 5% -- except below 42 clusters, where the verdict of lapbias reads another p;
 see {help lapbias##wild:Few clusters}.
@@ -121,8 +123,8 @@ For the same reason (a copy inside {cmd:preserve}) reghdfe options that create v
 {phang}{it:reghdfe_options} are passed to reghdfe. Refused, because lapbias then has no beta_3 to report or no
 e(sample): {cmd:noregress}, {cmd:nopartialout}, {cmd:varlist_is_touse}, {cmd:nosample}, {cmd:version()}, and the
 group-level fixed effects {cmd:group()}, {cmd:individual()}, {cmd:aggregation()}. Options that make variables
-({cmd:residuals}[{cmd:()}], {cmd:groupvar()}, {cmd:absorb(}{it:fe}{cmd:=firm)}, {cmd:savefe}) work with {cmd:lapbias}
-but are refused by {helpb lapvalid}, {helpb lapplacebo} and {helpb lapboot}, which run several regressions with the
+({cmd:residuals}[{cmd:()}], {cmd:groupvar()}, {cmd:absorb(}{it:fe}{cmd:=firm)}, {cmd:savefe}) work with {cmd:lapbias},
+typed as often as with reghdfe ({cmd:lapbias} parses the absvars without absorb()'s suboptions), but are refused by {helpb lapvalid}, {helpb lapplacebo} and {helpb lapboot}, which run several regressions with the
 same options (the second would refuse the name the first made, r(110)).
 
 {marker wild}{...}
@@ -172,9 +174,10 @@ prints the beta_3 summary again at the requested level, e.g. {cmd:lapbias, level
 {synopt:{cmd:r(level)}}confidence level{p_end}
 {synopt:{cmd:r(identified)}}1 if beta_3 is estimated, 0 if it is omitted (collinear){p_end}
 {synopt:{cmd:r(omitted)}}the omitted terms, e.g. {cmd:lap c.mu_hat#c.lap}{p_end}
+{synopt:{cmd:r(unidentified)}}why beta_3 is not identified: {cmd:omitted}, a missing s.e. or a zero s.e. (empty when identified){p_end}
 {synopt:{cmd:r(few_clusters)}}1 with fewer than 42 clusters: the verdict reads the wild bootstrap p, not r(p_one) (see {help lapbias##wild:Few clusters}){p_end}
 {synopt:{cmd:r(N)}}number of observations{p_end}
-{synopt:{cmd:r(N_clust)}}number of clusters (missing without clustering){p_end}
+{synopt:{cmd:r(N_clust)}}number of clusters (missing without clustering); with two-way clustering, {cmd:cluster(entity_num date_num)}, reghdfe's e(N_clust): the smaller of e(N_clust1) and e(N_clust2), which the few-cluster rule reads{p_end}
 {synopt:{cmd:r(num_singletons)}}singleton observations dropped{p_end}
 {synopt:{cmd:r(table)}}the regression table of reghdfe (or newey), as after {cmd:reghdfe}: b, se, t, p, ll, ul, df, crit, eform per coefficient{p_end}
 

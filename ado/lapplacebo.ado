@@ -3,7 +3,9 @@
 * Pre-cutoff = date <= cutoff; post-cutoff = date > release (release() defaults to the cutoff): the rows between the
 * cutoff and the model's release belong to neither sample (the panel's release_gap), nor do rows with a missing
 * date. date() is a daily (%td) date, or a clock (%tc, %tC) converted to its day. The placebo passes when the
-* post-cutoff one-sided p for beta_3 > 0 exceeds alpha() (default 0.10), or when the post-cutoff LAP collapsed:
+* post-cutoff one-sided p for beta_3 > 0 exceeds alpha() (default 0.10) and it could have failed -- its one-sided
+* (1 - alpha) upper bound per SD of post-cutoff LAP below the pre-cutoff beta_3 per SD of pre-cutoff LAP
+* (r(informative), the verdict's rule; r(pass_crv1) is the p rule alone) --, or when the post-cutoff LAP collapsed:
 * lap and beta_3 both omitted (collinear with the fixed effects), the collapse Step 5 expects -- as the Python
 * verdict's collapse rule. A period that cannot be estimated, or whose beta_3 alone is omitted, gives a missing
 * post-cutoff p, which is NOT a pass (r(pass) = .): it is never compared with alpha (a missing value exceeds every
@@ -12,8 +14,7 @@
 * not estimable for its data is reported; any other error (r(198) invalid syntax, an option reghdfe refuses, Break,
 * an installation error: _lapbias_datarc) stops lapplacebo. r(stored) names only the models stored by this call;
 * their names (store() at most 25 characters) are dropped once every option is checked (vce() by reghdfe's parser,
-* ms_parse_vce, too). Their e(cmdline) is this
-* lapplacebo command (lapbias's would name the temporary markers of the period).
+* ms_parse_vce, too). Their e(cmdline) is this lapplacebo command (lapbias's would name the period's markers).
 program define lapplacebo, rclass
 	version 15
 	local cmdline `"lapplacebo `0'"'
@@ -24,11 +25,12 @@ program define lapplacebo, rclass
 	_lapbias_check, absorb(`absorb') `newey' `noabsorb' time(`time') lag(`lag') entity(`entity') vce(`vce') ///
 		cluster(`cluster') weight(`weight') multi(lapplacebo) options(`options')
 	local newey = cond(r(newey), "newey", "")
-	if ("`newey'" == "") ms_parse_vce, vce(`r(vce)') weighttype(`weight')
+	local model_vce `"`r(vce)'"'
+	if ("`newey'" == "") ms_parse_vce, vce(`model_vce') weighttype(`weight')
 	tokenize `varlist'
 	local forecast `2'
 	local lap `3'
-	tempname cut rel pass pass_crv1 collapsed
+	tempname cut rel pass pass_crv1 collapsed alpha_value ucb ucb_sd own informative
 	tempvar day
 	scalar `cut' = date("`cutoff'", "YMD")
 	scalar `rel' = cond("`release'" == "", `cut', date("`release'", "YMD"))
@@ -66,8 +68,10 @@ program define lapplacebo, rclass
 			tempname `r'_`period'
 			scalar ``r'_`period'' = .
 		}
-		tempname mean_lap_`period'
+		tempname mean_lap_`period' sd_lap_`period' df_r_`period'
 		scalar `mean_lap_`period'' = .
+		scalar `sd_lap_`period'' = .
+		scalar `df_r_`period'' = .
 		local cond = cond("`period'" == "pre", "`day' <= scalar(`cut')", "`day' > scalar(`rel')")
 		local st = cond("`store'" != "", "store(`store'_`period')", "")
 		local omitted_`period'
@@ -91,8 +95,12 @@ program define lapplacebo, rclass
 		foreach r in b3 se3 t3 p_one p_two N N_clust {
 			scalar ``r'_`period'' = r(`r')
 		}
+		scalar `df_r_`period'' = e(df_r)
 		quietly summarize `lap' if e(sample), meanonly
 		scalar `mean_lap_`period'' = r(mean)
+		_lapbias_lapsd `varlist' if `touse' & `cond', absorb(`absorb') vce(`model_vce') weighttype(`weight') ///
+			`newey' time(`time')
+		scalar `sd_lap_`period'' = r(sd)
 		quietly estadd local cmdline `"`cmdline'"', replace
 		if ("`store'" != "") {
 			quietly estimates store `store'_`period'
@@ -108,12 +116,17 @@ program define lapplacebo, rclass
 	scalar `constant' = "`status_post'" == "omitted" & `: list lap in omitted_post' & `: list term in omitted_post'
 	scalar `collapsed' = `constant' & (`mean_lap_post' <= 0.5 * `mean_lap_pre')
 	local few = `N_clust_post' < 42
+	scalar `alpha_value' = `alpha'
+	_lapbias_informative `b3_pre' `sd_lap_pre' `b3_post' `se3_post' `df_r_post' `sd_lap_post' `alpha_value' `few'
+	foreach s in ucb ucb_sd own informative {
+		scalar ``s'' = r(`s')
+	}
 	scalar `pass_crv1' = cond(`collapsed', 1, cond(`constant' | missing(`p_one_post'), ., `p_one_post' > `alpha'))
 	if (`collapsed') scalar `pass' = 1
 	else if (`constant') scalar `pass' = .
 	else if missing(`p_one_post') scalar `pass' = .
 	else if (`few') scalar `pass' = .
-	else scalar `pass' = `p_one_post' > `alpha'
+	else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0)
 	di _n as text "Placebo (protocol Step 5), cutoff `cutoff' (pre-cutoff: `date' <= cutoff)" ///
 		cond("`release'" != "", "; post-cutoff: after the release `release' (`N_gap' rows between: neither sample)", "")
 	foreach period in pre post {
@@ -134,8 +147,13 @@ program define lapplacebo, rclass
 	else if (`few') di as text "  placebo " as result "not assessed here" as text ": with " `N_clust_post' " clusters" ///
 		" the verdict reads the post-cutoff wild bootstrap p (its Stata route is printed above); the CRV1 p alone" ///
 		" would say it " cond(`pass_crv1', "passes", "fails") " (r(pass_crv1))"
-	else di as text "  placebo " as result cond(`pass', "passes", "fails") ///
-		as text " (passes when the post-cutoff one-sided p > " `alpha' ")"
+	else if (`pass_crv1' & `informative' == 0) di as text "  placebo " as result "passes but could not have failed" ///
+		as text ": its one-sided p > " `alpha' ", but its upper bound per SD of post-cutoff LAP, " as result %9.0g ///
+		`ucb_sd' as text ", is not below the pre-cutoff beta_3 per SD of LAP, " as result %9.0g `own' as text ///
+		" (the verdict: Mixed/invalid, placebo uninformative; r(pass) = 0)"
+	else di as text "  placebo " as result cond(`pass', "passes and could have failed", "fails") ///
+		as text " (passes when the post-cutoff one-sided p > " `alpha' " and its upper bound per SD of LAP is below" ///
+		" the pre-cutoff beta_3 per SD" cond(missing(`informative'), "; that bound not stated here", "") ")"
 	foreach period in pre post {
 		foreach r in b3 se3 t3 p_one p_two N N_clust {
 			return scalar `r'_`period' = ``r'_`period''
@@ -144,6 +162,12 @@ program define lapplacebo, rclass
 	}
 	return scalar pass = `pass'
 	return scalar pass_crv1 = `pass_crv1'
+	return scalar informative = `informative'
+	return scalar ucb_post = `ucb'
+	return scalar ucb_per_sd_post = `ucb_sd'
+	return scalar b3_per_sd_pre = `own'
+	return scalar sd_lap_pre = `sd_lap_pre'
+	return scalar sd_lap_post = `sd_lap_post'
 	return scalar collapsed = `collapsed'
 	return scalar mean_lap_pre = `mean_lap_pre'
 	return scalar mean_lap_post = `mean_lap_post'

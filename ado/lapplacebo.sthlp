@@ -46,11 +46,21 @@
 
 {pstd}{cmd:lapplacebo} runs {helpb lapbias} before and after the cutoff. Rows after the cutoff but not after the
 release (the panel's {cmd:release_gap}) belong to neither sample and are counted in r(N_gap). The placebo passes when
-the post-cutoff one-sided p for beta_3 > 0 exceeds {opt alpha()}, or when the post-cutoff LAP collapsed: {it:lap} and
+the post-cutoff one-sided p for beta_3 > 0 exceeds {opt alpha()} {it:and} the placebo could have failed, or when the
+post-cutoff LAP collapsed: {it:lap} and
 beta_3 both omitted (collinear with the fixed effects), the collapse protocol Step 5 expects after the cutoff; then
 r(collapsed) is 1. A period whose regression cannot be estimated, or whose beta_3 alone is omitted, has no one-sided
 p: for the post-cutoff period r(pass) is then missing, which is {it:not} a pass (the Python verdict treats it the same
 way).
+
+{pstd}{it:Could have failed} is the verdict's rule (REPORT.md, results/power.csv): the one-sided (1 - {opt alpha()})
+upper bound of the post-cutoff beta_3, b3_post + invttail(df_r, alpha) x se, per SD of post-cutoff LAP (r(ucb_per_sd_post))
+lies below the pre-cutoff beta_3 per SD of pre-cutoff LAP (r(b3_per_sd_pre)); each SD is that of {it:lap} over the
+period's complete rows before singletons. A small or noisy post-cutoff sample passes the p rule for lack of power; its
+bound then does not exclude the interaction found before the cutoff, {cmd:lapplacebo} prints "passes but could not have
+failed", r(informative) is 0 and r(pass) is 0, where REPORT.md reads Mixed/invalid (placebo uninformative).
+r(pass_crv1) is the p rule alone. r(informative) is missing where it cannot be stated: a period without beta_3, or fewer
+than 42 post-cutoff clusters (the verdict's bound then uses the CV3 jackknife).
 
 {pstd}With fewer than 42 post-cutoff clusters the verdict reads the placebo's wild cluster restricted bootstrap p, not
 the CRV1 p ({help lapbias##wild:Few clusters}; {cmd:lapbias} prints its Stata route for each period,
@@ -88,8 +98,13 @@ period has no beta_3):
 {synopt:{cmd:r(N_pre)}, {cmd:r(N_post)}}observations{p_end}
 {synopt:{cmd:r(N_clust_pre)}, {cmd:r(N_clust_post)}}clusters{p_end}
 {synopt:{cmd:r(status_pre)}, {cmd:r(status_post)}}{cmd:estimated}, {cmd:omitted} (beta_3 not identified), {cmd:failed} or {cmd:empty}{p_end}
-{synopt:{cmd:r(pass)}}1 passes, 0 fails, missing = not estimable, or fewer than 42 post-cutoff clusters (not assessed: the verdict reads the wild bootstrap p){p_end}
-{synopt:{cmd:r(pass_crv1)}}the same rule on the CRV1 p whatever the number of clusters (missing when not estimable){p_end}
+{synopt:{cmd:r(pass)}}1 passes and could have failed, 0 fails or could not have failed, missing = not estimable, or fewer than 42 post-cutoff clusters (not assessed: the verdict reads the wild bootstrap p){p_end}
+{synopt:{cmd:r(pass_crv1)}}the p rule alone (post-cutoff one-sided CRV1 p > alpha), whatever the number of clusters (missing when not estimable){p_end}
+{synopt:{cmd:r(informative)}}1 if the placebo could have failed (r(ucb_per_sd_post) < r(b3_per_sd_pre)), 0 if not, missing where it cannot be stated{p_end}
+{synopt:{cmd:r(ucb_post)}}the one-sided (1 - alpha) upper bound of the post-cutoff beta_3{p_end}
+{synopt:{cmd:r(ucb_per_sd_post)}}r(ucb_post) x r(sd_lap_post){p_end}
+{synopt:{cmd:r(b3_per_sd_pre)}}r(b3_pre) x r(sd_lap_pre){p_end}
+{synopt:{cmd:r(sd_lap_pre)}, {cmd:r(sd_lap_post)}}SD of LAP over each period's complete rows before singletons{p_end}
 {synopt:{cmd:r(collapsed)}}1 if the post-cutoff LAP collapsed (lap and beta_3 omitted, its mean at most half the
 pre-cutoff mean): the placebo passes; a constant post-cutoff LAP above that is not a collapse and r(pass) is missing{p_end}
 {synopt:{cmd:r(mean_lap_pre)}, {cmd:r(mean_lap_post)}}mean LAP on each period's estimation sample{p_end}

@@ -9,7 +9,10 @@
 * the direction, not of ud = LAP x direction, whose per-SD content differs between halves for a recall equally right
 * at every LAP. One-sided, H1: > 0, p_diff_one = ttail(e(df_r), t); one time series: newey, high_lap a regressor.
 * Each part (_lapbias_fit) is estimated, omitted (regressor collinear with the FE: theta zero, Step 3's null; the
-* difference missing) or failed (a data outcome, _lapbias_datarc); any other error stops lapvalid.
+* difference missing) or failed (a data outcome, _lapbias_datarc); any other error stops lapvalid. Without
+* direction() and without a numeric ud_dir the three theta models run and the difference is skipped
+* (r(status_diff) = skipped, r(diff) and r(p_diff_one) missing). The single-series rule counts the entities of each
+* theta model over its if/in rows, and those of the difference model over its complete rows, as the Python engine.
 program define lapvalid, rclass
 	version 15
 	local cmdline `"lapvalid `0'"'
@@ -34,12 +37,9 @@ program define lapvalid, rclass
 		di as error "give the LAP variable (lapvalid depvar ud lap: a median split) or high(varname) (the halves)"
 		exit 198
 	}
-	if ("`direction'" == "") local direction ud_dir
-	capture novarabbrev confirm numeric variable `direction'
-	if (_rc) {
-		di as error "no variable ud_dir: give direction(varname), the recalled direction (P(up) - P(down)) / (P(up) + P(down))"
-		exit 198
-	}
+	_lapbias_direction, direction(`direction')
+	local direction `r(direction)'
+	local skip_diff = "`direction'" == ""
 	if !inlist("`split'", "", "pooled", "entity") {
 		di as error "split(`split'): use split(pooled) or split(entity)"
 		exit 198
@@ -50,7 +50,7 @@ program define lapvalid, rclass
 		exit 198
 	}
 	marksample touse, novarlist
-	tempvar rows half mean_lap tag
+	tempvar rows half
 	tempname median p_diff_one
 	mark `rows' `if' `in'
 	if ("`split'" == "high") {
@@ -73,20 +73,8 @@ program define lapvalid, rclass
 	}
 	quietly count if `touse'
 	if (r(N) == 0) error 2000
-	scalar `median' = .
-	if ("`split'" == "high") quietly generate byte `half' = `high'
-	else if ("`split'" == "pooled") {
-		quietly summarize `lap' if `rows', detail
-		scalar `median' = r(p50)
-		quietly generate byte `half' = `lap' > scalar(`median') if `rows' & !missing(`lap')
-	}
-	else {
-		quietly egen double `mean_lap' = mean(`lap') if `rows' & !missing(`entity'), by(`entity')
-		quietly egen byte `tag' = tag(`entity') if !missing(`mean_lap')
-		quietly summarize `mean_lap' if `tag' == 1, detail
-		scalar `median' = r(p50)
-		quietly generate byte `half' = `mean_lap' > scalar(`median') if !missing(`mean_lap')
-	}
+	_lapbias_halves `half', split(`split') rows(`rows') high(`high') lap(`lap') entity(`entity')
+	scalar `median' = r(median)
 	_lapbias_halfabsorb, absorb(`absorb')
 	local encode = cond("`r(strings)'" != "", "encode(`r(strings)')", "")
 	local diff_fit absorb(`r(absorb)') seriesvars(high_lap) prep(_lapbias_halfstd `direction' `half', `encode')
@@ -101,24 +89,33 @@ program define lapvalid, rclass
 	local stored
 	scalar `p_diff_one' = .
 	foreach part in pooled high low diff {
-		local cond = cond("`part'" == "pooled", "", cond("`part'" == "high", "& `half' == 1", ///
-			cond("`part'" == "low", "& `half' == 0", "& !missing(`half', `direction')")))
 		foreach s in theta se t p N N_clust rc {
 			tempname `s'_`part'
 			scalar ``s'_`part'' = .
 		}
+		if ("`part'" == "diff" & `skip_diff') {
+			local status_diff skipped
+			continue
+		}
+		local cond = cond("`part'" == "pooled", "", cond("`part'" == "high", "& `half' == 1", ///
+			cond("`part'" == "low", "& `half' == 0", "& !missing(`half', `direction')")))
 		tempvar use_`part' rows_`part'
 		quietly generate byte `use_`part'' = `touse' `cond'
-		quietly generate byte `rows_`part'' = `rows' `cond'
+		* the single-series rule counts entities over the rows given; for the difference model, its complete rows
+		* (the Python engine's validation sample: protocol.py validation_difference)
+		if ("`part'" == "diff") quietly generate byte `rows_`part'' = `use_`part''
+		else quietly generate byte `rows_`part'' = `rows' `cond'
 		local model `depvar' `ud'
 		local term `ud'
 		local part_fit absorb(`absorb')
 		local part_absvars `"`absvars'"'
+		local part_rows
 		if ("`part'" == "diff") {
 			local model `depvar' c.ud_dir_std#c.high_lap ud_dir_std
 			local term c.ud_dir_std#c.high_lap
 			local part_fit `diff_fit'
 			local part_absvars `"`diff_absvars'"'
+			local part_rows halfof(`absvars')
 		}
 		capture noisily _lapbias_fit `model' `wgt', touse(`use_`part'') rows(`rows_`part'') show(`show') `fit' `part_fit'
 		scalar `rc_`part'' = _rc
@@ -144,7 +141,7 @@ program define lapvalid, rclass
 		}
 		scalar `N_`part'' = e(N)
 		scalar `N_clust_`part'' = cond(missing(e(N_clust)), ., e(N_clust))
-		_lapbias_rows, absvars(`part_absvars') cmdline(`cmdline')
+		_lapbias_rows, absvars(`part_absvars') `part_rows' cmdline(`cmdline')
 		if ("`store'" != "") {
 			estimates store `store'_`part'
 			local stored `stored' `store'_`part'
@@ -162,6 +159,8 @@ program define lapvalid, rclass
 		else if ("`status_`part''" == "omitted") di as text "  `name'" _col(13) cond("`part'" == "diff", ///
 			"c.ud_dir_std#c.high_lap omitted: the difference is not identified", "`ud' omitted (constant within the" ///
 			+ " fixed effects): theta = 0, null (protocol Step 3)") "   N = " as result `N_`part''
+		else if ("`status_`part''" == "skipped") di as text "  `name'" _col(13) "skipped: no direction variable;" ///
+			" the verdict's difference test needs direction(varname) (or a numeric ud_dir)"
 		else di as text "  `name'" _col(13) "not estimable, r(`=`rc_`part''')"
 	}
 	foreach part in pooled high low diff {

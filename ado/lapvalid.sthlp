@@ -69,7 +69,10 @@ coefficient names are therefore the same whatever your variables are called; the
 The coefficient on {cmd:c.ud_dir_std#c.high_lap} is the difference per SD; r(p_diff_one) = ttail(e(df_r), t) tests it
 for > 0. One time series (the estimator rule): {cmd:newey} with {cmd:high_lap} as a regressor. The Python engine
 estimates the same model ({cmd:high_minus_low} in results/validation.csv). Without {opt direction()} and without a
-variable {cmd:ud_dir}, {cmd:lapvalid} stops with r(198) before anything is estimated.
+numeric variable {cmd:ud_dir}, {cmd:lapvalid} estimates the three theta models and skips the difference, saying so:
+r(status_diff) is {cmd:skipped} and r(diff), r(p_diff_one) are missing (the verdict's validation test needs the
+direction). A string {cmd:ud_dir} is an error (r(109)): {cmd:destring} it. The estimator rule counts the entities of
+each theta model over its {it:if}/{it:in} rows, those of {it:diff} over its complete rows, as the Python engine.
 
 {pstd}Each model ends in one of three states, as in the Python engine: {it:estimated}; {it:omitted}, when {it:ud}
 is collinear with the fixed effects of that part (e.g. every recall answer censored to "unknown"): theta is then zero,
@@ -111,12 +114,12 @@ reghdfe. Options that make variables -- {cmd:residuals}[{cmd:()}], {cmd:groupvar
 {synopt:{cmd:r(N_pooled)}, {cmd:r(N_high)}, {cmd:r(N_low)}, {cmd:r(N_diff)}}observations{p_end}
 {synopt:{cmd:r(N_clust_pooled)}, {cmd:r(N_clust_high)}, {cmd:r(N_clust_low)}, {cmd:r(N_clust_diff)}}clusters{p_end}
 {synopt:{cmd:r(rc_pooled)}, {cmd:r(rc_high)}, {cmd:r(rc_low)}, {cmd:r(rc_diff)}}0, or the error code of a model that failed{p_end}
-{synopt:{cmd:r(status_pooled)}, {cmd:r(status_high)}, {cmd:r(status_low)}, {cmd:r(status_diff)}}{cmd:estimated}, {cmd:omitted} or {cmd:failed}{p_end}
+{synopt:{cmd:r(status_pooled)}, {cmd:r(status_high)}, {cmd:r(status_low)}, {cmd:r(status_diff)}}{cmd:estimated}, {cmd:omitted} or {cmd:failed}; r(status_diff) also {cmd:skipped} (no direction){p_end}
 {synopt:{cmd:r(diff)}}b_high SD_high - b_low SD_low, the halves' slopes on the direction times its SD within each half (the coefficient on {cmd:c.ud_dir_std#c.high_lap}), the same as r(theta_diff); not r(theta_high) - r(theta_low), which are slopes on {it:ud}{p_end}
 {synopt:{cmd:r(p_diff_one)}}its one-sided p-value, H1: r(diff) > 0 (the verdict's validation test){p_end}
 {synopt:{cmd:r(median)}}the median LAP (or median of entity means) that splits the sample; missing with {opt high()}{p_end}
 {synopt:{cmd:r(split)}}{cmd:pooled}, {cmd:entity} or {cmd:high}{p_end}
-{synopt:{cmd:r(direction)}}the variable of the recalled direction the {it:diff} model used{p_end}
+{synopt:{cmd:r(direction)}}the variable of the recalled direction the {it:diff} model used (empty when it was skipped){p_end}
 {synopt:{cmd:r(models)}}the parts estimated or omitted{p_end}
 {synopt:{cmd:r(stored)}}the names of the models stored by this call (with {opt store()}){p_end}
 

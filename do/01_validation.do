@@ -11,7 +11,8 @@
 * <results>/stata_notes.csv and is left out of the tables; the other models are kept. Any other error (an
 * installation problem, invalid syntax, Break) stops this do-file with its return code. A model whose ud is omitted is
 * exported with the omitted row (theta zero: Step 3's null). Each estimated model's singletons, rows dropped for
-* missing values and single-series warning are noted as the Python engine notes them.
+* missing values and single-series warning are noted as the Python engine notes them; the difference model's rows
+* are its complete rows (the Python engine drops the incomplete ones before that fit and notes none dropped).
 version 15
 args data results sample name lag cluster
 if `"`data'"' == "" local data "data/derived"
@@ -44,7 +45,7 @@ foreach part in pooled high low diff {
 		_lapbias_note using `"`notes'"', model(`name':`m') kind(failed) detail("not estimable in Stata, r(`rc_`part'')")
 		continue
 	}
-	local in_part = cond("`part'" == "pooled", "1", cond("`part'" == "diff", "!missing(high_lap)", cond("`part'" == "high", "high_lap == 1", "high_lap == 0")))
+	local in_part = cond("`part'" == "pooled", "1", cond("`part'" == "diff", "!missing(high_lap, ud_dir, outcome, ud, entity_num, period_num)", cond("`part'" == "high", "high_lap == 1", "high_lap == 0")))
 	quietly count if `in_part'
 	local rows = r(N)
 	quietly estimates restore __lapbias_`part'

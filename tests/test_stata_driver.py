@@ -407,6 +407,7 @@ def run(cmd, quietly=False, echo=False, inline=None):
     elif words[0] == "do":
         if os.environ.get("FAKE_DOFILE_CD"):
             os.chdir(os.environ["FAKE_DOFILE_CD"])
+        print("HDFE Linear regression (TEST DOUBLE: pystata prints Stata's output through Python's stdout)")
         if os.environ.get("FAKE_PYSTATA_FAIL"):
             raise SystemError("variable outcome not found\\nr(111);")
         STANDIN.run_do(words[1], words[2:])
@@ -430,7 +431,7 @@ def pystata_project(project, tmp_path, monkeypatch):
         sys.modules.pop(name, None)
 
 
-def test_pystata_leaves_the_working_directory_of_lapbias_where_it_was(pystata_project, tmp_path, monkeypatch):
+def test_pystata_leaves_the_working_directory_of_lapbias_where_it_was(pystata_project, tmp_path, monkeypatch, capsys):
     """Review F1: under pystata, Stata runs inside the lapbias process, so the driver's `cd "<logs>"` moved lapbias
     itself into logs/: with the default root "." every relative path after Stata finished pointed into logs/ (the
     panel read for the report's labels, the log appended to) and `lapbias estimate --engine stata` failed after Stata
@@ -452,9 +453,11 @@ def test_pystata_leaves_the_working_directory_of_lapbias_where_it_was(pystata_pr
     ado, do = stata.stata_files()
     assert [cmd.split('"')[1] for cmd, _ in runs] == [str(do / "master.do"), str(do / "04_bootstrap.do")]
     assert all(quietly for _, quietly in runs)
+    assert "HDFE Linear regression" not in capsys.readouterr().out, \
+        "Stata review round 5, N13: pystata's output reached the terminal of lapbias estimate"
 
 
-def test_pystata_maps_statas_errors_and_still_restores_the_working_directory(pystata_project, monkeypatch):
+def test_pystata_maps_statas_errors_and_still_restores_the_working_directory(pystata_project, monkeypatch, capsys):
     """A Stata error (pystata raises SystemError) becomes a StataError naming the do-file; the working directory is
     the one lapbias had, also after a do-file that changed it."""
     config, layout, modern = pystata_project
@@ -462,8 +465,9 @@ def test_pystata_maps_statas_errors_and_still_restores_the_working_directory(pys
     monkeypatch.chdir(layout.root)
     monkeypatch.setenv("FAKE_DOFILE_CD", str(layout.logs))
     monkeypatch.setenv("FAKE_PYSTATA_FAIL", "1")
-    with pytest.raises(stata.StataError, match=r"(?s)error in master.do.*r\(111\)"):
+    with pytest.raises(stata.StataError, match=r"(?s)error in master.do.*r\(111\).*Stata's last lines:\nHDFE"):
         stata._run(install, layout.logs, Path("/x/do/master.do"), ["a b", "c"])
+    assert "HDFE" not in capsys.readouterr().out  # captured, and shown in the error instead
     import stata_setup
 
     assert stata_setup.CALLS == [("config", str(modern), "se", False)]

@@ -449,8 +449,8 @@ def test_lapvalid_difference_test_is_the_model_it_stands_for(project, tmp_path):
     definition with the Python engine's reghdfe: ud_dir_std = ud_dir / SD(ud_dir within its half) (n - 1) over the
     validation rows before singletons, each half its own entity and period effects, clusters by entity; r(diff) and
     r(p_diff_one), and the high_minus_low row lapbias estimate --engine stata writes (term c.ud_dir_std#c.high_lap).
-    direction() defaults to the panel's ud_dir; another variable there gives another difference; with neither the
-    call stops with r(198) naming direction()."""
+    direction() defaults to the panel's ud_dir; another variable there gives another difference; with neither (round
+    5, C3) the three theta models run and the difference is skipped."""
     config, layout, install = project
     values = _stata_values(project, "\n".join([
         "lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) store(v) notable",
@@ -463,8 +463,9 @@ def test_lapvalid_difference_test_is_the_model_it_stands_for(project, tmp_path):
         "notable",
         "put diff_flipped r(diff)",
         "rename ud_dir recalled",
-        "capture lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) notable",
-        "put refused _rc == 198"]))
+        "lapvalid outcome ud, high(high_lap) absorb(entity_num period_num) cluster(entity_num) notable",
+        'put skipped "`r(status_diff)\'" == "skipped"', "put diff_skipped missing(r(diff), r(p_diff_one))",
+        'put thetas_run "`r(status_pooled)\'`r(status_high)\'`r(status_low)\'" == "estimatedestimatedestimated"']))
     frame = _pre(project).dropna(subset=["outcome", "ud", "ud_dir", "high_lap", "entity_num", "period_num"]).copy()
     sd = frame.groupby("high_lap")["ud_dir"].transform("std")
     frame["ud_dir_std"] = (frame["ud_dir"] / sd).where((sd > 0) & sd.notna(), 0.0)
@@ -476,7 +477,8 @@ def test_lapvalid_difference_test_is_the_model_it_stands_for(project, tmp_path):
     assert values["diff"] == pytest.approx(row["coef"], rel=1e-6) and values["theta_diff"] == values["diff"]
     assert values["p_diff_one"] == pytest.approx(row["p_one_sided"], rel=1e-6) and values["n_diff"] == fit.N
     assert values["status"] == 1 and values["stored"] == 1 and values["named"] == 1
-    assert values["diff_flipped"] != pytest.approx(values["diff"], rel=1e-3) and values["refused"] == 1
+    assert values["diff_flipped"] != pytest.approx(values["diff"], rel=1e-3)
+    assert values["skipped"] == 1 and values["diff_skipped"] == 1 and values["thetas_run"] == 1
     out = tmp_path / "results"
     stata.run_stata(config.replace(estimate={"bootstrap_reps": 0}), layout, install, results=out)
     got = pd.read_csv(out / "validation.csv")
@@ -506,3 +508,42 @@ def test_the_printed_wild_route_runs_on_the_active_models_sample_and_the_toy_kee
     assert values["b3_post"] == pytest.approx(fit.coef[BETA3], rel=1e-6)
     assert values["b3_route"] == pytest.approx(values["b3_post"], rel=1e-6)
     assert values["refused"] == 1 and values["kept"] == 1 and values["checked"] == 1
+
+
+def test_round5_placebo_bound_savefe_twice_and_replay_after_newey(project):
+    """Stata review round 5. W1: lapplacebo's r(informative) and its bound are the verdict's (estimate/power.py
+    placebo_bounds), computed here from the Python engine's fits (robust s.e., no clusters: the bound is stated);
+    r(pass) = 0 whenever the p rule passes but the placebo could not have failed. C1: `lapbias ..., absorb(...,
+    savefe)` typed twice, and a refused lapvalid with absorb(fe=x, replace) leaves the user's fe. T6: `lapbias,
+    noheader` after a newey model."""
+    from scipy import stats
+
+    config, layout, _ = project
+    one = int(_pre(project)["entity_num"].min())
+    values = _stata_values(project, "\n".join([
+        f'append using "{layout.derived_file("panel_post.dta")}"',
+        "lapplacebo outcome mu_hat lap, absorb(entity_num period_num) vce(robust) date(target_date) cutoff(2024-06-30)",
+        "put informative r(informative)", "put ucb r(ucb_post)", "put ucb_sd r(ucb_per_sd_post)",
+        "put own r(b3_per_sd_pre)", "put pass r(pass)", "put pass_p r(pass_crv1)",
+        "lapbias outcome mu_hat lap if target_date <= td(30jun2024), absorb(entity_num period_num, savefe) notable",
+        "lapbias outcome mu_hat lap if target_date <= td(30jun2024), absorb(entity_num period_num, savefe) notable",
+        "put savefe_twice _rc == 0",
+        "generate double fe = 1",
+        "capture lapvalid outcome ud lap, absorb(fe=entity_num period_num, replace) notable",
+        "put refused _rc == 198", "capture confirm variable fe", "put fe_kept _rc == 0",
+        f"lapbias outcome mu_hat lap if entity_num == {one} & target_date <= td(30jun2024), newey time(period_num) "
+        "notable",
+        "capture lapbias, noheader notable", "put replay_newey _rc == 0"]))
+    pre, post = _pre(project), pyreadstat.read_dta(str(layout.derived_file("panel_post.dta")))[0]
+    columns = ["outcome", "mu_hat", "lap", "entity_num", "period_num"]
+    fit_pre = reghdfe(pre, "outcome", DETECTION, absorb=ABSORB, vce="robust")
+    fit_post = reghdfe(post, "outcome", DETECTION, absorb=ABSORB, vce="robust")
+    ucb = fit_post.coef[BETA3] + stats.t.isf(0.10, fit_post.df_r) * fit_post.se[BETA3]
+    sd_pre, sd_post = pre.dropna(subset=columns)["lap"].std(ddof=1), post.dropna(subset=columns)["lap"].std(ddof=1)
+    assert values["ucb"] == pytest.approx(ucb, rel=1e-6)
+    assert values["ucb_sd"] == pytest.approx(ucb * sd_post, rel=1e-6)
+    assert values["own"] == pytest.approx(fit_pre.coef[BETA3] * sd_pre, rel=1e-6)
+    assert values["informative"] == float(ucb * sd_post < fit_pre.coef[BETA3] * sd_pre)
+    assert values["pass"] == float(values["pass_p"] == 1 and values["informative"] == 1)
+    assert values["savefe_twice"] == 1 and values["refused"] == 1 and values["fe_kept"] == 1
+    assert values["replay_newey"] == 1

@@ -43,8 +43,10 @@ draws) instead of one reghdfe per draw.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
+import io
 import math
 import os
 import re
@@ -77,6 +79,8 @@ KNOWN_LOCATIONS = (
     "C:/Program Files/Stata*/StataBE-64.exe", "C:/Program Files/Stata*/Stata-64.exe",
 )
 """Glob patterns of the usual install locations (Linux, macOS app bundles, Windows), tried after PATH."""
+PYSTATA_TAIL_LINES = 15
+"""Lines of pystata's captured output that a Stata error message carries."""
 ERROR_LINE = re.compile(r"^r\((\d+)\);\s*$", re.MULTILINE)
 CELLS = ("b", "se", "t", "p", "ci_l", "ci_u")
 STATS = ("N", "N_clust", "df_r", "r2", "r2_within", "num_singletons", "p_one")
@@ -266,7 +270,9 @@ def _pystata(install: StataInstall):
 def _run_pystata(install: StataInstall, work: Path, do_file: Path, args: list[str]) -> None:
     """One do-file through pystata. Stata runs inside this process: its `cd` would be this process's chdir, and every
     relative path of lapbias (the default root ".") would then point into another folder. So no `cd` is sent (the
-    do-files get absolute paths) and the working directory is put back whatever the do-file did."""
+    do-files get absolute paths) and the working directory is put back whatever the do-file did. pystata prints
+    Stata's output through Python's stdout, also under quietly=True (the do-files' `capture noisily` turns it back
+    on): it is captured here, the do-files' named logs keep it, and a Stata error carries its last lines."""
     try:
         stata = _pystata(install)
     except StataError:
@@ -274,11 +280,14 @@ def _run_pystata(install: StataInstall, work: Path, do_file: Path, args: list[st
             raise
         _run_batch(install.executable, work, do_file, args)  # Stata 17+ whose pystata will not start: batch mode
         return
-    cwd = os.getcwd()
+    cwd, output = os.getcwd(), io.StringIO()
     try:
-        stata.run("do " + " ".join(_do_command(do_file, args)), quietly=True, echo=False)
+        with contextlib.redirect_stdout(output):
+            stata.run("do " + " ".join(_do_command(do_file, args)), quietly=True, echo=False)
     except (SystemError, RuntimeError) as err:  # pystata reports a Stata error r(###) as SystemError
-        raise StataError(f"Stata stopped with an error in {do_file.name}: {err}") from None
+        tail = "\n".join(output.getvalue().strip().splitlines()[-PYSTATA_TAIL_LINES:])
+        raise StataError(f"Stata stopped with an error in {do_file.name}: {err}"
+                         + (f"\nStata's last lines:\n{tail}" if tail else "")) from None
     finally:
         os.chdir(cwd)
 
