@@ -18,6 +18,9 @@ program define _lapbias_absvars, rclass
 	local 0 `suboptions'
 	syntax [, SAVEfe Generate *]
 	local save = "`savefe'`generate'" != ""
+	* spaces around = are trimmed first, as ftools does (ms_parse_absvars.ado 2.41.0, lines 262-263): fe = firm
+	local vars : subinstr local vars " =" "=", all
+	local vars : subinstr local vars "= " "=", all
 	local plain
 	while (`"`vars'"' != "") {
 		gettoken absvar vars : vars, bind

@@ -6,7 +6,8 @@
 * Arguments: the names of the scalars b3_pre sd_pre b3_post se3_post df_r_post sd_post alpha, and few (1 below 42
 * clusters: the verdict's bound then uses the CV3 jackknife, which lapbias does not compute in Stata). Returns
 * r(ucb), r(ucb_sd), r(own) (b3_pre x sd_pre) and r(informative): 1 or 0; missing where it cannot be stated (no
-* beta_3 in a period, or few clusters); 0 when beta_3 after the cutoff has no bound (df_r = 0), as the verdict reads it.
+* beta_3 in a period -- lapbias leaves it missing when its s.e. is missing --, or few clusters); 0 when the bound
+* per SD is missing although both beta_3 are there (sd_post missing: one post-cutoff row), as the verdict reads it.
 program define _lapbias_informative, rclass
 	version 15
 	args b3_pre sd_pre b3_post se3_post df_r_post sd_post alpha few

@@ -141,6 +141,12 @@ effects, the cluster variable, stay absorbed:
 {phang2}{cmd:. reghdfe outcome c.mu_hat##c.lap i.period_num if e(sample), absorb(entity_num) cluster(entity_num)}{p_end}
 {phang2}{cmd:. boottest c.mu_hat#c.lap, weighttype(webb) ptype(upper) reps(9999) seed(20251222) nograph}{p_end}
 
+{pstd}{cmd:lapbias} prints command lines only for what runs on the estimates at hand: for pooled OLS (no
+{opt absorb()}) or one absvar, the {cmd:boottest} line alone, typed on the active estimates; for two absvars, the
+cluster variable one of them, the two lines above with your variable names; for any other model -- two-way clustering
+(the verdict's wild bootstrap is one-way, by entity), a cluster variable that is not absorbed, three or more absvars --
+the route in words.
+
 {pstd}Typed while the lapbias estimates are active, {cmd:if e(sample)} (and their weights, which the printed line
 carries) keeps their sample: the if/in rows, a {helpb lapplacebo} period, without the singletons reghdfe dropped, so
 the one-FE fit drops nothing more. Without it the line would re-estimate on every row in memory -- after
@@ -156,7 +162,8 @@ is the active one (the pre-cutoff one after {cmd:estimates restore} {it:name}{cm
 {pstd}Typed without variables, {cmd:lapbias} [{cmd:,} {opt level(#)} {opt notable} {it:display_options}]
 redisplays the last {cmd:lapbias} estimates (error r(301) if the active estimates are not from {cmd:lapbias}) and
 prints the beta_3 summary again at the requested level, e.g. {cmd:lapbias, level(90)}. Every r() below is set again;
-{cmd:noheader} and the display options go to reghdfe's replay.
+{cmd:noheader} and the display options go to reghdfe's replay; after a {cmd:newey} model (one time series) only
+newey's display options are passed, and the others are named as not used.
 
 {marker results}{...}
 {title:Stored results}

@@ -1,20 +1,17 @@
 *! version 0.4.0 05dec2026
 * lapplacebo: the detection regression before and after the training cutoff (protocol Step 5), each with lapbias.
-* Pre-cutoff = date <= cutoff; post-cutoff = date > release (release() defaults to the cutoff): the rows between the
-* cutoff and the model's release belong to neither sample (the panel's release_gap), nor do rows with a missing
-* date. date() is a daily (%td) date, or a clock (%tc, %tC) converted to its day. The placebo passes when the
-* post-cutoff one-sided p for beta_3 > 0 exceeds alpha() (default 0.10) and it could have failed -- its one-sided
-* (1 - alpha) upper bound per SD of post-cutoff LAP below the pre-cutoff beta_3 per SD of pre-cutoff LAP
-* (r(informative), the verdict's rule; r(pass_crv1) is the p rule alone) --, or when the post-cutoff LAP collapsed:
-* lap and beta_3 both omitted (collinear with the fixed effects), the collapse Step 5 expects -- as the Python
-* verdict's collapse rule. A period that cannot be estimated, or whose beta_3 alone is omitted, gives a missing
-* post-cutoff p, which is NOT a pass (r(pass) = .): it is never compared with alpha (a missing value exceeds every
-* number in Stata). With fewer than 42 post-cutoff clusters the verdict reads the wild cluster restricted bootstrap p
-* (lapbias prints the Stata route), so r(pass) is missing there too and r(pass_crv1) holds the CRV1 rule. A period
-* not estimable for its data is reported; any other error (r(198) invalid syntax, an option reghdfe refuses, Break,
-* an installation error: _lapbias_datarc) stops lapplacebo. r(stored) names only the models stored by this call;
-* their names (store() at most 25 characters) are dropped once every option is checked (vce() by reghdfe's parser,
-* ms_parse_vce, too). Their e(cmdline) is this lapplacebo command (lapbias's would name the period's markers).
+* Pre-cutoff = date <= cutoff; post-cutoff = date > release (default the cutoff): rows in between (release_gap) or
+* without a date are in neither sample. date() is %td, or %tc/%tC converted to its day. The placebo passes when the
+* post-cutoff one-sided p for beta_3 > 0 exceeds alpha() (default 0.10) and, when the pre-cutoff beta_3 is
+* significant, it could have failed (r(informative): its (1 - alpha) upper bound per SD of post-cutoff LAP below the
+* pre-cutoff beta_3 per SD, the verdict's rule; r(pass_crv1) is the p rule alone), or when the post-cutoff LAP collapsed:
+* lap and beta_3 both omitted (the collapse Step 5 expects, the verdict's rule). A period that cannot be estimated,
+* or whose beta_3 alone is omitted, gives a missing post-cutoff p, which is NOT a pass (r(pass) = .; a missing value
+* exceeds every number in Stata). Below 42 post-cutoff clusters the verdict reads the wild bootstrap p (lapbias prints
+* the Stata route): r(pass) is missing too, r(pass_crv1) holds the CRV1 rule. A period not estimable for its data is
+* reported; any other error (invalid syntax, an option reghdfe refuses, Break, an installation error:
+* _lapbias_datarc) stops lapplacebo. r(stored) names the models stored by this call; store() names (at most 25
+* characters) are dropped once every option is checked. Their e(cmdline) is this lapplacebo command.
 program define lapplacebo, rclass
 	version 15
 	local cmdline `"lapplacebo `0'"'
@@ -121,12 +118,14 @@ program define lapplacebo, rclass
 	foreach s in ucb ucb_sd own informative {
 		scalar ``s'' = r(`s')
 	}
+	* the verdict asks it of a significant pre-cutoff beta_3 only (one-sided p < 0.05, known at 42 clusters or more)
+	local relevant = !(`p_one_pre' >= 0.05 & `p_one_pre' < . & `N_clust_pre' >= 42)
 	scalar `pass_crv1' = cond(`collapsed', 1, cond(`constant' | missing(`p_one_post'), ., `p_one_post' > `alpha'))
 	if (`collapsed') scalar `pass' = 1
 	else if (`constant') scalar `pass' = .
 	else if missing(`p_one_post') scalar `pass' = .
 	else if (`few') scalar `pass' = .
-	else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0)
+	else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0 | !`relevant')
 	di _n as text "Placebo (protocol Step 5), cutoff `cutoff' (pre-cutoff: `date' <= cutoff)" ///
 		cond("`release'" != "", "; post-cutoff: after the release `release' (`N_gap' rows between: neither sample)", "")
 	foreach period in pre post {
@@ -147,13 +146,14 @@ program define lapplacebo, rclass
 	else if (`few') di as text "  placebo " as result "not assessed here" as text ": with " `N_clust_post' " clusters" ///
 		" the verdict reads the post-cutoff wild bootstrap p (its Stata route is printed above); the CRV1 p alone" ///
 		" would say it " cond(`pass_crv1', "passes", "fails") " (r(pass_crv1))"
-	else if (`pass_crv1' & `informative' == 0) di as text "  placebo " as result "passes but could not have failed" ///
-		as text ": its one-sided p > " `alpha' ", but its upper bound per SD of post-cutoff LAP, " as result %9.0g ///
-		`ucb_sd' as text ", is not below the pre-cutoff beta_3 per SD of LAP, " as result %9.0g `own' as text ///
-		" (the verdict: Mixed/invalid, placebo uninformative; r(pass) = 0)"
-	else di as text "  placebo " as result cond(`pass', "passes and could have failed", "fails") ///
-		as text " (passes when the post-cutoff one-sided p > " `alpha' " and its upper bound per SD of LAP is below" ///
-		" the pre-cutoff beta_3 per SD" cond(missing(`informative'), "; that bound not stated here", "") ")"
+	else if (!`pass_crv1') di as text "  placebo " as result "fails" as text " (post-cutoff one-sided p <= " `alpha' ")"
+	else if (`informative' == 0) di as text "  placebo " as result cond(`relevant', "passes but could not have failed", ///
+		"passes") as text ": its upper bound per SD of post-cutoff LAP, " as result %9.0g `ucb_sd' as text ", is not" ///
+		" below the pre-cutoff beta_3 per SD of LAP, " as result %9.0g `own' as text cond(`relevant', " (the verdict:" ///
+		" Mixed/invalid, placebo uninformative; r(pass) = 0)", " (asked of a significant pre-cutoff beta_3 only)")
+	else di as text "  placebo " as result cond(missing(`informative'), "passes", "passes and could have failed") as ///
+		text " (one-sided p > " `alpha' cond(missing(`informative'), "; whether it could have failed is not stated" ///
+		" here", ": its upper bound per SD of LAP is below the pre-cutoff beta_3 per SD") ")"
 	foreach period in pre post {
 		foreach r in b3 se3 t3 p_one p_two N N_clust {
 			return scalar `r'_`period' = ``r'_`period''

@@ -58,7 +58,10 @@ upper bound of the post-cutoff beta_3, b3_post + invttail(df_r, alpha) x se, per
 lies below the pre-cutoff beta_3 per SD of pre-cutoff LAP (r(b3_per_sd_pre)); each SD is that of {it:lap} over the
 period's complete rows before singletons. A small or noisy post-cutoff sample passes the p rule for lack of power; its
 bound then does not exclude the interaction found before the cutoff, {cmd:lapplacebo} prints "passes but could not have
-failed", r(informative) is 0 and r(pass) is 0, where REPORT.md reads Mixed/invalid (placebo uninformative).
+failed", r(informative) is 0 and r(pass) is 0, where REPORT.md reads Mixed/invalid (placebo uninformative). The
+verdict asks this of a significant pre-cutoff beta_3 only: when r(p_one_pre) >= 0.05 with 42 clusters or more before
+the cutoff, r(pass) follows the p rule and the line says the bound was not needed. When r(informative) is missing,
+r(pass) = 1 means the p rule passed and whether the placebo could have failed is not stated.
 r(pass_crv1) is the p rule alone. r(informative) is missing where it cannot be stated: a period without beta_3, or fewer
 than 42 post-cutoff clusters (the verdict's bound then uses the CV3 jackknife).
 
@@ -66,7 +69,7 @@ than 42 post-cutoff clusters (the verdict's bound then uses the CV3 jackknife).
 the CRV1 p ({help lapbias##wild:Few clusters}; {cmd:lapbias} prints its Stata route for each period,
 to be typed while that period's model is active: the post-cutoff one is, right after {cmd:lapplacebo}). r(pass) is then
 missing too -- not assessed here -- and r(pass_crv1) holds what the CRV1 p alone would say; with 42 clusters or more
-(or without clustering) r(pass) = r(pass_crv1).
+(or without clustering) r(pass) = r(pass_crv1) unless the placebo could not have failed (below).
 
 {marker options}{...}
 {title:Options}

@@ -332,7 +332,7 @@ def test_a_missing_post_cutoff_p_is_not_a_pass_and_missing_dates_are_out():
     """Items 8, 9: missing > 0.10 is true in Stata; date > cutoff is true for a missing date."""
     placebo = code(ADO / "lapplacebo.ado")
     assert "else if missing(`p_one_post') scalar `pass' = ." in placebo
-    assert "else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0)" in placebo
+    assert "else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0 | !`relevant')" in placebo
     assert placebo.index("markout `touse' `day'") < placebo.index("capture noisily lapbias")
 
 
@@ -1578,7 +1578,9 @@ def test_round5_w1_lapplacebo_passes_only_a_placebo_that_could_have_failed():
     assert "_lapbias_lapsd `varlist' if `touse' & `cond', absorb(`absorb') vce(`model_vce')" in placebo
     assert ("_lapbias_informative `b3_pre' `sd_lap_pre' `b3_post' `se3_post' `df_r_post' `sd_lap_post' "
             "`alpha_value' `few'") in placebo
-    assert "else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0)" in placebo
+    assert "else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0 | !`relevant')" in placebo
+    # asked of a significant pre-cutoff beta_3 only, as the verdict (report/verdict.py: significant and ...)
+    assert "local relevant = !(`p_one_pre' >= 0.05 & `p_one_pre' < . & `N_clust_pre' >= 42)" in placebo
     assert '"passes but could not have failed"' in placebo
     for name in ("informative", "ucb_post", "ucb_per_sd_post", "b3_per_sd_pre", "sd_lap_pre", "sd_lap_post"):
         assert f"return scalar {name} = " in placebo, name
@@ -1612,6 +1614,7 @@ def test_round5_c1_absvars_are_parsed_without_absorbs_side_effects():
     assert 'gettoken vars suboptions : absorb, parse(",")' in absvars
     assert "syntax [, SAVEfe Generate *]" in absvars and "ms_parse_absvars" not in absvars
     assert 'local absvar = substr(`"`absvar\'"\', `equals\' + 1, .)' in absvars
+    assert 'local vars : subinstr local vars " =" "=", all' in absvars  # fe = firm, as ftools trims it
     assert "return scalar save = `save'" in absvars
     for name in ("_lapbias_sample", "_lapbias_halfabsorb", "_lapbias_check"):
         assert "_lapbias_absvars, absorb(`absorb')" in code(ADO / f"{name}.ado"), name

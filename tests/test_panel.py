@@ -120,6 +120,10 @@ def test_every_column_has_one_type_in_both_dta_files(study):
     assert pre.readstat_variable_types["cusip"] == "string" and pre.readstat_variable_types["empty_after"] == "string"
     post_rows, _ = pyreadstat.read_dta(layout.derived_file("panel_post.dta"))
     assert post_rows["analyst_eps"].isna().all() and (post_rows["cusip"] == "03783310").any()
+    gap = config.replace(study={"release_date": "2024-09-03"})  # rows in the release gap: post missing
+    panel = build(gap, layout).panel
+    assert panel["post"].isna().any()
+    assert len(pyreadstat.read_dta(layout.derived_file("panel_post.dta"))[0]) == int((panel["post"] == 1).sum())
 
 
 def test_minkprob_choice_and_missing_minkprob(study):

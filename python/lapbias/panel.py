@@ -263,7 +263,7 @@ def write_dta(panel: pd.DataFrame, path, rows: pd.Series | None = None) -> None:
     column the same type and Stata's `append` joins them (it refuses a str/numeric mismatch, r(106))."""
     frame, labels = to_stata(panel)
     if rows is not None:
-        frame = frame[rows.to_numpy(dtype=bool)]
+        frame = frame[rows.to_numpy(dtype=bool, na_value=False)]  # post is missing in the release gap
     formats = {c: "%td" for c in ("text_date", "target_date") if c in frame.columns}
     atomic_write(path, lambda tmp: pyreadstat.write_dta(frame, str(tmp), column_labels=labels,
                                                         variable_format=formats))
