@@ -214,8 +214,8 @@ def test_a_text_dated_a_day_ahead_of_the_exchange_keeps_its_row(tmp_path):
         "Firm,Date,Headline,Return next day\n"
         "Apple Inc.,2024-03-05T02:00:00+09:00,Apple in Tokyo,0.8\n"         # 12:00 Monday in New York
         "Apple Inc.,2024-03-05T07:00:00+09:00,Apple after the bell,-0.4\n"  # 17:00 Monday: news of Tuesday
-        "Apple Inc.,2024-03-05T01:30:00Z,Apple late,0.3\n"                  # 20:30 Monday: news of Tuesday
-        "Apple Inc.,2024-03-05,Apple Tuesday,0.1\n")
+        "Apple Inc.,2024-03-05T01:30:00Z,Apple late,-0.4\n"                 # 20:30 Monday: news of Tuesday
+        "Apple Inc.,2024-03-05,Apple Tuesday,-0.4\n")                       # one outcome per firm and target date
     config = from_dict({"data": {"path": str(tmp_path / "news.csv"), "target_date_from": "text_date", "columns": {
         "entity_id": "Firm", "entity_name": "Firm", "text": "Headline", "text_date": "Date",
         "outcome": "Return next day"}}})

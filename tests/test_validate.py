@@ -54,7 +54,7 @@ def test_one_message_per_problem_and_no_traceback(tmp_path):
     lines = GOOD + [
         "r5,AAPL,Apple Inc.,AAPL,Apple slips,2024-03-05,2024-03-04,0.1",
         "r6,BA,Boeing Co.,BA,Boeing,2024-03-01,2024-03-04,",
-        "r1,BA,Boeing Co.,BA,Boeing again,2024-03-01,2024-03-04,0.2",
+        "r1,BA,Boeing Co.,BA,Boeing again,2024-03-01,2024-03-04,-0.7",  # its firm-day outcome, as r2
     ]
     path = write(tmp_path, lines)
     config = tmp_path / "study.toml"
@@ -106,8 +106,10 @@ def test_same_day_repeats_of_a_headline_without_a_row_id_name_the_rule_and_the_f
            "text_date as written 2024-03-01 09:30, 2024-03-01 14:45; outcome 1.2, 0.9)" in message
     assert 'map a column holding a distinct value on every row to row_id in [data.columns] (e.g. row_id = ' \
            '"story_id"' in message
-    mapped = from_dict({"study": {"cutoff": "2024-06-30"}, "data": {"columns": {"row_id": "story_id"}}})
-    assert len(validate_file(tmp_path / "panel.csv", mapped).frame) == 4  # the fix the message names works
+    # the fix the message names works (each row's outcome its own: outcomes measured from each text's time)
+    mapped = from_dict({"study": {"cutoff": "2024-06-30"}, "data": {"columns": {"row_id": "story_id"},
+                                                                      "on_conflicting_outcome": "all"}})
+    assert len(validate_file(tmp_path / "panel.csv", mapped).frame) == 4
 
 
 @pytest.mark.parametrize("bad, message", [

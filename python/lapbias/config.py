@@ -49,6 +49,8 @@ MIN_SAMPLES = 25
 """Protocol Step 2: the sampling fallback asks at least 25 samples per query."""
 BUNDLED_MODEL = "bundled:SmolLM2-135M-Instruct"
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+DEVICE = re.compile(r"cpu|cuda(?::\d+)?")
+"""[model] device: "cpu", "cuda" (the first visible GPU) or "cuda:N" (the N-th, from 0), as torch names them."""
 HORIZON = re.compile(r"(\d+)\s+trading\s+(?:days?|sessions?)", re.IGNORECASE)
 """A horizon [data] target_date_from can count on an exchange calendar: "N trading day(s)" or "N trading
 session(s)"."""
@@ -157,6 +159,11 @@ class DataConfig(Section):
     text_time_zone: str = ""
     """With target_date_from: the time zone of text_date times written without an offset, an IANA name such as
     "UTC" (RavenPack's TIMESTAMP_UTC) or "Europe/London"; "" = the [study] calendar's own zone."""
+    on_conflicting_outcome: Literal["refuse", "first", "last", "all"] = "refuse"
+    """Rows of one entity_id and target_date with different outcomes (a bad merge; a re-export with corrected
+    outcomes): "refuse" (an error naming the rows); keep the outcome of the "first" or "last" such row in file
+    order, dropping and counting the rows with another outcome; or "all" rows, when each row's outcome is its own
+    (an outcome measured from each text's time stamp)."""
 
     @field_validator("text_time_zone")
     @classmethod
@@ -205,6 +212,8 @@ class ModelConfig(Section):
     bundled model, so answers of different precisions must not mix). For backend = "openai", declare the
     server's precision (its --dtype); it is not sent."""
     device: str = Field("cpu", min_length=1)
+    """"cpu", "cuda" or "cuda:N" (DEVICE; vLLM takes its GPUs from CUDA_VISIBLE_DEVICES and tensor_parallel_size);
+    whether the machine has that GPU is checked when the model loads (llm.require_device)."""
     batch_size: int = Field(16, ge=1)
     seconds_per_query: float = Field(0.0, ge=0)
     """Seconds per query for the time estimate shown before a batch; 0 = measured on this machine (the last timing
@@ -249,6 +258,14 @@ class ModelConfig(Section):
         if isinstance(value, str) or not all(isinstance(url, str) for url in value or ()):
             raise ValueError('must be a list of URLs, e.g. ["http://127.0.0.1:8000/v1"]')
         return value
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, device: str) -> str:
+        if not DEVICE.fullmatch(device):
+            raise ValueError('is not a device; choose "cpu", "cuda" or "cuda:N" (the N-th GPU, from 0), e.g. device '
+                             '= "cpu"')
+        return device
 
     @field_validator("api_key_env", mode="before")
     @classmethod

@@ -36,13 +36,18 @@ from .stage import (RERUN_AFTER_VALIDATE, VALIDATED, StaleResultsError, check_ma
 def source_unchanged(config: RunConfig, layout: Layout, **_context) -> None:
     """The data file is the one `validate` read into data/derived/input.parquet (same sha256): a data file edited
     or replaced since (a corrected outcome, rows dropped) would otherwise be panelled, estimated and reported from
-    the old rows by every later step run on its own. Nothing to compare when input.parquet was not written by
-    `validate` (no data_source.json: an older version, or stage files written through the Python API)."""
+    the old rows by every later step run on its own. With [data] path set, an input.parquet without the record is
+    refused (the record deleted, the file then edited: the rows validated before would be reported under the
+    edited file's sha256); without it (stage files written through the Python API) there is nothing to compare."""
     record_path = layout.derived_file(SOURCE_RECORD)
-    if not record_path.exists() or not config.data.path:
-        return
     rerun = ("rerun `lapbias validate`, then the later steps (`lapbias run` does all of them, answering every "
              "query already asked from the cache)")
+    if not record_path.exists() and config.data.path and layout.derived_file("input.parquet").exists():
+        raise StaleResultsError(f"{record_path} (the record of the data file `validate` read and its sha256) is "
+                                f"missing: whether data/derived/input.parquet holds {config.data.path} as it is now "
+                                f"cannot be told; {rerun}")
+    if not record_path.exists() or not config.data.path:
+        return
     try:
         recorded = json.loads(record_path.read_text(encoding="utf-8"))
         digest = str(recorded["sha256"])
@@ -62,6 +67,12 @@ def source_unchanged(config: RunConfig, layout: Layout, **_context) -> None:
                                 f"(it used {json.dumps(recorded.get('target_dates'))}, this config "
                                 f"{json.dumps(target_date_settings(config))}: [data] target_date_from and "
                                 f"text_time_zone, [study] horizon and calendar): data/derived/input.parquet holds the dates derived then; {rerun}")
+    chosen = recorded.get("on_conflicting_outcome", config.data.on_conflicting_outcome)  # older records lack it
+    if chosen != config.data.on_conflicting_outcome:
+        raise StaleResultsError(f"[data] on_conflicting_outcome changed since `lapbias validate` read the data file "
+                                f"(it was {json.dumps(chosen)}, this config "
+                                f"{json.dumps(config.data.on_conflicting_outcome)}): data/derived/input.parquet holds "
+                                f"the rows kept then; {rerun}")
     if "columns" in recorded and recorded["columns"] != config.data.columns:  # records of older versions lack it
         raise StaleResultsError(f"[data.columns] changed since `lapbias validate` read the data file (it mapped "
                                 f"{json.dumps(recorded['columns'])}, this config {json.dumps(config.data.columns)}): "

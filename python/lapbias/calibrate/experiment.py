@@ -168,6 +168,7 @@ def plant(run: RunConfig, settings: CalibrateSettings, confirm, log, progress: b
         log(f"calibrate: planted model {model_dir} exists for these settings (fingerprint {fingerprint}); reused")
     else:
         tokenizer, model = training.load_base(run.model.model_id, run.model.device)
+        training.check_target_modules(model, settings.target_modules)  # before the corpus and the confirmation
         documents, accounting, plan.decoys = corpus_documents(run, settings, arms, pairs, tokenizer)
         n_tokens = sum(len(doc.ids) for doc in documents)
         steps = settings.epochs * -(-len(documents) // settings.batch_size)

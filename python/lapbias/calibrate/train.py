@@ -36,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ConfigError, ModelError
-from ..llm import bundled
+from ..llm import bundled, require_device
 from .corpus import Document
 from .settings import CalibrateSettings
 
@@ -76,9 +76,11 @@ class TrainingResult:
 
 
 def load_base(model_id: str, device: str = "cpu"):
-    """Tokenizer and fp32 model of `model_id` (bundled: ids resolve to the local safetensors copy)."""
+    """Tokenizer and fp32 model of `model_id` (bundled: ids resolve to the local safetensors copy), on `device`, which
+    the machine must have (llm.require_device)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    require_device(device)
     location = bundled.resolve(model_id)
     try:
         tokenizer = AutoTokenizer.from_pretrained(location)
@@ -87,6 +89,31 @@ def load_base(model_id: str, device: str = "cpu"):
         raise ModelError(f"cannot load model {model_id!r} from {location!r} for fine-tuning: "
                          f"{str(err).splitlines()[0]}") from None
     return tokenizer, model.to(device)
+
+
+def check_target_modules(model, target_modules) -> None:
+    """Every name of `[calibrate] target_modules` must name a module of the model's decoder blocks (as peft matches
+    it: the module's name, or the end of its dotted path): peft adapts the names it finds and drops the others
+    without a word, so a misspelt name would train fewer adapters than the settings (and the fingerprint) say.
+    ConfigError listing the blocks' linear modules, what LoRA can adapt."""
+    import difflib
+
+    import torch
+
+    inner, _ = decoder(model)
+    names = [name for layer in inner.layers for name, _ in layer.named_modules() if name]
+    unknown = [target for target in target_modules
+               if not any(name == target or name.endswith(f".{target}") for name in names)]
+    if unknown:
+        linear = sorted({name.rsplit(".", 1)[-1] for layer in inner.layers for name, module in layer.named_modules()
+                         if isinstance(module, torch.nn.Linear)})
+        close = difflib.get_close_matches(unknown[0], linear, n=1)
+        guess = f' (did you mean "{close[0]}"?)' if close else ""
+        listed = ", ".join(f'"{name}"' for name in linear)
+        given = ", ".join(f'"{target}"' for target in target_modules)
+        raise ConfigError(f'[calibrate] target_modules = [{given}]: "{unknown[0]}" is not a module of '
+                          f"{type(model).__name__}'s blocks{guess}; its linear modules, which LoRA adapts, are "
+                          f"[{listed}]")
 
 
 def query_encoder(tokenizer, run):
@@ -260,7 +287,7 @@ def train(documents: list[Document], settings: CalibrateSettings, out_dir: Path,
                       layers_to_transform=list(range(n_frozen, n_layers)), task_type="CAUSAL_LM")
     try:
         peft_model = get_peft_model(model, lora)
-    except ValueError as err:  # peft: none of the target modules is in the model
+    except ValueError as err:  # peft: a target module of a type it cannot adapt (e.g. "mlp", a whole block)
         raise ConfigError(f"[calibrate] target_modules = {list(settings.target_modules)}: {str(err).splitlines()[0]} "
                           f"(e.g. target_modules = [\"q_proj\", \"v_proj\"])") from None
     if settings.lora_dropout:

@@ -116,10 +116,17 @@ def words(form: str) -> set[str]:
     return set(parts) | set(re.findall(r"[a-z]+|\d+", form)) | {a + b for a, b in zip(parts, parts[1:])}
 
 
+MAX_WORDS = 6
+"""A header matched by its words has at most this many: a long descriptive header ("Analyst comment on the headline
+as exported by the news vendor, full field name kept") holds words such as "name" without naming the column."""
+
+
 def _score(protocol: str, header: str) -> int | None:
     form = normal(header)
     if form in EXACT[protocol]:
         return 1000 - EXACT[protocol].index(form)
+    if len(form.split("_")) > MAX_WORDS:
+        return None
     return _word_score(protocol, words(form))
 
 
@@ -130,8 +137,10 @@ def same_period_return(header: str) -> bool:
     return bool(said & PLAIN_RETURN_WORDS) and not said & (FORWARD_WORDS | {"car", "bhar", "abret", "abnormal"})
 
 
-def guess(columns: list[str]) -> dict[str, Guess]:
-    """Protocol column -> its guessed header column (Guess.column None when nothing matches), in protocol order."""
+def guess(columns: list[str], empty: set[str] = frozenset()) -> dict[str, Guess]:
+    """Protocol column -> its guessed header column (Guess.column None when nothing matches), in protocol order.
+    Columns in `empty` (every cell read missing) are never guessed: validate would drop every row."""
+    columns = [c for c in columns if c not in empty]
     used: set[str] = set()
     guessed: dict[str, Guess] = {}
     for protocol in GUESS_ORDER:

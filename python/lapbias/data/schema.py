@@ -15,6 +15,8 @@ DROP_RULES = {
     "target_not_after_text": ("target_date", "target_date must be after text_date"),
     "missing_outcome": ("outcome", "outcome must be numeric and non-missing"),
     "empty_text": ("text", "text must be non-empty"),
+    "conflicting_outcome": ("outcome", "one outcome per entity_id and target_date: a row whose outcome differs from "
+                                       "the row [data] on_conflicting_outcome keeps is dropped"),
     "duplicate_row": ("row_id", "a row repeating an earlier row (same entity_id, text_date, target_date, text and "
                                 "outcome, whatever its row_id) is one observation, kept once"),
 }

@@ -213,7 +213,8 @@ def build(data_path: str, target: Path) -> Starter:
     column's type and first values, and the next steps."""
     table = read_user_table(data_path, nrows=PREVIEW_ROWS)
     columns = [str(c) for c in table.frame.columns]
-    guesses = guess(columns)
+    empty = {str(c) for c in table.frame.columns if len(table.frame) and is_missing(table.frame[c].astype(str)).all()}
+    guesses = guess(columns, empty)
     described = describe(table.frame)
     derive = guesses["target_date"].column is None and guesses["text_date"].column is not None
     utc = derive and "utc" in normal(guesses["text_date"].column).split("_") \
@@ -227,6 +228,8 @@ def build(data_path: str, target: Path) -> Starter:
         lines.append(f"  [data] text_time_zone = \"UTC\" written: the name {_shown_name(guesses['text_date'].column)} "
                      "says its times are UTC (change it in the config if they are not)")
     lines += table.notes()
+    if empty:
+        lines.append(f"  not guessed for any protocol column: {sorted(empty)}, empty in the first {PREVIEW_ROWS} rows")
     missing = [name for name, found in guesses.items() if found.column is None and name in REQUIRED
                and not (name == "target_date" and derive)]
     todo = f"name {', '.join(missing)} in [data.columns] of {target}, " if missing else ""

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..config import StudyConfig, toml_value
 from ..errors import InputDataError
-from .cells import DATE_RANGE, ISO_DATE, is_missing
+from .cells import DATE_RANGE, ISO_DATE, is_missing, iso_times
 from .derived import shown
 
 CASES = {"before_close": "before the close", "after_close": "at or after the close",
@@ -95,6 +95,7 @@ def text_times(values: pd.Series, text_zone, exchange_zone) -> pd.Series:
         return local.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
     text = values.where(~is_missing(values)).astype(str).str.strip()
     well_formed = text.str.match(ISO_DATE) & values.notna() & ~is_missing(values)
+    text = iso_times(text)
     day = text.str[:10]
     well_formed &= (day >= f"{DATE_RANGE[0]:%Y-%m-%d}") & (day <= f"{DATE_RANGE[1]:%Y-%m-%d}")
     with_offset = well_formed & text.str.contains(r"(?:Z|[+-]\d{2}:?\d{2})$", regex=True)

@@ -10,8 +10,12 @@ file; when absent, a deterministic one is made from the row's content.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +27,7 @@ from ..errors import InputDataError
 from ..io import Layout, write_csv, write_parquet, write_text
 from ..stage import StaleResultsError, fingerprint
 from . import schema, target_dates
-from .cells import DATE_RANGE, ISO_DATE, is_missing
+from .cells import DATE_RANGE, ISO_DATE, MISSING_TOKENS, is_missing, unread_part
 from .derived import shown
 
 SAMPLE_SEED = 20240101
@@ -59,9 +63,11 @@ class UserTable:
     """1-based numbers of the columns left out for an empty header cell over an empty column (_check_header)."""
     unnamed: list[tuple[int, str]] = field(default_factory=list)
     """(1-based number, an example value) of the columns left out for an empty header cell over values."""
+    dialect: list[str] = field(default_factory=list)
+    """How a CSV other than comma-separated was read (`Dialect.notes`)."""
 
     def notes(self) -> list[str]:
-        lines = []
+        lines = list(self.dialect)
         if self.ignored:
             many = "s" if len(self.ignored) > 1 else ""
             lines.append(f"ignored {len(self.ignored)} column{many} with an empty header cell and no values "
@@ -78,16 +84,84 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return read_user_table(path).frame
 
 
+@dataclass
+class Dialect:
+    """How a CSV is written: its separator, whether its first line is Excel's `sep=X`, and the columns written with
+    decimal commas."""
+    separator: str = ","
+    excel_line: bool = False
+    decimal_comma: list[str] = field(default_factory=list)
+
+    def notes(self) -> list[str]:
+        name = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "bars"}[self.separator]
+        lines = [] if self.separator == "," and not self.excel_line else [
+            f"read as separated by {name}" + (" (its first line, Excel's sep=, names the separator)"
+                                              if self.excel_line else " (detected from its first lines)")]
+        if self.decimal_comma:
+            lines.append(f"column(s) {self.decimal_comma} read with decimal commas (e.g. 0,012 = 0.012)")
+        return lines
+
+
+SEPARATORS = (",", ";", "\t", "|")
+"""The separators a CSV is read with (sniff_dialect), in order of preference on a tie: comma, then the semicolon of
+European Excel, tab (a .tsv saved as .csv), bar."""
+SNIFF_CHARACTERS = 1 << 16
+DECIMAL_COMMA = re.compile(r"^[+-]?\d+(?:,\d+)?(?:[eE][+-]?\d+)?$")
+
+
+def sniff_dialect(path: Path) -> Dialect:
+    """The separator of a CSV, from its first SNIFF_CHARACTERS characters: Excel's `sep=X` first line when there
+    is one, else, of SEPARATORS under which every complete row there has the header's number of fields (more than
+    one), the one giving the most fields (a semicolon file with decimal commas splits evenly on commas too, into
+    fewer fields; ties go to the earlier in SEPARATORS), else the one giving the header the most fields. Byte-order marks before the header are skipped.
+    A file that is not UTF-8 is left to the reader's own message."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            sample = handle.read(SNIFF_CHARACTERS).lstrip("\ufeff")
+    except (UnicodeDecodeError, OSError):
+        return Dialect()
+    first = sample.split("\n", 1)[0].rstrip("\r")
+    excel = re.fullmatch(r'"?sep=(.)"?', first)
+    if excel:
+        return Dialect(excel.group(1), True)
+    complete = sample if len(sample) < SNIFF_CHARACTERS else sample[:sample.rfind("\n") + 1]
+    widths, consistent = {}, {}
+    for separator in SEPARATORS:
+        rows = [len(row) for row in csv.reader(io.StringIO(complete), delimiter=separator) if row]
+        widths[separator] = rows[0] if rows else 0
+        consistent[separator] = widths[separator] > 1 and all(n == rows[0] for n in rows)
+    candidates = [s for s in SEPARATORS if consistent[s]] or list(SEPARATORS)
+    best = max(candidates, key=lambda s: (widths[s], -SEPARATORS.index(s)))
+    return Dialect(best if widths[best] > 1 else ",")
+
+
+def _decimal_commas(frame: pd.DataFrame, dialect: Dialect) -> pd.DataFrame:
+    """In a semicolon-separated file, the columns whose every filled cell is a number written with a decimal comma
+    (at least one comma: 0,012; -1,5e-3) are rewritten with decimal points; their names go to dialect.decimal_comma."""
+    if dialect.separator != ";":
+        return frame
+    for column in frame.columns:
+        values = frame[column]
+        filled = values[~is_missing(values)].astype(str).str.strip()
+        if len(filled) and filled.str.match(DECIMAL_COMMA).all() and filled.str.contains(",").any():
+            frame[column] = values.astype(str).str.replace(",", ".", regex=False).where(values.notna(), values)
+            dialect.decimal_comma.append(column)
+    return frame
+
+
 def read_user_table(path: str | Path, nrows: int | None = None) -> UserTable:
     """read_table, also saying which empty columns without a name were left out; `nrows` reads only the first rows
-    (a preview: a file with a header and no rows is then no error)."""
+    (a preview: a file with a header and no rows is then no error). A CSV's separator is detected (sniff_dialect)
+    and said; header cells are matched without surrounding spaces and byte-order marks."""
     path = Path(path)
     if not str(path) or not path.exists():
         raise InputDataError(f"data file {str(path)!r} does not exist ([data] path in the config)")
     suffix = path.suffix.lower()
+    dialect = sniff_dialect(path) if suffix == ".csv" else Dialect()
     try:
         if suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=nrows)
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=nrows, sep=dialect.separator,
+                                skiprows=1 if dialect.excel_line else 0, encoding="utf-8-sig")
         elif suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(path) if nrows is None else _parquet_head(path, nrows)
         else:
@@ -100,7 +174,10 @@ def read_user_table(path: str | Path, nrows: int | None = None) -> UserTable:
         raise InputDataError(f"data file {path} cannot be read as {suffix[1:]}: {str(err).splitlines()[0]}") from None
     if frame.empty and nrows is None:
         raise InputDataError(f"data file {path} has a header but no rows")
-    return _check_header(path, frame)
+    table = _check_header(path, frame, dialect)
+    table.frame = _decimal_commas(table.frame, dialect)
+    table.dialect = dialect.notes()
+    return table
 
 
 def _parquet_head(path: Path, nrows: int) -> pd.DataFrame:
@@ -127,26 +204,26 @@ def _not_utf8(path: Path) -> str:
             "lapbias reads")
 
 
-def _check_header(path: Path, frame: pd.DataFrame) -> UserTable:
+def header_name(cell) -> str:
+    """A header cell as a name: without surrounding spaces and byte-order marks (a file saved twice with a BOM)."""
+    return str(cell).replace("\ufeff", "").strip()
+
+
+def _check_header(path: Path, frame: pd.DataFrame, dialect: Dialect) -> UserTable:
     """Columns without a name (an empty or blank header cell) are left out: those empty throughout (the cells Excel
     writes after the last column) with a note, those holding values (e.g. a saved pandas index) with a warning naming
     the column and an example -- without a name, no setting can refer to them. Two columns of one name are refused
     (pandas would rename the second `outcome` to `outcome.1` and use the first silently). The CSV header is read as
-    written to see both."""
+    written to see both. Names are header_name's: "row_id " is row_id."""
     if path.suffix.lower() == ".csv":
-        import csv
-
         with open(path, newline="", encoding="utf-8") as handle:
-            header = next(csv.reader(handle), [])
+            reader = csv.reader(handle, delimiter=dialect.separator)
+            if dialect.excel_line:
+                next(reader, None)
+            header = next(reader, [])
     else:
         header = [str(c) for c in frame.columns]
-    names = [h.strip() for h in header]
-    if len(names) == 1:
-        separator = next((name for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars"))
-                          if sep in names[0]), None)
-        if separator:
-            raise InputDataError(f"data file {path} has one column {names[0][:80]!r}: it looks separated by "
-                                 f"{separator}; lapbias reads comma-separated CSV (save it with commas)")
+    names = [header_name(h) for h in header]
     unnamed = [i for i, name in enumerate(names) if not name]
     if unnamed and len(names) != frame.shape[1]:
         raise InputDataError(f"data file {path} has {len(unnamed)} column(s) with an empty header cell (column(s) "
@@ -165,6 +242,7 @@ def _check_header(path: Path, frame: pd.DataFrame) -> UserTable:
         raise InputDataError(f"data file {path} has duplicate column name(s) {duplicated}; every column needs its "
                              "own name (which one is meant cannot be guessed)")
     kept = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in set(unnamed)]]
+    kept.columns = [header_name(c) for c in kept.columns]
     return UserTable(kept, empty, holding)
 
 
@@ -225,8 +303,11 @@ def _parse_dates(frame: pd.DataFrame, column: str, problems: list[str]) -> pd.Se
     bad = parsed.isna() & ~missing & ~out_of_range
     if bad.any():
         first = bad.idxmax()
+        part = unread_part(values[first])
+        unread = (f"; the part after the date, {part!r}, is not a time of day HH:MM[:SS] with an optional offset "
+                  "(Z, +01:00, -05:00[America/New_York])" if part else "")
         problems.append(f"{column}: {int(bad.sum())} value(s) are not dates in YYYY-MM-DD form, a full calendar "
-                        f"date (example {_label(frame, first)}: {shown(values[first])})")
+                        f"date (example {_label(frame, first)}: {shown(values[first])}){unread}")
     if out_of_range.any():
         first = out_of_range.idxmax()
         problems.append(f"{column}: {int(out_of_range.sum())} date(s) outside the supported range "
@@ -248,7 +329,34 @@ def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
         first = bad.idxmax()
         problems.append(f"outcome: {int(bad.sum())} value(s) are not finite numbers; the outcome must be a signed "
                         f"numeric Y (larger = up) (example {_label(frame, first)}: {values[first]!r})")
+    far = _beyond_scale(numbers)
+    if far.any():
+        first = far.idxmax()
+        problems.append(f"outcome: {int(far.sum())} value(s) lie more than {OUTCOME_Z_LIMIT:.0e} robust SDs from the "
+                        f"median outcome, or beyond {OUTCOME_MAGNITUDE_LIMIT:.0e} (squares overflow): far beyond any "
+                        "return, a value that would dominate or break the estimation (example "
+                        f"{_label(frame, first)}: {numbers[first]:g}, median {numbers.median():g}); correct the value "
+                        "or drop the row")
     return numbers
+
+
+OUTCOME_Z_LIMIT = 1e6
+"""Robust z (|y - median| / (1.4826 MAD), the mean absolute deviation when MAD is 0) beyond which an outcome is a data
+error: a daily return of 0.01 with MAD 0.01 would need a 1,000,000% move."""
+OUTCOME_MAGNITUDE_LIMIT = 1e150
+"""|outcome| beyond which its square, and the regressions' cross-products, overflow float64 (1e308)."""
+
+
+def _beyond_scale(numbers: pd.Series) -> pd.Series:
+    """Outcomes far beyond the scale of the others (OUTCOME_Z_LIMIT) or of float64 (OUTCOME_MAGNITUDE_LIMIT)."""
+    far = numbers.abs() > OUTCOME_MAGNITUDE_LIMIT
+    finite = numbers[np.isfinite(numbers)]
+    if len(finite) >= 3:
+        deviation = (finite - finite.median()).abs()
+        spread = 1.4826 * deviation.median() or deviation.mean()
+        if spread > 0:
+            far |= (numbers - finite.median()).abs() / spread > OUTCOME_Z_LIMIT
+    return far.fillna(False) & np.isfinite(numbers)  # a cell that is not a finite number has its own message
 
 
 def _numbers(values: pd.Series) -> tuple[pd.Series, pd.Series]:
@@ -325,6 +433,98 @@ def _row_ids(frame: pd.DataFrame, problems: list[str], written: pd.Series) -> pd
     return ids
 
 
+ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+"""Characters that print as nothing: a zero-width space pasted into an id makes it another id."""
+NAMING_COLUMNS = ("entity_id", "entity_name", "ticker")
+
+
+def _normal_name(value: str) -> str:
+    """One way to write an id, name or ticker: Unicode NFC (SOCIÉTÉ typed or pasted as E + combining accent), no
+    zero-width characters, every run of white space one space."""
+    return re.sub(r"\s+", " ", ZERO_WIDTH.sub("", unicodedata.normalize("NFC", value))).strip()
+
+
+def _normalise_names(frame: pd.DataFrame, problems: list[str], notes: list[str]) -> None:
+    """Our rule for one firm, one entity: entity_id, entity_name and ticker are normalised (_normal_name; an
+    entity_id that is an integer written as a float, 10107.0, is 10107), with a note giving how many cells changed
+    and an example; ids that then differ only by case (MSFT, msft) are an error naming both forms -- one firm or
+    two cannot be guessed. Each distinct value is normalised once (10^6 rows hold few ids)."""
+    for column in NAMING_COLUMNS:
+        before = frame[column]
+        forms = {value: _normal_name(value) for value in before.unique()}
+        if column == "entity_id":
+            forms = {value: re.sub(r"^([+-]?\d+)\.0+$", r"\1", form) for value, form in forms.items()}
+        after = before.map(forms)
+        changed = before != after
+        if changed.any():
+            first = changed.idxmax()
+            notes.append(f"{column}: {int(changed.sum())} value(s) normalised to one way of writing them (Unicode "
+                         "NFC, no zero-width characters, single spaces"
+                         + (", an integer id written as 10107.0 read as 10107" if column == "entity_id" else "")
+                         + f"), e.g. {before[first]!r} -> {after[first]!r} ({_label(frame, first)})")
+        frame[column] = after
+    ids = frame.loc[frame["entity_id"] != "", "entity_id"]
+    spellings = ids.groupby(ids.str.casefold()).unique()
+    clashing = spellings[spellings.map(len) > 1]
+    if len(clashing):
+        forms = list(clashing.iloc[0])[:3]
+        rows = [_label(frame, (frame["entity_id"] == form).idxmax()) for form in forms]
+        problems.append(f"entity_id: {len(clashing)} id(s) are written in more than one case, e.g. "
+                        f"{' and '.join(repr(f) for f in forms)} ({', '.join(rows)}): one entity or several cannot be "
+                        "guessed; write each id the same way on every row, or make distinct entities' ids differ "
+                        "by more than case")
+
+
+def _marker_names(frame: pd.DataFrame) -> list[str]:
+    """Warnings for ids, names and tickers that read like missing-value markers (NA, None, n/a): kept as written --
+    National Bank of Canada trades as NA -- since the markers are missing values only in dates and numbers."""
+    out = []
+    for column in NAMING_COLUMNS:
+        marked = frame[column].str.lower().isin(MISSING_TOKENS - {""})
+        if marked.any():
+            first = marked.idxmax()
+            out.append(f"{column} is {frame[column][first]!r} on {int(marked.sum())} row(s) (e.g. "
+                       f"{_label(frame, first)}): kept as written, a {column.replace('_', ' ')} (a ticker NA, a "
+                       "name None); if these cells mean a missing value, fill them or drop the rows")
+    return out
+
+
+def _conflicting_outcomes(frame: pd.DataFrame, keep: str, problems: list[str]) -> pd.Series:
+    """Rows of one entity_id and target_date whose outcomes differ (several headlines of a firm-day share its one
+    outcome; two outcomes are a bad merge or a re-export with a corrected value), among the rows no other rule
+    drops: with [data] on_conflicting_outcome = "refuse" an error naming the rows, else the mask of the rows whose
+    outcome differs from that of the group's "first" or "last" row in file order (dropped and counted); "all" keeps
+    every row."""
+    mask = pd.Series(False, index=frame.index)
+    if keep == "all":
+        return mask
+    valid = ~pd.concat([m for reason, m in _drop_masks(frame).items() if reason not in ("duplicate_row",
+                                                                                      "conflicting_outcome")],
+                       axis=1).any(axis=1)
+    rows = frame[valid]
+    if rows.empty:
+        return mask
+    key = ["entity_id", "target_date"]
+    clash = rows[rows.groupby(key)["outcome"].transform("nunique") > 1]
+    if clash.empty:
+        return mask
+    if keep == "refuse":
+        groups = clash.groupby(key, sort=False)
+        (entity, date), first = next(iter(groups))
+        shown_rows = ", ".join(f"{_label(frame, i)} outcome {frame.at[i, 'outcome']:g}" for i in first.index[:3])
+        problems.append(f"outcome: {groups.ngroups} (entity_id, target_date) pair(s) have rows with different "
+                        f"outcomes, but an entity's outcome on a date is one number (e.g. entity_id {entity!r} on "
+                        f"{date:%Y-%m-%d}: {shown_rows}): a bad merge, or a re-export with corrected outcomes? Delete "
+                        "the wrong rows, or set [data] on_conflicting_outcome = \"first\" or \"last\" to keep the "
+                        "outcome of the first or last such row in file order (the rows with another outcome are "
+                        "dropped and counted), or \"all\" when each row's outcome is its own (measured from each "
+                        "text's time)")
+        return mask
+    kept = clash.groupby(key)["outcome"].transform(keep)
+    mask[clash.index] = clash["outcome"] != kept
+    return mask
+
+
 def _differences(frame: pd.DataFrame, rows) -> list[str]:
     """The columns of schema.DUPLICATE_KEY in which the first two of `rows` differ."""
     first, second = frame.loc[rows[0]], frame.loc[rows[1]]
@@ -351,9 +551,11 @@ def _repeats(frame: pd.DataFrame) -> pd.Series:
     return frame.duplicated(subset=list(schema.DUPLICATE_KEY), keep="first")
 
 
-def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
+def _drop_masks(frame: pd.DataFrame, conflicting: pd.Series | None = None) -> dict[str, pd.Series]:
+    """The row rules (schema.DROP_RULES), each a mask; `conflicting` from _conflicting_outcomes. An id or name is
+    missing only when empty: missing-value markers (NA) are values there (_marker_names)."""
     text_empty = frame["text"].isna() | (frame["text"].astype(str).str.strip() == "")
-    entity_missing = is_missing(frame["entity_id"]) | is_missing(frame["entity_name"])
+    entity_missing = (frame["entity_id"].astype(str) == "") | (frame["entity_name"].astype(str) == "")
     date_missing = frame["text_date"].isna() | frame["target_date"].isna()
     return {
         "missing_entity": entity_missing,
@@ -361,6 +563,7 @@ def _drop_masks(frame: pd.DataFrame) -> dict[str, pd.Series]:
         "target_not_after_text": ~date_missing & (frame["target_date"] <= frame["text_date"]),
         "missing_outcome": frame["outcome"].isna(),
         "empty_text": text_empty,
+        "conflicting_outcome": conflicting if conflicting is not None else pd.Series(False, index=frame.index),
         "duplicate_row": _repeats(frame),
     }
 
@@ -374,6 +577,8 @@ def _example(frame: pd.DataFrame, index, reason: str, written: pd.Series | None 
         return f"outcome is missing ({shown(raw)})" if str(raw).strip() else "outcome is empty"
     if reason == "empty_text":
         return "text is empty"
+    if reason == "conflicting_outcome":
+        return f"outcome {row['outcome']:g} of entity_id {row['entity_id']!r} on {row['target_date']:%Y-%m-%d}"
     if reason == "missing_date":
         return ", ".join(f"{column} {'missing' if pd.isna(row[column]) else f'{row[column]:%Y-%m-%d}'}"
                          for column in schema.DATES)
@@ -395,6 +600,13 @@ def _warnings(frame: pd.DataFrame, config: RunConfig, has_ticker: bool) -> list[
     if (names > 1).any():
         out.append(f"entity_name varies within entity_id for {int((names > 1).sum())} entities (example "
                    f"{names[names > 1].index[0]!r}); the recall query uses each entity's first name")
+    tickers = frame.groupby("entity_id")["ticker"].unique()
+    changing = tickers[tickers.map(len) > 1]
+    if len(changing):
+        out.append(f"ticker varies within entity_id for {len(changing)} entities (example {changing.index[0]!r}: "
+                   f"{', '.join(map(str, changing.iloc[0][:3]))}): each recall query names the ticker of its own "
+                   "target date's first row")
+    out += _marker_names(frame)
     if config.study.cutoff:
         cutoff = pd.Timestamp(config.study.cutoff_date)
         if (frame["target_date"] <= cutoff).all():
@@ -416,11 +628,12 @@ def _warnings(frame: pd.DataFrame, config: RunConfig, has_ticker: bool) -> list[
     return out
 
 
-def _apply_drop_rules(frame: pd.DataFrame, written: pd.Series | None = None) -> tuple[pd.Series, pd.DataFrame]:
+def _apply_drop_rules(frame: pd.DataFrame, written: pd.Series | None = None,
+                      conflicting: pd.Series | None = None) -> tuple[pd.Series, pd.DataFrame]:
     """(rows kept, one line per drop reason); a row is counted under the first rule it fails."""
     remaining = pd.Series(True, index=frame.index)
     drops = []
-    for reason, mask in _drop_masks(frame).items():
+    for reason, mask in _drop_masks(frame, conflicting).items():
         hit = mask & remaining
         if hit.any():
             first = hit.idxmax()
@@ -445,6 +658,8 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
             problems.append(f"{column}: {int(raw_bytes.sum())} value(s) are bytes, not text (example "
                             f"{_label(frame, first)}: {frame[column][first]!r}); store the column as strings")
         frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
+    notes: list[str] = []
+    _normalise_names(frame, problems, notes)
     text_date_as_written = frame["text_date"].copy()
     written = {column: frame[column].copy() for column in schema.DATES if column in frame.columns}
     derivation = None
@@ -462,7 +677,8 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
     moderator = config.estimate.moderator
     if moderator in frame.columns and moderator not in schema.ORDER:
         frame[moderator] = _parse_moderator(frame, moderator, problems)
-    remaining, dropped = _apply_drop_rules(frame, outcome_as_written)
+    conflicting = _conflicting_outcomes(frame, config.data.on_conflicting_outcome, problems)
+    remaining, dropped = _apply_drop_rules(frame, outcome_as_written, conflicting)
     if problems:
         # rows with a value an error already names (a date or outcome that cannot be read) are not counted again
         # as rows whose value is missing
@@ -475,10 +691,12 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
         raise InputDataError("\n".join(problems + also))
     kept = frame.loc[remaining].reset_index(drop=True)
     if kept.empty:
-        raise InputDataError(f"no valid rows left after validation ({len(frame)} rows read, all dropped)")
+        rules = "; ".join(f"{r.n_rows} row{'s' if r.n_rows != 1 else ''}: {r.rule} (column {r.column}; example row_id "
+                          f"{r.example_row_id}: {r.example})" for r in dropped.itertuples())
+        raise InputDataError(f"no valid rows left after validation ({len(frame)} rows read, all dropped: {rules})")
     extra = [c for c in kept.columns if c not in schema.ORDER]
     kept = kept[list(schema.ORDER) + extra]
-    notes = derivation.summary(frame, text_date_as_written) if derivation is not None else []
+    notes += derivation.summary(frame, text_date_as_written) if derivation is not None else []
     return ValidationResult(kept, dropped, _warnings(kept, config, has_ticker), n_input=len(frame), notes=notes)
 
 
@@ -499,6 +717,7 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
     `sample` keeps a random subsample of that many valid rows (fixed `seed`), as the protocol suggests for
     panels over ~10,000 rows; the kept rows stay in file order.
     """
+    _outside_outputs(config.data.path, layout)
     result = validate_file(config.data.path, config)
     valid_rows, subsample = len(result.frame), None
     if sample is not None and sample < len(result.frame):
@@ -513,8 +732,23 @@ def run(config: RunConfig, layout: Layout, sample: int | None = None, seed: int 
     write_text(layout.derived_file(SOURCE_RECORD), json.dumps(
         {"data": str(config.data.path), "sha256": fingerprint(Path(config.data.path)),
          "columns": config.data.columns, "target_dates": target_date_settings(config), "valid_rows": valid_rows,
+         "on_conflicting_outcome": config.data.on_conflicting_outcome,
          "subsample": subsample}, indent=2) + "\n")
     return result
+
+
+def _outside_outputs(path: str, layout: Layout) -> None:
+    """The user's data file is never inside a folder lapbias writes (data/derived, data/raw, results, logs): a data
+    file kept as data/derived/input.parquet was overwritten by `validate` itself (its invalid rows and text columns
+    lost)."""
+    if not path:
+        return
+    resolved = Path(path).resolve()
+    for folder in (layout.derived, layout.raw, layout.results, layout.logs):
+        if resolved.is_relative_to(folder.resolve()):
+            raise InputDataError(f"[data] path = {str(path)!r} is inside lapbias's output folder {folder}, which "
+                                 "`validate` and the later steps rewrite: move the data file out of it (e.g. to "
+                                 f"data/{resolved.name}) and point [data] path there")
 
 
 def target_date_settings(config: RunConfig) -> dict | None:

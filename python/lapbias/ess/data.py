@@ -7,6 +7,7 @@ analysis sample; X only, no outcome information enters); categorical covariates 
 
 from __future__ import annotations
 
+import difflib
 import re
 import string
 from pathlib import Path
@@ -14,16 +15,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data.validate import sniff_dialect
 from ..errors import InputDataError
 from .config import EssConfig, Outcome
 
 
 READERS = {".csv": "CSV", ".txt": "CSV", ".parquet": "parquet", ".pq": "parquet", ".dta": "Stata .dta"}
+STATA_MISSING = (".", *(f".{letter}" for letter in string.ascii_lowercase))
+"""Stata's missing values as a CSV exported from Stata writes them: system missing "." and the extended codes ".a" to
+".z"; a CSV cell holding one is missing (as pyreadstat reads them from a .dta file), not text."""
 
 
 def read(config: EssConfig) -> pd.DataFrame:
     """The dataset: a CSV (UTF-8), parquet or Stata .dta file, or statsmodels:<name>
-    (statsmodels.datasets.<name>.load_pandas()); a file that cannot be read as its kind is a one-line error."""
+    (statsmodels.datasets.<name>.load_pandas()); a file that cannot be read as its kind is a one-line error. A CSV is
+    read with the separator the protocol's validation detects (data.validate.sniff_dialect: commas, the semicolons of
+    European Excel with decimal commas, tabs, bars), and Stata's missing codes (STATA_MISSING) in it are missing."""
     source = config.data
     if source.startswith("statsmodels:"):
         import importlib
@@ -68,7 +75,10 @@ def _read_file(path: Path, source: str) -> pd.DataFrame:
                 raise InputDataError(f"{where} {path.name} is not UTF-8 text (line {line}: byte "
                                      f"{raw[err.start:err.start + 1]!r}, e.g. Latin-1 or Windows-1252); save it as "
                                      "CSV UTF-8") from None
-            frame = pd.read_csv(path, encoding="utf-8-sig")
+            dialect = sniff_dialect(path)
+            frame = pd.read_csv(path, encoding="utf-8-sig", sep=dialect.separator, na_values=list(STATA_MISSING),
+                                decimal="," if dialect.separator == ";" else ".",
+                                skiprows=1 if dialect.excel_line else 0)
         elif kind == "parquet":
             frame = pd.read_parquet(path)
         else:
@@ -90,6 +100,21 @@ def _read_file(path: Path, source: str) -> pd.DataFrame:
         raise InputDataError(f"{where} {path.name} has duplicate column names ({mangled[0].rsplit('.', 1)[0]!r} "
                              "twice); every column needs its own name")
     return frame
+
+
+def check_value_labels(frame: pd.DataFrame, config: EssConfig) -> None:
+    """Every table [ess.value_labels.<column>] labels a column of the data. RULE: labels of a column that is not
+    there (a typo, "incom" for "income") are refused, not ignored: the persona would then read the column's codes
+    ("You earn 3.") while the config says they are words."""
+    columns = [str(c) for c in frame.columns[1:]]  # ess_row is read's own
+    for column in config.value_labels:
+        if column not in columns:
+            close = difflib.get_close_matches(column, columns, n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else "."
+            raise InputDataError(f"[ess.value_labels.{column}] labels column {column!r}, which is not a column of "
+                                 f"[ess] data = {config.data!r} (its columns: {columns[:12]}"
+                                 f"{' ...' if len(columns) > 12 else ''}){guess} Name the table after the column "
+                                 f"it labels, e.g. [ess.value_labels.{close[0] if close else columns[0]}]")
 
 
 def _example(frame: pd.DataFrame, mask: pd.Series) -> str:

@@ -82,6 +82,7 @@ def answer_counts(outcome: Outcome, answers: pd.DataFrame) -> dict:
 def run(config: EssConfig, layout: Layout, backend, confirm) -> dict[str, pd.DataFrame]:
     """The whole audit (module docstring); returns the tables it wrote."""
     frame = ess_data.read(config)
+    ess_data.check_value_labels(frame, config)
     cache = ResponseCache(layout.raw_file(TASK))
     settings = Settings(tuple(config.grid), config.alpha, config.band_level, config.test_variance,
                         config.min_blocks, config.seed)

@@ -490,7 +490,8 @@ def _nested(fe: np.ndarray, levels: int, cluster: np.ndarray) -> bool:
 def _newey(frame: pd.DataFrame, y: str, columns: list[str], names: dict[str, str], column_scales: dict[str, float],
            y_scale: float, time: str | None, lag: int | None, n_full: int, dropped_missing: int) -> RegResult:
     """Stata `newey y x, lag(L)` for a single time series: OLS with a constant, Bartlett HAC, N/(N−k); on the
-    scaled design with collinearity decided as in `reghdfe` (the constant is what is partialled out)."""
+    scaled design with collinearity decided as in `reghdfe` (the constant is what is partialled out). L must be below
+    N (specification.check_newey_lag says why)."""
     import statsmodels.api as sm
 
     if time is None:
@@ -508,6 +509,9 @@ def _newey(frame: pd.DataFrame, y: str, columns: list[str], names: dict[str, str
                          N_clust=None, df_r=len(frame) - 1, num_singletons=0, N_dropped_missing=dropped_missing,
                          cons=float(frame[y].mean()) * y_scale)
     lag = newey_default_lag(len(frame)) if lag is None or lag < 0 else lag
+    if lag >= len(frame):  # every pair of observations weighted: the HAC variance collapses (check_newey_lag)
+        raise EstimationError(f"newey_lag({lag}) must be less than N = {len(frame)}, the observations of the series "
+                              f"{y} on {list(names.values())}")
     exog = sm.add_constant(frame[kept].to_numpy(), has_constant="add")
     fit = sm.OLS(frame[y].to_numpy(), exog).fit(cov_type="HAC", cov_kwds={"maxlags": lag, "use_correction": True},
                                                  use_t=True)

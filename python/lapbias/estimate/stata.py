@@ -80,7 +80,7 @@ KNOWN_LOCATIONS = (
 )
 """Glob patterns of the usual install locations (Linux, macOS app bundles, Windows), tried after PATH."""
 PYSTATA_TAIL_LINES = 15
-"""Lines of pystata's captured output that a Stata error message carries."""
+"""Lines of Stata's captured output (pystata's, or a batch executable's that did not start) an error message carries."""
 ERROR_LINE = re.compile(r"^r\((\d+)\);\s*$", re.MULTILINE)
 CELLS = ("b", "se", "t", "p", "ci_l", "ci_u")
 STATS = ("N", "N_clust", "df_r", "r2", "r2_within", "num_singletons", "p_one")
@@ -110,6 +110,10 @@ per draw, none = no draw made)."""
 
 class StataError(LapbiasError):
     """Stata ran and stopped with an error (the message holds the log excerpt)."""
+
+
+class StataNotStarted(StataError):
+    """The Stata executable ran but Stata did not (it wrote no batch log): a broken or unlicensed installation."""
 
 
 @dataclass(frozen=True)
@@ -230,17 +234,25 @@ def batch_command(executable: str, do_file: Path, args: list[str]) -> list[str]:
 
 def _run_batch(executable: str, logs: Path, do_file: Path, args: list[str]) -> None:
     """Batch mode in a private working directory (the batch log is written there as <stem>.log), log moved to
-    logs/stata_batch_<stem>.log and scanned for r(###);."""
+    logs/stata_batch_<stem>.log and scanned for r(###);. No batch log means Stata did not start: StataNotStarted
+    with the exit status and the last lines the executable printed (its own reason: a missing library, no
+    licence), and the way around it, the Python engine."""
     command = batch_command(executable, do_file, args)
     if sys.platform == "win32":  # a list would be joined by list2cmdline, which escapes Stata's quotes as \"
         command = " ".join([f'"{executable}"', *command[1:]])
     work = Path(tempfile.mkdtemp(prefix="stata-run-", dir=logs))
     try:
-        subprocess.run(command, cwd=work, check=False,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ran = subprocess.run(command, cwd=work, check=False, stdin=subprocess.DEVNULL, capture_output=True,
+                             text=True, errors="replace")
         log = work / f"{do_file.stem}.log"
         if not log.exists():
-            raise StataError(f"Stata wrote no batch log for {do_file.name}: did it start? ({executable})")
+            said = (ran.stderr + ran.stdout).strip().splitlines()[-PYSTATA_TAIL_LINES:]
+            raise StataNotStarted(
+                f"Stata did not start: {executable} (batch mode, {do_file.name}) ended with exit status "
+                f"{ran.returncode} without writing its batch log. Repair that Stata or point [estimate] stata_path (or STATA_PATH) to a "
+                "working one, or estimate with the Python engine: `lapbias estimate CONFIG --engine python` "
+                f"([estimate] engine = \"python\"). {'What it printed:' if said else 'It printed nothing.'}"
+                + "".join(f"\n  {line}" for line in said))
         target = logs / f"stata_batch_{do_file.stem}.log"
         shutil.move(str(log), target)
     finally:
@@ -476,6 +488,8 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
                                               str(config.estimate.newey_lag),
                                               " ".join(CLUSTERS[config.estimate.cluster])])
         steps_error = ""
+    except StataNotStarted:
+        raise  # nothing ran: no table, note or log of Steps 3-5 to read
     except StataError as err:
         steps_error = str(err)
     notes_file = results / "stata_notes.csv"
@@ -499,8 +513,9 @@ def run_stata(config: RunConfig, layout: Layout, install: StataInstall, results:
         tail = batch_log.read_text(errors="replace").splitlines()[-10:] if batch_log.exists() else []
         reasons = (steps_error or "; ".join(f"{n['model']}: {n['detail']}" for n in run.notes)
                    or "the log's last lines:\n" + "\n".join(f"  {line}" for line in tail) or "no note")
-        raise StataError(f"Stata wrote no detection table ({results / TABLES['detection']}): {reasons}; "
-                         f"see {logs / 'stata_steps.log'}")
+        written = [str(path) for path in (logs / "stata_steps.log", batch_log) if path.exists()]
+        raise StataError(f"Stata wrote no detection table ({results / TABLES['detection']}): {reasons}"
+                         + (f"; see {' and '.join(written)}" if written else "; Stata wrote no log"))
     estimate = config.estimate
     # beta_3's wild cluster bootstrap p-values are not in the do-files: the Python engine computes them on the same
     # exported panel (estimate/protocol.py), the report says so

@@ -165,10 +165,21 @@ def validate(raw: pd.DataFrame, default_unit: str, path: str = "<series>", date_
     return result[["series", "date", "period", "value", "label", "unit", "frequency"]]
 
 
+def _read_file(path: str, key: str, what: str, fix: str) -> pd.DataFrame:
+    """The file `[leak] key` names, read as the protocol reads a data file (data.validate.read_table); a path that is
+    no file is refused naming the setting (read_table's own message names the protocol's [data] path)."""
+    if not Path(path).is_file():
+        where = "is a folder, not " + what if Path(path).is_dir() else what + " does not exist"
+        raise InputDataError(f"[leak] {key} = {written(path)}: {where}; {fix}")
+    return read_table(Path(path))
+
+
 def load(leak: LeakConfig) -> pd.DataFrame:
     """The configured series, validated, restricted to `[leak] series`."""
     if leak.path:
-        table = validate(read_table(leak.path), leak.default_unit, leak.path, leak.date_format)
+        raw = _read_file(leak.path, "path", "the series file", "give the CSV or parquet file of the series (columns "
+                         "series, date, value), or remove path to probe statsmodels' macrodata")
+        table = validate(raw, leak.default_unit, leak.path, leak.date_format)
     else:
         table = validate(macrodata().astype({"value": str}), leak.default_unit, "statsmodels macrodata")
     if leak.series:
@@ -268,9 +279,11 @@ def sample_dates(table: pd.DataFrame, leak: LeakConfig, cutoff: dt.date) -> pd.D
 
 
 def read_signal(path: str, date_format: str = "") -> pd.DataFrame:
-    """A user signal for leak attribution (App. N): columns date (as the series file's dates) and signal (finite
-    numbers), each bad cell named on its own line."""
-    raw = read_table(Path(path))
+    """A user signal for leak attribution (App. N), `[leak] signal_path`: columns date (as the series file's dates)
+    and signal (finite numbers), each bad cell named on its own line; a path that is no file is refused naming the
+    setting."""
+    raw = _read_file(path, "signal_path", "the signal file", "give the CSV or parquet file of the signal (columns "
+                     "date, signal), or remove signal_path to attribute the transmission prompt")
     missing = [c for c in ("date", "signal") if c not in raw.columns]
     if missing:
         raise InputDataError(f"signal file {path} lacks column(s) {missing}; it needs date, signal")

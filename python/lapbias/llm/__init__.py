@@ -36,8 +36,30 @@ class LazyBackend:
         return getattr(self._backend, name)
 
 
+def require_device(device: str) -> None:
+    """`[model] device` (config.DEVICE) must be a device this machine has: "cuda" needs a CUDA device visible to
+    torch, "cuda:N" at least N + 1 of them. Checked before any weights load (a model moved to a missing GPU stops with
+    torch's AssertionError or RuntimeError)."""
+    if device == "cpu":
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        why = (f"this torch {torch.__version__} is a CPU build" if torch.version.cuda is None else
+               "no GPU or driver was found, or CUDA_VISIBLE_DEVICES hides them")
+        raise ConfigError(f'[model] device = "{device}", but no CUDA device is visible: torch.cuda.is_available() is '
+                          f'False ({why}); set device = "cpu", or run where a GPU is visible')
+    index, count = int(device.partition(":")[2] or 0), torch.cuda.device_count()
+    if index >= count:
+        raise ConfigError(f'[model] device = "{device}", but torch sees {count} CUDA device(s), cuda:0 to '
+                          f'cuda:{count - 1}; choose one of them, e.g. device = "cuda"')
+
+
 def make_backend(model: ModelConfig) -> Backend:
-    """The backend named by `[model] backend` (docs/backends.md); heavy imports happen here only."""
+    """The backend named by `[model] backend` (docs/backends.md), on a device the machine has (require_device, for
+    the local backends); heavy imports happen here only."""
+    if model.backend in ("transformers", "vllm"):
+        require_device(model.device)
     if model.backend == "transformers":
         from .transformers_backend import TransformersBackend
 
@@ -62,4 +84,4 @@ def make_backend(model: ModelConfig) -> Backend:
     raise ConfigError(f"[model] backend = {model.backend!r}; choose transformers, vllm or openai")
 
 
-__all__ = ["Backend", "Chat", "Generation", "LazyBackend", "TokenLogprob", "chat", "make_backend"]
+__all__ = ["Backend", "Chat", "Generation", "LazyBackend", "TokenLogprob", "chat", "make_backend", "require_device"]

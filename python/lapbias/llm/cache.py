@@ -24,7 +24,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from ..errors import CacheError, CacheWriteError
 from ..io import atomic_write, os_hint, os_reason, write_error
@@ -62,6 +62,10 @@ class ResponseCache:
     def __init__(self, path: Path):
         self.path = Path(path)
         self._records: dict[str, dict[str, Any]] = {}
+        if self.path.is_symlink() and not self.path.exists():
+            raise CacheError(f"cache {self.path} is a symbolic link to {os.readlink(self.path)}, which does not exist "
+                             "(a shared drive not mounted?): mount it, or remove the link, before any query is asked "
+                             "(their answers could not be saved)")
         if self.path.exists():
             self._load()
 
@@ -140,6 +144,15 @@ class ResponseCache:
                 f"run `lapbias {query.task.split()[0]} --yes` to ask the model"
             )
         return record["response"]
+
+    def unused(self, queries: Sequence[Query]) -> int:
+        """Cached answers of the queries' task and model that none of `queries` asks for: answers orphaned when the
+        prompts changed (a column no longer read, an edited template or text). They stay in the cache."""
+        if not queries:
+            return 0
+        keys, task, model = {q.key for q in queries}, queries[0].task, queries[0].model_id
+        return sum(1 for key, record in self._records.items()
+                   if key not in keys and record.get("task") == task and record.get("model_id") == model)
 
     def missing(self, queries: Iterable[Query]) -> list[Query]:
         """Queries without a cached response, first occurrence of each key, in input order."""

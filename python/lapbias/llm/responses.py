@@ -10,6 +10,7 @@ by the signals must be there with these types.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 LINE_FIELDS = {"key": str, "task": str, "model_id": str, "query_id": str, "prompt": str, "params": dict}
@@ -76,6 +77,21 @@ def _exact_labels(labels: Any) -> str | None:
     return _candidates(every, "response labels (all labels)", nullable=False, one_position=True)
 
 
+def _text_of_tokens(text: str, tokens: list) -> str | None:
+    """A generated answer is spelled by its tokens: with white space ignored, the text is part of the tokens'
+    strings joined (which may add special tokens such as an end-of-turn marker). An answer edited in the cache while
+    its tokens spell the old one (mu_hat 1 -> -1) breaks it. Not checked without tokens (an endpoint that returns
+    no log-probs) or where a token string holds U+FFFD (one character split over tokens, each decoded alone)."""
+    pieces = [token for _, token, _ in tokens]
+    joined = "".join(pieces)
+    if not pieces or "\ufffd" in joined:
+        return None
+    if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", joined):
+        return (f"response text {text[:60]!r} is not what its tokens spell ({joined[:60]!r}): the answer was edited "
+                "after the model gave it")
+    return None
+
+
 def check_response(task: str, response: Any) -> str | None:
     """What breaks the schema or the laws of a `task` response, or None (unknown tasks are not checked)."""
     if task not in ("forecast", "recall", "minkprob"):
@@ -90,7 +106,8 @@ def check_response(task: str, response: Any) -> str | None:
         if not isinstance(response["text"], str):
             return "response text is not a string"
         return (_candidates(response["tokens"], "response tokens", nullable=True, one_position=False)
-                or _candidates(response["first_top"], "response first_top", nullable=True, one_position=True))
+                or _candidates(response["first_top"], "response first_top", nullable=True, one_position=True)
+                or _text_of_tokens(response["text"], response["tokens"]))
     if task == "recall":
         problem = (_candidates(response["top"], "response top", nullable=False, one_position=True)
                    or _exact_labels(response.get("labels")))

@@ -46,38 +46,64 @@ class Declined:
         raise ConfirmationDeclined(f"{message.splitlines()[0]}; not confirmed: {self.how}")
 
 
+def count_line(task: str, n_total: int, n_todo: int, unused: int = 0) -> str:
+    """How many queries are to ask and cached; and, when the cache holds answers of this task and model for
+    queries this run does not make (ResponseCache.unused), that the prompts changed, so they are not reused."""
+    line = f"{task}: {n_todo} queries to ask ({n_total - n_todo} of {n_total} already cached)"
+    if unused:
+        line += (f"; the cache also holds {unused} {task} answer(s) of this model for prompts this run does not send "
+                 "(a column no longer read, e.g. a ticker header not matched, or an edited prompt or text): they "
+                 "are kept, not reused")
+    return line
+
+
 def describe_batch(task: str, n_total: int, n_todo: int, n_rows: int, estimate: Estimate | None,
-                   first: int = timing.FIRST_ANSWERS) -> str:
-    """The count, what is cached, and the time of what is to ask (timing.Estimate), or when it will be shown."""
+                   first: int = timing.FIRST_ANSWERS, unused: int = 0) -> str:
+    """The count, what is cached (count_line), and the time of what is to ask (timing.Estimate), or when it will be
+    shown."""
     said = (f"estimated time {estimate.text()} ({estimate.basis})" if estimate is not None else
             f"time not yet measured for this work on this machine: estimated from the first {first} answers "
             "(`lapbias run CONFIG --dry-run` measures it before anything else is asked)")
-    lines = [f"{task}: {n_todo} queries to ask ({n_total - n_todo} of {n_total} already cached); {said}"]
+    lines = [f"{count_line(task, n_total, n_todo, unused)}; {said}"]
     if n_rows > LARGE_SAMPLE:
         lines.append(f"the panel has {n_rows} rows (> {LARGE_SAMPLE:,}): consider a random subsample first "
                      "(`lapbias validate --sample N --seed S`)")
     return "\n".join(lines)
 
 
-def check_context(backend, todo: Sequence[Query], tokens: Callable[[Any, Query], int], reserved: int = 0) -> None:
+SHORTEN_TEXTS = ("Shorten those texts in the data file (e.g. keep the headline or first paragraph), then rerun "
+                 "`lapbias validate` and this step")
+
+
+def check_context(backend, todo: Sequence[Query], tokens: Callable[[Any, Query], int], reserved: int = 0,
+                  reserved_by: str = "", fix: str = SHORTEN_TEXTS) -> None:
     """Our rule for prompts longer than the model's context: refused before any of the batch is asked (a prompt past
     the model's context is scored or answered without a word of warning, and its Min-K% is an outlier; truncating
     the text would change the production prompt under test). ModelError counting the prompts over the limit and
-    naming the longest (row, tokens). `tokens(local_backend, query)` counts a prompt's tokens; `reserved` is added
-    for the answer (the forecast's max_new_tokens). Backends that do not state a context (an HTTP server, which
-    refuses an over-long prompt itself) are not checked."""
+    naming the longest (row, tokens). `tokens(local_backend, query)` counts a prompt's tokens; `reserved` tokens of
+    the answer are added to each. When the longest prompt over the limit fits without them, the answer's length is
+    what does not fit: the refusal names the setting that reserves it (`reserved_by`, e.g. [forecast]
+    max_new_tokens) and the most it can be (the context minus the longest prompt); else the prompts themselves are
+    too long, and `fix` says what to shorten. Backends that do not state a context (an HTTP server, which refuses an
+    over-long prompt itself) are not checked."""
     limit = getattr(backend, "context_length", 0) or 0
     if not limit:
         return
-    lengths = [(tokens(backend, query) + reserved, query) for query in todo]
-    over = [(length, query) for length, query in lengths if length > limit]
-    if over:
-        length, query = max(over, key=lambda item: item[0])
-        answer = f" including the {reserved} tokens of the answer" if reserved else ""
-        raise ModelError(f"{query.task}: {len(over)} prompt(s) are longer than the model's context of {limit:,} tokens "
-                         f"(the longest: row {query.query_id}, {length:,} tokens{answer}); nothing was asked. Shorten "
-                         "those texts in the data file (e.g. keep the headline or first paragraph), then rerun "
-                         "`lapbias validate` and this step")
+    lengths = [(tokens(backend, query), query) for query in todo]
+    over = [(length, query) for length, query in lengths if length + reserved > limit]
+    if not over:
+        return
+    length, query = max(over, key=lambda item: item[0])
+    if reserved_by and length < limit:
+        raise ModelError(f"{query.task}: {reserved_by} = {reserved:,} does not fit in the model's context of "
+                         f"{limit:,} tokens: the prompt and the answer must fit together, and {len(over)} prompt(s) "
+                         f"leave less room for the answer (the longest: row {query.query_id}, {length:,} tokens); "
+                         f"nothing was asked. Set {reserved_by} to at most {limit - length:,} (the context minus the "
+                         "longest prompt)")
+    answer = f" including the answer's {reserved:,} token(s)" if reserved else ""
+    raise ModelError(f"{query.task}: {len(over)} prompt(s) are longer than the model's context of {limit:,} tokens "
+                     f"(the longest: row {query.query_id}, {length + reserved:,} tokens{answer}); nothing was asked. "
+                     f"{fix}")
 
 
 def refuse_unconfirmable(task: str, queries: Sequence[Query], cache: ResponseCache, confirm: Confirm) -> None:
@@ -85,7 +111,7 @@ def refuse_unconfirmable(task: str, queries: Sequence[Query], cache: ResponseCac
     the model is loaded."""
     todo, n_total = cache.missing(queries), len({q.key for q in queries})
     if todo and isinstance(confirm, Declined):
-        confirm(f"{task}: {len(todo)} queries to ask ({n_total - len(todo)} of {n_total} already cached)")
+        confirm(count_line(task, n_total, len(todo), cache.unused(queries)))
 
 
 def ask_missing(
@@ -117,7 +143,7 @@ def ask_missing(
     earlier, batch_size = timing.recorded(model, task, todo), model.queries_per_batch
     n_first = timing.first_size(batch_size)
     if not confirm(describe_batch(task, n_total, len(todo), n_rows, earlier.estimate(len(todo)) if earlier else None,
-                                  n_first)):
+                                  n_first, cache.unused(queries))):
         raise ConfirmationDeclined(f"{task}: {len(todo)} queries not confirmed; rerun with --yes (in Python: "
                                    "yes=True) to go ahead")
     first, rest = todo[:n_first], todo[n_first:]

@@ -80,7 +80,7 @@ def asker(config: RunConfig, backend: Backend):
 def context_check(config: RunConfig, backend: Backend):
     """Prompts plus max_new_tokens longer than the model's context are refused before any is asked (batch.py)."""
     return lambda todo: check_context(backend, todo, lambda local, query: len(local.tokens.render(
-        json.loads(query.prompt))), reserved=config.forecast.max_new_tokens)
+        json.loads(query.prompt))), reserved=config.forecast.max_new_tokens, reserved_by="[forecast] max_new_tokens")
 
 
 def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:

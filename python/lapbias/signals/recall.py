@@ -38,7 +38,7 @@ from ..llm.base import Backend, LocalBackend, TokenLogprob, chat
 from ..llm import sampling
 from ..llm.cache import Query, ResponseCache, canonical_json
 from . import label_record, provenance
-from .batch import Confirm, ask_missing, refuse_unconfirmable
+from .batch import Confirm, ask_missing, check_context, refuse_unconfirmable
 from .labels import check_single_token, label_mass
 from .recall_mode import uses_exact, uses_sampling
 
@@ -48,11 +48,14 @@ COLUMNS = list(schema.RECALL_COLUMNS)
 
 
 def recall_pairs(frame: pd.DataFrame) -> pd.DataFrame:
-    """Unique (entity_id, target_date) pairs in first-appearance order, with the entity's name and ticker
-    (first row of the entity: a name must not vary within an entity; validation reports it if it does)."""
-    names = frame.drop_duplicates("entity_id").set_index("entity_id")[["entity_name", "ticker"]]
-    pairs = frame.drop_duplicates(["entity_id", "target_date"])[["entity_id", "target_date"]]
-    return pairs.join(names, on="entity_id").reset_index(drop=True)
+    """Unique (entity_id, target_date) pairs in first-appearance order, with the entity's name (its first row's: a
+    name must not vary within an entity; validation warns if it does) and the ticker of the pair's own first row (a
+    ticker changes with time, FB before 2022 and META after: each date is asked under the ticker it traded as;
+    validation names the entities whose ticker varies)."""
+    names = frame.drop_duplicates("entity_id").set_index("entity_id")[["entity_name"]]
+    pairs = frame.drop_duplicates(["entity_id", "target_date"])[["entity_id", "target_date", "ticker"]]
+    return pairs.join(names, on="entity_id")[["entity_id", "target_date", "entity_name", "ticker"]].reset_index(
+        drop=True)
 
 
 def fill_template(config: RunConfig, entity_name: str, ticker: str, target_date: pd.Timestamp) -> str:
@@ -125,8 +128,22 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm,
     if uses_sampling(config):
         n_todo = len(cache.missing(todo_queries))
         sampling.confirm(confirm_sampling or confirm, TASK, n_todo, config.recall.n_samples)
-    ask_missing(TASK, todo_queries, cache, asker(config, backend), config.model, confirm, len(frame))
+    ask_missing(TASK, todo_queries, cache, asker(config, backend), config.model, confirm, len(frame),
+                check=context_check(config, backend))
     return derive(config, layout)
+
+
+def context_check(config: RunConfig, backend: Backend):
+    """Recall queries plus their one answer token longer than the model's context are refused before any is asked,
+    as the forecast's and Min-K%'s (batch.check_context). The query holds no text, so what is long is the entity's
+    name (or ticker) or the template."""
+    column = config.data.column("entity_name")
+    fix = (f"The recall query is the [recall] template filled with the entity's name and ticker and [study] "
+           f"outcome_description and reference_period: shorten the entity names (column {column!r} of the data file"
+           f"{f' {config.data.path}' if config.data.path else ''}) or the template, then rerun `lapbias validate` "
+           "and this step")
+    return lambda todo: check_context(backend, todo, lambda local, query: len(local.tokens.render(
+        json.loads(query.prompt))), reserved=1, fix=fix)
 
 
 def ask_exact(backend: LocalBackend, chats: list, config: RunConfig) -> list[dict]:

@@ -4,12 +4,14 @@ command per project at a time, lapbias/stage.py), and log each summary line to t
 from __future__ import annotations
 
 import datetime as dt
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import config as config_module
+from ..errors import LapbiasError
 from ..io import Layout, write_error
 from ..signals.batch import Confirm, Declined, always
 from ..stage import project_lock
@@ -48,6 +50,8 @@ def opened(config: Any, command: str, load: Callable = config_module.load,
     root) or an already loaded configuration."""
     loaded = load(config) if isinstance(config, (str, Path)) else config
     first = loaded[0] if isinstance(loaded, tuple) else loaded
+    if isinstance(config, (str, Path)):
+        _read_from_here(Path(config), first)
     layout = Layout(Path(first.root))
     try:
         layout.make_dirs()
@@ -55,6 +59,21 @@ def opened(config: Any, command: str, load: Callable = config_module.load,
         raise write_error(err, first.root, "make the project folders under root =") from None
     with project_lock(layout.logs, command):
         yield loaded, layout, Log(layout, echo)
+
+
+def _read_from_here(config_path: Path, loaded: Any) -> None:
+    """root and [data] path are read from the working directory, not from the config file's folder: a config run from
+    another folder (`lapbias report study/c.toml`) whose relative data path exists only beside the config would make
+    an empty project here (data/, logs/, results/) and report a missing file. Refused, before any folder is made."""
+    data = str(getattr(getattr(loaded, "data", None), "path", "") or "")
+    folder = config_path.resolve().parent
+    if not data or Path(data).is_absolute() or folder == Path.cwd().resolve():
+        return
+    if not Path(data).exists() and (folder / data).exists():
+        raise LapbiasError(f"root = {str(loaded.root)!r} and [data] path = {data!r} are read from the working "
+                           f"directory {Path.cwd()}, not from the config's folder {folder}, where {data} is: run "
+                           f"lapbias from {folder} (cd {os.path.relpath(folder)}), or write absolute paths in "
+                           f"{config_path.name}")
 
 
 def confirmation(yes: bool, confirm: Confirm | None = None,

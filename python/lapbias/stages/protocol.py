@@ -15,7 +15,7 @@ from .. import freshness
 from ..data.validate import SAMPLE_SEED
 from ..errors import LapbiasError
 from ..estimate.stata import RESULT_FILES as STATA_AND_PYTHON_RESULT_FILES
-from ..io import Layout, write_text
+from ..io import Layout, read_parquet, write_text
 from ..signals.batch import Confirm
 from .project import Echo, Log, backend_for, confirmation, opened
 
@@ -150,9 +150,11 @@ def _estimate(config, layout: Layout, log: Log, engine: str) -> str:
     from .. import stage
     from ..data.validate import validated_record
     from ..estimate import stata
+    from ..estimate.specification import check_newey_lag
 
     name, install, message = stata.select_engine(config, engine)
     freshness.check("estimate", config, layout, engine=name)
+    check_newey_lag(config.estimate.newey_lag, read_parquet(layout.derived_file("panel.parquet")))  # both engines
     log(message)
     run_id = stage.new_run_id()
     with stage.staged_outputs(layout.results, "estimate", run_id, known=ESTIMATE_OUTPUTS + REPORT_OUTPUTS,
