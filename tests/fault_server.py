@@ -12,7 +12,10 @@ body quotes the Authorization header after `pad` filler characters, as a careles
 With `varied = True` the answers depend on the request's messages (a deterministic stand-in for a model, for
 whole-pipeline runs): "up" or "down" by a hash of the messages, and sampled answers drawn with the request's
 `seed` from a distribution that also depends on the messages.
-/version is 404: the client must treat this server as a generic (non-vLLM) OpenAI-compatible server.
+/version is 404: the client must treat this server as a generic (non-vLLM) OpenAI-compatible server -- except with
+`scoring` set ("stable" or "order_dependent"): then /version answers as vLLM's does and /v1/completions with echo
+scores each word of the prompt (a log-prob by a hash of the word; "order_dependent" adds 1e-3 on every other
+request, as vLLM's prefix cache moves prompt log-probs with the order of a batch, vllm-project/vllm#42019).
 `requests` records (path, payload, Authorization header); `max_in_flight` the peak of concurrent requests.
 `delay` adds seconds to every normal answer.
 """
@@ -38,6 +41,7 @@ class FaultServer:
         self.no_logprobs = False
         self.varied = False
         self.delay = 0.0
+        self.scoring: str | None = None
         self.max_in_flight = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -95,7 +99,11 @@ class FaultServer:
 
     def _answer(self, handler, payload: dict, auth: str, fault: tuple | None) -> None:
         if handler.path == "/version":
+            if self.scoring:
+                return self._send(handler, 200, b'{"version": "0.0.0+fault-server"}')
             return self._send(handler, 404, b'{"detail": "Not Found"}')
+        if self.scoring and handler.path == "/v1/completions":
+            return self._send(handler, 200, json.dumps(self._scored(payload)).encode())
         if fault is not None:
             kind = fault[0]
             if kind == "429":
@@ -119,6 +127,14 @@ class FaultServer:
         if handler.path != "/v1/chat/completions":
             return self._send(handler, 404, b'{"detail": "Not Found"}')
         self._send(handler, 200, json.dumps(self._completion(payload)).encode())
+
+    def _scored(self, payload: dict) -> dict:
+        """An echo completion: the prompt's words as its tokens, the first without a log-prob."""
+        words = str(payload.get("prompt", "")).split() or [""]
+        shift = 1e-3 if self.scoring == "order_dependent" and self.count("/v1/completions") % 2 == 0 else 0.0
+        values = [None] + [-(1 + int(hashlib.sha256(w.encode()).hexdigest(), 16) % 5) / 2 - shift for w in words[1:]]
+        return {"choices": [{"text": "", "logprobs": {"tokens": words, "token_logprobs": values}}],
+                "usage": {"prompt_tokens": len(words)}}
 
     @staticmethod
     def _distribution(payload: dict) -> list[tuple[str, float]]:

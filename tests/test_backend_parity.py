@@ -81,6 +81,9 @@ def vllm_answers() -> dict:
         "exact": {"ids": label_ids, "requested": [[t.to_json() for t in answer.requested]
                                                   for answer in backend.answer_logprobs(CHATS[:3], 20, label_ids)]},
         "prompt": [[t.to_json() for t in tokens] for tokens in backend.prompt_logprobs(TEXTS)],
+        "prompt_reversed": [[t.to_json() for t in tokens] for tokens in backend.prompt_logprobs(TEXTS[::-1])[::-1]],
+        "prompt_one_by_one": [[t.to_json() for t in backend.prompt_logprobs([text])[0]] for text in TEXTS],
+        "described": backend.describe(),
         "labels": {label: backend.label_token_ids(label) for label in LABELS},
         "samples": backend.sample(CHATS[:3], 25, 7),
         "samples_again": backend.sample(CHATS[:3], 25, 7),
@@ -100,7 +103,8 @@ def offline(tmp_path_factory) -> dict:
     assert result.returncode == 0, f"vLLM offline run failed:\n{result.stderr[-3000:]}"
     answers = json.loads(out.read_text())
     answers["top"] = [[TokenLogprob.from_json(t) for t in top] for top in answers["top"]]
-    answers["prompt"] = [[TokenLogprob.from_json(t) for t in tokens] for tokens in answers["prompt"]]
+    for key in ("prompt", "prompt_reversed", "prompt_one_by_one"):
+        answers[key] = [[TokenLogprob.from_json(t) for t in tokens] for tokens in answers[key]]
     return answers
 
 
@@ -118,7 +122,8 @@ def server(offline, tmp_path_factory):
     log = tmp_path_factory.mktemp("server") / "vllm_server.log"
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", bundled.resolve(MODEL),
                "--served-model-name", SERVED_NAME, "--dtype", "float32", "--gpu-memory-utilization", "0.3",
-               "--enforce-eager", "--no-enable-chunked-prefill", "--generation-config", "vllm", "--host", "127.0.0.1", "--port", str(port)]
+               "--enforce-eager", "--no-enable-chunked-prefill", "--no-enable-prefix-caching", "--generation-config",
+               "vllm", "--host", "127.0.0.1", "--port", str(port)]  # prefix caching off: docs/backends.md
     with open(log, "w") as handle:
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT,
                                    env={**os.environ, **VLLM_ENV}, start_new_session=True)
@@ -280,6 +285,18 @@ def test_run_interrupted_on_transformers_resumes_on_http_from_cache(bundled_back
         assert_same_top(expected, [TokenLogprob.from_json(t) for t in cache.response(query)["top"]])
     other_model = [Query("recall", "another-model", q.query_id, q.prompt, q.params) for q in queries]
     assert len(cache.missing(other_model)) == 6
+
+
+# ---- scoring that does not depend on the batch (vllm-project/vllm#42019) -------------------------------------------
+@pytest.mark.parametrize("other", ["prompt_reversed", "prompt_one_by_one"])
+def test_vllm_prompt_logprobs_do_not_depend_on_batch_order_or_size(offline, other):
+    """The vLLM backend turns prefix caching off (with it on, vLLM's default, the prompt log-probs of a prompt change
+    with the order of the batch): the same texts in reverse order and one at a time give the same log-probs (1e-5
+    relative, 1e-5 nats near 0: tests/test_batch_invariance.py), and the backend's record says so."""
+    from test_batch_invariance import assert_same_scores
+
+    assert_same_scores(offline["prompt"], offline[other])
+    assert offline["described"]["prefix_caching"] == "off"
 
 
 # ---- sampling fallback on the real model ---------------------------------------------------------------------

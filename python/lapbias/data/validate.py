@@ -113,7 +113,8 @@ def sniff_dialect(path: Path) -> Dialect:
     """The separator of a CSV, from its first SNIFF_CHARACTERS characters: Excel's `sep=X` first line when there
     is one, else, of SEPARATORS under which every complete row there has the header's number of fields (more than
     one), the one giving the most fields (a semicolon file with decimal commas splits evenly on commas too, into
-    fewer fields; ties go to the earlier in SEPARATORS), else the one giving the header the most fields. Byte-order marks before the header are skipped.
+    fewer fields; ties go to the earlier in SEPARATORS), else the one giving the header the most fields. Byte-order
+    marks before the header are skipped.
     A file that is not UTF-8 is left to the reader's own message."""
     try:
         with open(path, encoding="utf-8", newline="") as handle:

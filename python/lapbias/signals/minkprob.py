@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..config import RunConfig
 from ..data import schema
+from ..errors import ModelError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm.base import Backend
 from ..llm.cache import Query, ResponseCache
@@ -70,11 +71,45 @@ def context_check(backend: Backend):
     return lambda todo: check_context(backend, todo, lambda local, query: len(local.tokens.encode(query.prompt)))
 
 
+ORDER_CHECK_TEXTS = 4
+"""Texts of the first batch an OpenAI-compatible server scores twice, in two orders (order_check)."""
+ORDER_TOLERANCE = 1e-5
+"""Relative, or nats within 1 nat of 0: padding moves the last float32 digits (tests/test_batch_invariance.py)."""
+
+
+def order_check(config: RunConfig, backend: Backend):
+    """An OpenAI-compatible server's prompt log-probs must not depend on the batch: vLLM's do with prefix caching on,
+    its default (vllm-project/vllm#42019, open), and a server's flags cannot be read from here. Before anything is
+    cached, the first ORDER_CHECK_TEXTS texts to score are scored in their order and in the reverse one; a log-prob
+    that moves by more than ORDER_TOLERANCE stops the stage naming the text, the token and the fix (the server's
+    --no-enable-prefix-caching, docs/backends.md). Local backends are checked in the tests instead."""
+    def check(todo: list[Query]) -> None:
+        if config.model.backend != "openai" or len(todo) < 2:
+            return
+        texts = [query.prompt for query in todo[:ORDER_CHECK_TEXTS]]
+        first, again = backend.prompt_logprobs(texts), backend.prompt_logprobs(texts[::-1])[::-1]
+        for query, a, b in zip(todo, first, again):
+            for position, (x, y) in enumerate(zip(a, b), start=1):
+                if len(a) != len(b) or abs(x.logprob - y.logprob) > ORDER_TOLERANCE * max(1.0, abs(x.logprob)):
+                    raise ModelError(
+                        f"minkprob: the server scored one text differently when the same {len(texts)} texts were sent "
+                        f"in the reverse order (row {query.query_id}, token {position} {x.token!r}: {x.logprob:.7g}, "
+                        f"then {y.logprob:.7g}): its prompt log-probs depend on the batch, as vLLM's do with prefix "
+                        "caching on (vllm-project/vllm#42019), so Min-K% would too. Restart the server with "
+                        "--no-enable-prefix-caching (docs/backends.md), then rerun; nothing was cached")
+    return check
+
+
 def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
-    ask_missing(TASK, queries(frame, config), cache, asker(backend), config.model, confirm, len(frame),
-                check=context_check(backend))
+    context, order = context_check(backend), order_check(config, backend)
+
+    def check(todo: list[Query]) -> None:
+        context(todo)
+        order(todo)
+
+    ask_missing(TASK, queries(frame, config), cache, asker(backend), config.model, confirm, len(frame), check=check)
     return derive(config, layout)
 
 
