@@ -182,8 +182,8 @@ def test_a_dangling_cache_symlink_stops_before_the_first_query(tmp_path):
     from lapbias.errors import LapbiasError
     from lapbias.llm.cache import ResponseCache
 
-    with pytest.raises(LapbiasError, match=r"forecast\.jsonl.*(dangling|does not exist)"):
-        ResponseCache(raw / "forecast.jsonl").check_writable()
+    with pytest.raises(LapbiasError, match=r"forecast\.jsonl.*does not exist"):
+        ResponseCache(raw / "forecast.jsonl")
 
 
 def test_a_deleted_source_record_is_not_reported_as_the_edited_file(tmp_path):
@@ -261,3 +261,37 @@ def test_changing_the_conflict_rule_makes_the_validated_rows_stale(tmp_path):
     expect(0, "dropped 1 row: one outcome per entity_id and target_date", "validate", first)
     last = write_config(tmp_path, STUDY + f'[data]\npath = "{data}"\non_conflicting_outcome = "last"\n', "last.toml")
     expect(2, "on_conflicting_outcome changed since `lapbias validate`", "panel", last)
+
+
+def test_review_cases_of_round_three(tmp_path):
+    """An independent review's reproducers: answers that are real though their tokens hold special or escaped
+    pieces; an Excel sep= line naming another separator; ids and texts of a semicolon file kept as text while its
+    outcome's decimal commas are read; a mostly-zero outcome with one event; Java's Z[UTC]; a pair whose first row
+    has no ticker."""
+    from lapbias.llm.responses import check_response
+    from lapbias.signals.recall import recall_pairs
+
+    specials = ["up", "<|eot_id|>", "<|start_header_id|>", "assistant", "<|end_header_id|>", "\n\n", "ok"]
+    assert check_response("forecast", {"text": "upassistant\n\nok", "tokens": [[i, t, -0.1] for i, t in
+                          enumerate(specials)], "first_top": [[0, "up", -0.1]]}) is None
+    assert check_response("forecast", {"text": "Up \U0001f4c8", "tokens": [[1, "Up", -0.1], [2, " \\xf0\\x9f", -0.2],
+                          [3, "\\x93\\x88", -0.1]], "first_top": [[1, "Up", -0.1]]}) is None
+    colon = tmp_path / "colon.csv"
+    colon.write_text("sep=:\n" + HEADER.replace(",", ":") + "\n".join(l.replace(",", ":") for l in GOOD) + "\n")
+    assert len(validate_file(colon, CONFIG).frame) == 4
+    semicolon = tmp_path / "semi.csv"
+    rows = [line.split(",") for line in GOOD]
+    rows[0][0], rows[0][4] = "12345,1", "1,5"
+    semicolon.write_text(HEADER.replace(",", ";") + "\n".join(";".join(r[:7] + [r[7].replace(".", ",")])
+                                                             for r in rows) + "\n")
+    frame = validate_file(semicolon, CONFIG).frame
+    assert frame["row_id"].iloc[0] == "12345,1" and frame["text"].iloc[0] == "1,5"
+    assert frame["outcome"].tolist() == [1.2, -0.7, 0.4, -0.2]
+    zeros = [f"r{i},F{i},Firm {i},F{i},Story {i},2024-03-01,2024-03-04,0" for i in range(300)]
+    zeros[7] = zeros[7][:-1] + "1"
+    assert len(validate_file(write(tmp_path, zeros), CONFIG).frame) == 300
+    java = [line.replace(",2024-03-01,", ",2024-03-01T10:00Z[UTC],") for line in GOOD]
+    assert len(validate_file(write(tmp_path, java), CONFIG).frame) == 4
+    blank = ["r1,F1,Apple,AAPL,Story a,2024-03-01,2024-03-04,0.1", "r2,F1,Apple,,Story b,2024-03-04,2024-03-05,0.2",
+             "r3,F1,Apple,AAPL,Story c,2024-03-04,2024-03-05,0.2"]
+    assert recall_pairs(validate_file(write(tmp_path, blank), CONFIG).frame)["ticker"].tolist() == ["AAPL", "AAPL"]

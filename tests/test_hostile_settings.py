@@ -26,7 +26,7 @@ def test_a_device_that_is_not_one_is_refused_naming_the_choices(tmp_path):
     _project(tmp_path)
     config = write_config(tmp_path, f'[model]\ndevice = "gpu"\n{STUDY}')
     out = expect(2, '[model] device = "gpu" is not a device', "forecast", config, "--yes")
-    assert '"cpu", "cuda" or "cuda:N"' in out and "loading model" not in out
+    assert '"cpu", "cuda", "cuda:N" (the N-th GPU, from 0) or "mps"' in out and "loading model" not in out
 
 
 def test_cuda_on_a_machine_without_one_is_refused_before_the_model_loads(tmp_path):

@@ -49,7 +49,7 @@ MIN_SAMPLES = 25
 """Protocol Step 2: the sampling fallback asks at least 25 samples per query."""
 BUNDLED_MODEL = "bundled:SmolLM2-135M-Instruct"
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-DEVICE = re.compile(r"cpu|cuda(?::\d+)?")
+DEVICE = re.compile(r"cpu|mps|cuda(?::\d+)?")
 """[model] device: "cpu", "cuda" (the first visible GPU) or "cuda:N" (the N-th, from 0), as torch names them."""
 HORIZON = re.compile(r"(\d+)\s+trading\s+(?:days?|sessions?)", re.IGNORECASE)
 """A horizon [data] target_date_from can count on an exchange calendar: "N trading day(s)" or "N trading
@@ -212,7 +212,8 @@ class ModelConfig(Section):
     bundled model, so answers of different precisions must not mix). For backend = "openai", declare the
     server's precision (its --dtype); it is not sent."""
     device: str = Field("cpu", min_length=1)
-    """"cpu", "cuda" or "cuda:N" (DEVICE; vLLM takes its GPUs from CUDA_VISIBLE_DEVICES and tensor_parallel_size);
+    """"cpu", "cuda", "cuda:N" or "mps" (Apple silicon, transformers only) (DEVICE; vLLM takes its GPUs from
+    CUDA_VISIBLE_DEVICES and tensor_parallel_size);
     whether the machine has that GPU is checked when the model loads (llm.require_device)."""
     batch_size: int = Field(16, ge=1)
     seconds_per_query: float = Field(0.0, ge=0)
@@ -263,8 +264,8 @@ class ModelConfig(Section):
     @classmethod
     def _device(cls, device: str) -> str:
         if not DEVICE.fullmatch(device):
-            raise ValueError('is not a device; choose "cpu", "cuda" or "cuda:N" (the N-th GPU, from 0), e.g. device '
-                             '= "cpu"')
+            raise ValueError('is not a device; choose "cpu", "cuda", "cuda:N" (the N-th GPU, from 0) or "mps" '
+                             '(Apple silicon), e.g. device = "cpu"')
         return device
 
     @field_validator("api_key_env", mode="before")

@@ -45,7 +45,7 @@ def source_unchanged(config: RunConfig, layout: Layout, **_context) -> None:
     if not record_path.exists() and config.data.path and layout.derived_file("input.parquet").exists():
         raise StaleResultsError(f"{record_path} (the record of the data file `validate` read and its sha256) is "
                                 f"missing: whether data/derived/input.parquet holds {config.data.path} as it is now "
-                                f"cannot be told; {rerun}")
+                                f"cannot be told; {rerun} (in Python: lapbias.stages.validate(config))")
     if not record_path.exists() or not config.data.path:
         return
     try:

@@ -19,7 +19,7 @@ def is_missing(values: pd.Series) -> pd.Series:
 
 
 ISO_DATE = (r"^\d{4}-\d{2}-\d{2}(?:[ T](?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?"
-            r"(?:Z|[+-]\d{2}(?::?\d{2})?(?:\[[A-Za-z0-9_+\-/]+\])?)?)?$")
+            r"(?:(?:Z|[+-]\d{2}(?::?\d{2})?)(?:\[[A-Za-z0-9_+\-/]+\])?)?)?$")
 """A date cell: YYYY-MM-DD, optionally followed by a time of day (HH:MM[:SS[.f]], the hour in one digit too, as
 Excel writes "2023-11-13 0:00") and a Z or ±HH[:MM] offset (PostgreSQL writes "+00"), which may carry the zone's
 name in brackets as Java's ZonedDateTime writes it ("-05:00[America/New_York]"); anything else after the date

@@ -65,6 +65,7 @@ class UserTable:
     """(1-based number, an example value) of the columns left out for an empty header cell over values."""
     dialect: list[str] = field(default_factory=list)
     """How a CSV other than comma-separated was read (`Dialect.notes`)."""
+    separator: str = ","
 
     def notes(self) -> list[str]:
         lines = list(self.dialect)
@@ -86,20 +87,15 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 @dataclass
 class Dialect:
-    """How a CSV is written: its separator, whether its first line is Excel's `sep=X`, and the columns written with
-    decimal commas."""
+    """How a CSV is written: its separator and whether its first line is Excel's `sep=X`."""
     separator: str = ","
     excel_line: bool = False
-    decimal_comma: list[str] = field(default_factory=list)
 
     def notes(self) -> list[str]:
-        name = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "bars"}[self.separator]
-        lines = [] if self.separator == "," and not self.excel_line else [
+        name = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "bars"}.get(self.separator, repr(self.separator))
+        return [] if self.separator == "," and not self.excel_line else [
             f"read as separated by {name}" + (" (its first line, Excel's sep=, names the separator)"
                                               if self.excel_line else " (detected from its first lines)")]
-        if self.decimal_comma:
-            lines.append(f"column(s) {self.decimal_comma} read with decimal commas (e.g. 0,012 = 0.012)")
-        return lines
 
 
 SEPARATORS = (",", ";", "\t", "|")
@@ -136,18 +132,24 @@ def sniff_dialect(path: Path) -> Dialect:
     return Dialect(best if widths[best] > 1 else ",")
 
 
-def _decimal_commas(frame: pd.DataFrame, dialect: Dialect) -> pd.DataFrame:
-    """In a semicolon-separated file, the columns whose every filled cell is a number written with a decimal comma
-    (at least one comma: 0,012; -1,5e-3) are rewritten with decimal points; their names go to dialect.decimal_comma."""
-    if dialect.separator != ";":
-        return frame
-    for column in frame.columns:
+NOT_NUMBERS = ("row_id", "entity_id", "entity_name", "ticker", "text", "text_date", "target_date")
+"""Protocol columns never read as numbers: an id 12345,1 or a headline "1,5" is text."""
+
+
+def rewrite_decimal_commas(frame: pd.DataFrame, columns) -> list[str]:
+    """Of `columns` of a semicolon-separated file (European Excel), those whose every filled cell is a number written
+    with a decimal comma (at least one comma: 0,012; -1,5e-3) are rewritten in place with decimal points; returns
+    their names. Ids and texts are never passed here (NOT_NUMBERS)."""
+    rewritten = []
+    for column in columns:
         values = frame[column]
+        if values.dtype != object and not pd.api.types.is_string_dtype(values):
+            continue
         filled = values[~is_missing(values)].astype(str).str.strip()
         if len(filled) and filled.str.match(DECIMAL_COMMA).all() and filled.str.contains(",").any():
             frame[column] = values.astype(str).str.replace(",", ".", regex=False).where(values.notna(), values)
-            dialect.decimal_comma.append(column)
-    return frame
+            rewritten.append(column)
+    return rewritten
 
 
 def read_user_table(path: str | Path, nrows: int | None = None) -> UserTable:
@@ -176,8 +178,7 @@ def read_user_table(path: str | Path, nrows: int | None = None) -> UserTable:
     if frame.empty and nrows is None:
         raise InputDataError(f"data file {path} has a header but no rows")
     table = _check_header(path, frame, dialect)
-    table.frame = _decimal_commas(table.frame, dialect)
-    table.dialect = dialect.notes()
+    table.dialect, table.separator = dialect.notes(), dialect.separator
     return table
 
 
@@ -342,7 +343,7 @@ def _parse_outcome(frame: pd.DataFrame, problems: list[str]) -> pd.Series:
 
 
 OUTCOME_Z_LIMIT = 1e6
-"""Robust z (|y - median| / (1.4826 MAD), the mean absolute deviation when MAD is 0) beyond which an outcome is a data
+"""Robust z (|y - median| / (1.4826 MAD), the SD when MAD is 0: mostly-zero outcomes) beyond which an outcome is a data
 error: a daily return of 0.01 with MAD 0.01 would need a 1,000,000% move."""
 OUTCOME_MAGNITUDE_LIMIT = 1e150
 """|outcome| beyond which its square, and the regressions' cross-products, overflow float64 (1e308)."""
@@ -354,7 +355,7 @@ def _beyond_scale(numbers: pd.Series) -> pd.Series:
     finite = numbers[np.isfinite(numbers)]
     if len(finite) >= 3:
         deviation = (finite - finite.median()).abs()
-        spread = 1.4826 * deviation.median() or deviation.mean()
+        spread = 1.4826 * deviation.median() or float(finite.std())
         if spread > 0:
             far |= (numbers - finite.median()).abs() / spread > OUTCOME_Z_LIMIT
     return far.fillna(False) & np.isfinite(numbers)  # a cell that is not a finite number has its own message
@@ -601,7 +602,7 @@ def _warnings(frame: pd.DataFrame, config: RunConfig, has_ticker: bool) -> list[
     if (names > 1).any():
         out.append(f"entity_name varies within entity_id for {int((names > 1).sum())} entities (example "
                    f"{names[names > 1].index[0]!r}); the recall query uses each entity's first name")
-    tickers = frame.groupby("entity_id")["ticker"].unique()
+    tickers = frame[frame["ticker"] != ""].groupby("entity_id")["ticker"].unique()
     changing = tickers[tickers.map(len) > 1]
     if len(changing):
         out.append(f"ticker varies within entity_id for {len(changing)} entities (example {changing.index[0]!r}: "
@@ -645,10 +646,13 @@ def _apply_drop_rules(frame: pd.DataFrame, written: pd.Series | None = None,
     return remaining, pd.DataFrame(drops, columns=["reason", "column", "rule", "n_rows", "example_row_id", "example"])
 
 
-def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
-    """Check the protocol's input rules on an in-memory table (columns as in the user's file)."""
+def validate_frame(raw: pd.DataFrame, config: RunConfig, decimal_comma: bool = False) -> ValidationResult:
+    """Check the protocol's input rules on an in-memory table (columns as in the user's file); `decimal_comma`: the
+    file is semicolon-separated, its columns of numbers other than ids and texts may use decimal commas."""
     frame = _apply_mapping(raw.reset_index(drop=True), config)
     problems: list[str] = []
+    comma_columns = rewrite_decimal_commas(frame, [c for c in frame.columns if c not in NOT_NUMBERS]) \
+        if decimal_comma else []
     has_ticker = "ticker" in frame.columns
     if not has_ticker:
         frame["ticker"] = ""
@@ -659,7 +663,8 @@ def validate_frame(raw: pd.DataFrame, config: RunConfig) -> ValidationResult:
             problems.append(f"{column}: {int(raw_bytes.sum())} value(s) are bytes, not text (example "
                             f"{_label(frame, first)}: {frame[column][first]!r}); store the column as strings")
         frame[column] = frame[column].where(frame[column].notna(), "").astype(str).str.strip()
-    notes: list[str] = []
+    notes: list[str] = [f"column(s) {comma_columns} read with decimal commas (e.g. 0,012 = 0.012)"] \
+        if comma_columns else []
     _normalise_names(frame, problems, notes)
     text_date_as_written = frame["text_date"].copy()
     written = {column: frame[column].copy() for column in schema.DATES if column in frame.columns}
@@ -707,7 +712,7 @@ def validate_file(path: str | Path, config: RunConfig) -> ValidationResult:
     if not path:
         raise InputDataError("no data file: set [data] path in the config")
     table = read_user_table(path)
-    result = validate_frame(table.frame, config)
+    result = validate_frame(table.frame, config, decimal_comma=table.separator == ";")
     result.notes[:0] = table.notes()
     return result
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.validate import sniff_dialect
+from ..data.validate import rewrite_decimal_commas, sniff_dialect
 from ..errors import InputDataError
 from .config import EssConfig, Outcome
 
@@ -77,8 +77,10 @@ def _read_file(path: Path, source: str) -> pd.DataFrame:
                                      "CSV UTF-8") from None
             dialect = sniff_dialect(path)
             frame = pd.read_csv(path, encoding="utf-8-sig", sep=dialect.separator, na_values=list(STATA_MISSING),
-                                decimal="," if dialect.separator == ";" else ".",
                                 skiprows=1 if dialect.excel_line else 0)
+            if dialect.separator == ";":  # European Excel: columns of numbers written with decimal commas
+                for column in rewrite_decimal_commas(frame, list(frame.columns)):
+                    frame[column] = pd.to_numeric(frame[column], errors="coerce")
         elif kind == "parquet":
             frame = pd.read_parquet(path)
         else:
@@ -118,8 +120,8 @@ def check_value_labels(frame: pd.DataFrame, config: EssConfig) -> None:
 
 
 def _example(frame: pd.DataFrame, mask: pd.Series) -> str:
-    row = frame.loc[mask].iloc[0]
-    return f"row {int(row['ess_row'])}"
+    rows = frame.loc[mask]
+    return f"row {int(rows['ess_row'].iloc[0])}" if len(rows) else "no row"
 
 
 def check_columns(frame: pd.DataFrame, config: EssConfig, outcome: Outcome) -> None:

@@ -44,6 +44,12 @@ def require_device(device: str) -> None:
         return
     import torch
 
+    if device == "mps":
+        if not torch.backends.mps.is_available():
+            raise ConfigError('[model] device = "mps", but torch.backends.mps.is_available() is False (not Apple '
+                              'silicon, or a torch build without MPS); set device = "cpu"')
+        return
+
     if not torch.cuda.is_available():
         why = (f"this torch {torch.__version__} is a CPU build" if torch.version.cuda is None else
                "no GPU or driver was found, or CUDA_VISIBLE_DEVICES hides them")

@@ -77,14 +77,22 @@ def _exact_labels(labels: Any) -> str | None:
     return _candidates(every, "response labels (all labels)", nullable=False, one_position=True)
 
 
+SPECIAL_TOKEN = re.compile(r"^<\|?[^<>\s]+\|?>$")
+"""A special token's string (<|im_end|>, <|eot_id|>, <s>): decoded answers skip them, the token list keeps them."""
+UNSPELLED = re.compile(r"\ufffd|\\x[0-9a-fA-F]{2}|^bytes:")
+"""A token string that does not spell its characters: U+FFFD (one character split over tokens, each decoded alone)
+or the escaped bytes some servers write for a partial character (\\xf0, bytes:...)."""
+
+
 def _text_of_tokens(text: str, tokens: list) -> str | None:
-    """A generated answer is spelled by its tokens: with white space ignored, the text is part of the tokens'
-    strings joined (which may add special tokens such as an end-of-turn marker). An answer edited in the cache while
-    its tokens spell the old one (mu_hat 1 -> -1) breaks it. Not checked without tokens (an endpoint that returns
-    no log-probs) or where a token string holds U+FFFD (one character split over tokens, each decoded alone)."""
-    pieces = [token for _, token, _ in tokens]
+    """A generated answer is spelled by its tokens: with white space and special tokens (SPECIAL_TOKEN) left out,
+    the text is part of the tokens' strings joined (generation may run past an end-of-turn token). An answer edited
+    in the cache while its tokens spell the old one (mu_hat 1 -> -1) breaks it. Not checked without tokens (an
+    endpoint that returns no log-probs), or when a token string does not spell its characters (UNSPELLED, or an
+    empty string while the text is not)."""
+    pieces = [token for _, token, _ in tokens if not SPECIAL_TOKEN.match(token)]
     joined = "".join(pieces)
-    if not pieces or "\ufffd" in joined:
+    if not pieces or any(UNSPELLED.search(piece) or (piece == "" and text) for piece in pieces):
         return None
     if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", joined):
         return (f"response text {text[:60]!r} is not what its tokens spell ({joined[:60]!r}): the answer was edited "

@@ -51,9 +51,9 @@ def count_line(task: str, n_total: int, n_todo: int, unused: int = 0) -> str:
     queries this run does not make (ResponseCache.unused), that the prompts changed, so they are not reused."""
     line = f"{task}: {n_todo} queries to ask ({n_total - n_todo} of {n_total} already cached)"
     if unused:
-        line += (f"; the cache also holds {unused} {task} answer(s) of this model for prompts this run does not send "
-                 "(a column no longer read, e.g. a ticker header not matched, or an edited prompt or text): they "
-                 "are kept, not reused")
+        line += (f"; the cache also holds {unused} {task} answer(s) of this model for queries this run does not send "
+                 "(the prompts or query settings changed: e.g. a column no longer read, an edited prompt or text, "
+                 "another --sample, dtype or recall mode): they are kept, not reused")
     return line
 
 

@@ -49,13 +49,18 @@ COLUMNS = list(schema.RECALL_COLUMNS)
 
 def recall_pairs(frame: pd.DataFrame) -> pd.DataFrame:
     """Unique (entity_id, target_date) pairs in first-appearance order, with the entity's name (its first row's: a
-    name must not vary within an entity; validation warns if it does) and the ticker of the pair's own first row (a
-    ticker changes with time, FB before 2022 and META after: each date is asked under the ticker it traded as;
-    validation names the entities whose ticker varies)."""
+    name must not vary within an entity; validation warns if it does) and the ticker of the pair's first row that has
+    one, else the entity's first ticker (a ticker changes with time, FB before 2022 and META after: each date is
+    asked under the ticker it traded as; validation names the entities whose ticker varies)."""
     names = frame.drop_duplicates("entity_id").set_index("entity_id")[["entity_name"]]
-    pairs = frame.drop_duplicates(["entity_id", "target_date"])[["entity_id", "target_date", "ticker"]]
-    return pairs.join(names, on="entity_id")[["entity_id", "target_date", "entity_name", "ticker"]].reset_index(
-        drop=True)
+    given = frame[frame["ticker"].astype(str) != ""]
+    own = given.drop_duplicates(["entity_id", "target_date"]).set_index(["entity_id", "target_date"])["ticker"]
+    entity = given.drop_duplicates("entity_id").set_index("entity_id")["ticker"]
+    pairs = frame.drop_duplicates(["entity_id", "target_date"])[["entity_id", "target_date"]].join(names, on="entity_id")
+    keys = pd.MultiIndex.from_frame(pairs[["entity_id", "target_date"]])
+    pairs["ticker"] = own.reindex(keys).to_numpy()
+    pairs["ticker"] = pairs["ticker"].fillna(pairs["entity_id"].map(entity)).fillna("")
+    return pairs.reset_index(drop=True)
 
 
 def fill_template(config: RunConfig, entity_name: str, ticker: str, target_date: pd.Timestamp) -> str:
