@@ -57,6 +57,8 @@ RUNS = {
                  "configuration since corpus version 6)", {}),
     "abstentions": ("articles, and recall queries about pairs outside the panel answered \"unknown\" (0.25 per "
                     "article)", {"abstentions_per_article": 0.25}),
+    "abstentions_low": ("articles, and recall queries about pairs outside the panel answered \"unknown\" (0.05 per "
+                        "article)", {"abstentions_per_article": 0.05}),
 }
 
 

@@ -597,6 +597,9 @@ def test_tiny_self_validation_reads_base_and_planted_under_every_lap_configurati
         recall_panel = pd.read_parquet(work / model / "lap-recall/data/derived/panel.parquet")
         assert main_panel["mu_hat"].equals(recall_panel["mu_hat"]) and main_panel["ud"].equals(recall_panel["ud"])
     assert "Verdict of each model under every LAP configuration" in (kept / "REPORT.md").read_text()
+    # statistics review item 18: Step 5's re-estimate of Step 3 after the cutoff, shown as a diagnostic
+    assert verdicts[["post_validation_high_p", "post_validation_diff_p"]].notna().any().all()
+    assert "post-cutoff theta high-LAP half (p; diagnostic" in (kept / "REPORT.md").read_text()
     lines = result.output.strip().splitlines()
     assert "verdict: " not in "\n".join(lines[-4:]) and "report: results/REPORT.md" not in "\n".join(lines[-4:])
 
@@ -969,3 +972,45 @@ def test_redrawn_panel_keeps_the_real_pairs_and_shares_the_day_shock():
     both = pd.concat([pre, post])
     assert (both.groupby("date_num")["outcome"].nunique() == 1).all()
     assert both.groupby("date_num")["outcome"].first().nunique() == both["date_num"].nunique()
+
+
+def test_a_measure_rises_with_exposure_only_when_it_separates_the_arms():
+    """Statistics review item 10: REPORT.md said the recall LAP "rises with exposure" for means of 0.999970 against
+    0.999959 (AUC 0.586, a saturated LAP). A measure now separates the arms only with a gap of at least 0.5 SD and an
+    AUC of at least 0.6, and the means print with six digits."""
+    from lapbias.calibrate.report import interpretation
+
+    def lap_table(mean, gap, auc):
+        rows = []
+        for model in ("base", "planted"):
+            for arm, exposure, m in (("0", 0, mean[0]), ("12", 12, mean[1])):
+                rows.append({"model": model, "arm": arm, "exposure": exposure, "lap_mean": m, "lap_ci_low": m - 1e-6,
+                             "lap_ci_high": m + 1e-6, "lap_gap_sd_vs_arm0": gap if arm != "0" else np.nan,
+                             "lap_auc_vs_arm0": auc if arm != "0" else np.nan, "forecast_hit_rate": 0.5,
+                             "p_memorized_mean": 0.5, "p_memorized_ci_low": 0.45, "p_memorized_ci_high": 0.55})
+        return pd.DataFrame(rows)
+
+    verdicts = pd.DataFrame(columns=["model", "verdict", "beta3", "beta3_p_one_sided"])
+    beta3 = pd.DataFrame(columns=["model", "sample", "coef", "p_one_sided"])
+    saturated = "\n".join(interpretation(lap_table((0.999959, 0.999970), 0.12, 0.586), beta3, verdicts, 0.05))
+    assert "does NOT separate" in saturated and "0.99997" in saturated and "AUC 0.586" in saturated
+    separated = "\n".join(interpretation(lap_table((0.1, 0.45), 4.2, 1.0), beta3, verdicts, 0.05))
+    assert "it separates the exposed pairs" in separated
+
+
+def test_the_base_models_arms_are_pooled_in_the_simulation():
+    """Statistics review item 6: the base model's exposed records were re-aligned to the simulated truth, so its chance
+    hit rate on the exposed arm (34% of 120) became systematic anti-skill in every simulated panel (median t(b1)
+    -1.95). A model never shown anything answers an exposed pair as any pre-cutoff pair: its arms are pooled and its
+    answers held as measured."""
+    from lapbias.calibrate.power import Behaviour, Design, simulated_panel
+
+    records = _records(0.0, 0.9, (0.6, 0.9))  # every exposed forecast wrong, as by chance
+    records.loc[records["arm"] == "never", "mu_hat"] = 1.0
+    both = pd.concat([records.assign(model="planted"), records.assign(model="base")], ignore_index=True)
+    planted = simulated_panel(Design(), Behaviour.from_pairs(both, "planted", "lap_mink"), seed=3)[0]
+    base = simulated_panel(Design(), Behaviour.from_pairs(both, "base", "lap_mink"), seed=3)[0]
+    wrong = lambda pre: float((pre.loc[pre["arm"] == "exposed", "mu_hat"]  # noqa: E731
+                               == -pre.loc[pre["arm"] == "exposed", "direction"]).mean())
+    assert wrong(planted) == 1.0
+    assert 0.2 < wrong(base) < 0.8  # as measured: a mix of the pooled arms' answers, not aligned to the truth

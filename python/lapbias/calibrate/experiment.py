@@ -463,11 +463,11 @@ def verdict_row(config: RunConfig, model: str) -> dict:
     """The protocol's verdict of the model's ordinary run: report.verdict.decide on its results/*.csv, as
     `lapbias report` decides it (detection, validation, placebo, power, estimation notes); `placebo_passes` is
     the verdict's own placebo judgement (report.verdict.placebo_check), None where the placebo is infeasible."""
-    from ..report.verdict import BETA3, decide, placebo_judgement, term_row
+    from ..report.verdict import BETA3, DIFFERENCE, DIFFERENCE_MODEL, decide, placebo_judgement, term_row
 
     results = Layout(Path(config.root)).results
     tables = {name: pd.read_csv(results / f"{name}.csv") if (results / f"{name}.csv").exists() else None
-              for name in ("detection", "validation", "placebo", "power", "estimation_notes")}
+              for name in ("detection", "validation", "placebo", "power", "estimation_notes", "placebo_validation")}
     verdict = decide(tables["detection"], tables["validation"], tables["placebo"], tables["power"],
                      config.estimate, tables["estimation_notes"])
 
@@ -490,7 +490,11 @@ def verdict_row(config: RunConfig, model: str) -> dict:
             "validation_high_theta": get(tables["validation"], "high_lap", "ud", "coef"),
             "validation_high_p": get(tables["validation"], "high_lap", "ud", "p"),
             "validation_low_theta": get(tables["validation"], "low_lap", "ud", "coef"),
-            "validation_low_p": get(tables["validation"], "low_lap", "ud", "p")}
+            "validation_low_p": get(tables["validation"], "low_lap", "ud", "p"),
+            # protocol Step 5 re-estimates Step 3 after the cutoff: a diagnostic, outside the verdict
+            "post_validation_high_theta": get(tables["placebo_validation"], "high_lap", "ud", "coef"),
+            "post_validation_high_p": get(tables["placebo_validation"], "high_lap", "ud", "p"),
+            "post_validation_diff_p": get(tables["placebo_validation"], DIFFERENCE_MODEL, DIFFERENCE, "p_one_sided")}
 
 
 PAIR_COLUMNS = ["model", "row_id", "entity_id", "target_date", "arm", "exposure", "post", "direction", "outcome",

@@ -73,10 +73,12 @@ class Design:
 
 @dataclass(frozen=True)
 class Behaviour:
-    """Measured per-pair records (RECORD_COLUMNS) of one model, by arm."""
+    """Measured per-pair records (RECORD_COLUMNS) of one model, by arm. `planted`: the model was shown the exposed
+    pairs' outcomes; the base model (never shown anything) has planted False, and its arms are pooled."""
 
     name: str
     records: pd.DataFrame
+    planted: bool = True
 
     @classmethod
     def from_pairs(cls, pairs: pd.DataFrame, model: str, lap_column: str) -> "Behaviour":
@@ -101,7 +103,7 @@ class Behaviour:
         if missing:
             raise ConfigError(f"pairs.csv: model {model!r} has no pair of arm(s) {missing} with a {lap_column}; "
                               "the power calculation draws every arm from measured pairs")
-        return cls(model, frame)
+        return cls(model, frame, planted=model != "base")
 
     def summary(self) -> pd.DataFrame:
         """Per arm: pairs, mean LAP and its SD, forecast parse and hit rates, mean ud x direction."""
@@ -142,15 +144,19 @@ def simulated_panel(design: Design, behaviour: Behaviour, seed: int) -> tuple[pd
     answering = arms["entity_id"].map(firm_of).to_numpy()
     lap, lap_recall, ud, mu = (np.empty(len(arms)) for _ in range(4))
     for name in ARMS:
-        pool = records[records["arm"] == name]
+        # a model never shown anything answers an "exposed" pair as any other pre-cutoff pair: its arms are pooled,
+        # else its chance hit rate on the exposed arm (34% of 120) would become anti-skill in every simulated panel
+        source = (name,) if behaviour.planted or name == "post" else ("exposed", "never")
+        pool = records[records["arm"].isin(source)]
         by_firm = pool.groupby("entity").indices  # firm -> positions in pool
         for firm in np.unique(answering[arm == name]):
             where = np.flatnonzero((arm == name) & (answering == firm))
             own = by_firm.get(firm, np.arange(len(pool)))
             drawn = pool.iloc[own[rng.integers(len(own), size=where.size)]]
             lap[where], lap_recall[where] = drawn["lap"].to_numpy(), drawn["lap_recall"].to_numpy()
-            relative = (drawn["direction"].to_numpy() * arms["direction"].to_numpy()[where] if name == "exposed"
-                        else 1.0)  # exposed: right again relative to the simulated truth; others as measured
+            relative = (drawn["direction"].to_numpy() * arms["direction"].to_numpy()[where]
+                        if name == "exposed" and behaviour.planted
+                        else 1.0)  # planted, exposed: right again relative to the simulated truth; else as measured
             mu[where] = drawn["mu_hat"].to_numpy() * relative
             ud[where] = drawn["ud"].to_numpy() * relative
     panel = arms.assign(lap=lap, lap_recall=lap_recall, ud=ud, mu_hat=mu, arm=arm)

@@ -136,6 +136,12 @@ def comparison(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                                             f"({_fmt(verdicts.loc[m, 'validation_low_p'], 4)})")
     add("placebo beta_3 (one-sided p)", lambda m: f"{_g(verdicts.loc[m, 'placebo_beta3'])} "
                                                   f"({_fmt(verdicts.loc[m, 'placebo_p_one_sided'], 4)})")
+    if "post_validation_high_p" in verdicts:  # Step 5 re-estimates Step 3 after the cutoff: outside the verdict
+        add("post-cutoff theta high-LAP half (p; diagnostic, about 1 in 10 of such tests rejects by chance)",
+            lambda m: f"{_g(verdicts.loc[m, 'post_validation_high_theta'])} "
+                      f"({_fmt(verdicts.loc[m, 'post_validation_high_p'], 4)})")
+        add("post-cutoff high - low on the recalled direction (one-sided p; diagnostic)",
+            lambda m: _fmt(verdicts.loc[m, "post_validation_diff_p"], 4))
     by = {m: lap[lap["model"] == m].set_index("arm") for m in models}
     arms = [a for a in by[models[0]].index if a != "exposed_vs_unexposed"]
     for label, name, number in (("P(memorized label)", "p_memorized", _fmt), ("recall LAP", "lap", _fmt),
@@ -270,7 +276,27 @@ def lap_configurations(verdicts: pd.DataFrame) -> list[str]:
 
 
 def _by_exposure(part: pd.DataFrame, column: str) -> str:
-    return ", ".join(f"{a}: {m:.3g}" for a, m in zip(part["arm"], part[column]))
+    return ", ".join(f"{a}: {m:.6g}" for a, m in zip(part["arm"], part[column]))  # 0.999959 vs 0.99997
+
+
+SEPARATES_GAP_SD = 0.5
+SEPARATES_AUC = 0.6
+"""A measure "rises with exposure" only when every exposed arm lies at least SEPARATES_GAP_SD SDs above the
+never-exposed arm and its AUC against it is at least SEPARATES_AUC: means of 0.999970 against 0.999959 (AUC 0.59,
+a saturated recall LAP) rise, but separate nothing."""
+
+
+def _separation(pre: pd.DataFrame, name: str) -> str:
+    """Whether a measure separates the exposed arms from the never-exposed one, by its gap in SDs and its AUC."""
+    exposed = pre.iloc[1:]
+    gap, auc = exposed.get(f"{name}_gap_sd_vs_arm0"), exposed.get(f"{name}_auc_vs_arm0")
+    if gap is None or auc is None or gap.isna().all():
+        return ""
+    said = ", ".join(f"arm {a}: {g:+.2f} SD, AUC {u:.3f}" for a, g, u in zip(exposed["arm"], gap, auc))
+    if ((gap >= SEPARATES_GAP_SD) & (auc >= SEPARATES_AUC)).all():
+        return f"; it separates the exposed pairs from the never-exposed ones ({said})"
+    return (f"; it does NOT separate the exposed pairs from the never-exposed ones ({said}; at least "
+            f"{SEPARATES_GAP_SD} SD and AUC {SEPARATES_AUC} needed)")
 
 
 def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFrame, alpha: float) -> list[str]:
@@ -290,12 +316,12 @@ def interpretation(lap: pd.DataFrame, beta3: pd.DataFrame, verdicts: pd.DataFram
                 continue
             means = pre[f"{name}_mean"]
             above = pre[f"{name}_ci_low"].iloc[1:] > pre[f"{name}_ci_high"].iloc[0]
-            rises = "; every exposed arm's 95% interval lies above the never-exposed arm's" if above.all() else \
+            intervals = "; every exposed arm's 95% interval lies above the never-exposed arm's" if above.all() else \
                 "; NOT every exposed arm's 95% interval lies above the never-exposed arm's"
             out.append(f"- {what} on the planted model by arm: {_by_exposure(planted, f'{name}_mean')} (base model: "
                        f"{_by_exposure(base, f'{name}_mean')}) — "
-                       + ("rises with exposure" if means.is_monotonic_increasing else "not monotone in exposure")
-                       + rises + ".")
+                       + ("higher with exposure" if means.is_monotonic_increasing else "not monotone in exposure")
+                       + intervals + _separation(pre, name) + ".")
         top = pre.iloc[-1]
         top_base = base[base["arm"] == top["arm"]]
         hit_base = float(top_base["forecast_hit_rate"].iloc[0]) if len(top_base) else math.nan
