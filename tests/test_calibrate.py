@@ -722,8 +722,8 @@ def test_shuffled_permutation_is_independent_of_the_assignment():
 
 
 def test_shuffled_size_benchmark_reproduces_the_runs_t_and_writes_its_table(tmp_path, monkeypatch):
-    """benchmarks/bench_calibration_shuffled_size.py on the 6-epoch run's answers (the model the shuffled control
-    permuted): its unpermuted regression gives the run's own beta_3 t (the record in calibration_runs.json), its
+    """benchmarks/bench_calibration_shuffled_size.py on the 6-epoch run's answers (--pairs; the model the shuffled
+    control permuted): its unpermuted regression gives the run's own beta_3 t (the record in calibration_runs.json), its
     table is written to --out (the real one untouched), and a pairs file without the LAP column ends in one line
     naming it."""
     import importlib.util
@@ -736,7 +736,8 @@ def test_shuffled_size_benchmark_reproduces_the_runs_t_and_writes_its_table(tmp_
     spec.loader.exec_module(module)
     real = bench / "results/calibration_shuffled_size.md"
     before = real.read_bytes() if real.exists() else None
-    module.main(["5", "--out", str(tmp_path / "section.md")])
+    six_epochs = bench / "results/calibration_run6_pairs.csv"
+    module.main(["5", "--pairs", str(six_epochs), "--out", str(tmp_path / "section.md")])
     lines = (tmp_path / "section.md").read_text().splitlines()
     observed = float(next(line for line in lines if line.startswith("| t of beta_3, LAP as measured")).split("|")[2])
     record = json.loads((bench / "results/calibration_runs.json").read_text())["epochs6"]["verdicts"]
@@ -746,6 +747,9 @@ def test_shuffled_size_benchmark_reproduces_the_runs_t_and_writes_its_table(tmp_
                     ["verdicts"] if row["model"] == "planted_shuffled")
     assert module.one_sided_p(shuffled["beta3_t"], 40) == pytest.approx(shuffled["beta3_p_one_sided"], rel=1e-6)
     assert any(line.startswith("| permuted: share one-sided p < 0.05 |") for line in lines)
+    # statistics review item 14: the default is the committed 8-epoch run, and the measured t's randomization p
+    assert module.RUN.name == "calibration_run_pairs.csv"
+    assert any(line.startswith("| randomization p of the measured t") for line in lines)
     assert (real.read_bytes() if real.exists() else None) == before
     pd.read_csv(module.RUN).drop(columns="lap_mink").to_csv(tmp_path / "pairs.csv", index=False)
     with pytest.raises(SystemExit, match="lap_mink"):
