@@ -600,6 +600,7 @@ def test_tiny_self_validation_reads_base_and_planted_under_every_lap_configurati
     # statistics review item 18: Step 5's re-estimate of Step 3 after the cutoff, shown as a diagnostic
     assert verdicts[["post_validation_high_p", "post_validation_diff_p"]].notna().any().all()
     assert "post-cutoff theta high-LAP half (p; diagnostic" in (kept / "REPORT.md").read_text()
+    assert "beta_3 (t; one-sided p the verdict reads; CRV1)" in (kept / "REPORT.md").read_text()  # not CRV1 alone
     lines = result.output.strip().splitlines()
     assert "verdict: " not in "\n".join(lines[-4:]) and "report: results/REPORT.md" not in "\n".join(lines[-4:])
 

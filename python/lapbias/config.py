@@ -505,7 +505,9 @@ class EstimateConfig(Section):
     """Draws of the wild cluster restricted bootstrap of beta_3 and of the placebo's beta_3 (Webb weights, seed
     bootstrap_seed; estimate/wild.py); 0 skips it."""
     wild_below_clusters: int = Field(42, ge=0)
-    """With fewer entity clusters than this, the verdict reads beta_3's and the placebo's p-values from the wild
+    """With fewer clusters than this (the regression's N_clust: the entities, or with two-way clustering the smaller
+    dimension, as reghdfe's e(N_clust); "entity clusters" in the report's words), the verdict reads beta_3's and the
+    placebo's p-values from the wild
     cluster restricted bootstrap instead of the CRV1 t test (which over-rejects with few clusters), and their upper
     bounds and minimum detectable effects use the CV3 jackknife standard error with t(G - 1); 0 = never."""
     extended_cluster: Literal["period_num", "entity_num"] = "period_num"

@@ -128,14 +128,16 @@ def comparison(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     add("Verdict", lambda m: verdicts.loc[m, "verdict"] + (f" ({verdicts.loc[m, 'failed']})"
                                                             if isinstance(verdicts.loc[m, "failed"], str)
                                                             and verdicts.loc[m, "failed"] else ""))
-    add("beta_3 (t; one-sided p)", lambda m: f"{_g(verdicts.loc[m, 'beta3'])} ({_fmt(verdicts.loc[m, 'beta3_t'], 2)}; "
-                                             f"{_fmt(verdicts.loc[m, 'beta3_p_one_sided'], 4)})")
+    add("beta_3 (t; one-sided p the verdict reads; CRV1)",
+        lambda m: f"{_g(verdicts.loc[m, 'beta3'])} ({_fmt(verdicts.loc[m, 'beta3_t'], 2)}; "
+                  f"{_fmt(verdicts.loc[m, 'beta3_p_verdict'], 4)}; {_fmt(verdicts.loc[m, 'beta3_p_one_sided'], 4)})")
     add("theta high-LAP half (p)", lambda m: f"{_g(verdicts.loc[m, 'validation_high_theta'])} "
                                              f"({_fmt(verdicts.loc[m, 'validation_high_p'], 4)})")
     add("theta low-LAP half (p)", lambda m: f"{_g(verdicts.loc[m, 'validation_low_theta'])} "
                                             f"({_fmt(verdicts.loc[m, 'validation_low_p'], 4)})")
-    add("placebo beta_3 (one-sided p)", lambda m: f"{_g(verdicts.loc[m, 'placebo_beta3'])} "
-                                                  f"({_fmt(verdicts.loc[m, 'placebo_p_one_sided'], 4)})")
+    add("placebo beta_3 (one-sided p the verdict reads; CRV1)",
+        lambda m: f"{_g(verdicts.loc[m, 'placebo_beta3'])} ({_fmt(verdicts.loc[m, 'placebo_p_verdict'], 4)}; "
+                  f"{_fmt(verdicts.loc[m, 'placebo_p_one_sided'], 4)})")
     if "post_validation_high_p" in verdicts:  # Step 5 re-estimates Step 3 after the cutoff: outside the verdict
         add("post-cutoff theta high-LAP half (p; diagnostic, about 1 in 10 of such tests rejects by chance)",
             lambda m: f"{_g(verdicts.loc[m, 'post_validation_high_theta'])} "
@@ -271,8 +273,8 @@ def lap_configurations(verdicts: pd.DataFrame) -> list[str]:
         verdict=verdicts["verdict"] + verdicts["failed"].map(lambda f: f" ({f})" if isinstance(f, str) and f else ""))
     return ["Verdict of each model under every LAP configuration a user can choose, read from the same answers "
             "(`results/calibration/verdicts.csv`; the expectations and the tables below read the configured one):",
-            "", to_markdown(frame, ["model", "LAP", "verdict", "beta3", "beta3_t", "beta3_p_one_sided",
-                                    "validation_high_p", "validation_low_p", "placebo_p_one_sided"]), ""]
+            "", to_markdown(frame, ["model", "LAP", "verdict", "beta3", "beta3_t", "beta3_p_verdict",
+                                    "validation_high_p", "validation_low_p", "placebo_p_verdict"]), ""]
 
 
 def _by_exposure(part: pd.DataFrame, column: str) -> str:

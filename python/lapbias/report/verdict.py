@@ -2,7 +2,8 @@
 
 All on the pre-cutoff detection coefficient beta_3 (term c.mu_hat#c.lap). Terms:
 - p-values of beta_3: the CRV1 t test's (`p_one_sided`, two-sided `p`); with fewer entity clusters than
-  wild_below_clusters (42) those of the wild cluster restricted bootstrap (`p_wild_one_sided`, `p_wild`,
+  wild_below_clusters (42; the table's N_clust, with two-way clustering the smaller dimension as reghdfe's
+  e(N_clust), so "entity clusters" means the clusters counted there) those of the wild cluster restricted bootstrap (`p_wild_one_sided`, `p_wild`,
   `p_wild_lower`; estimate/wild.py), because the t test over-rejects with few clusters; the same rule for the
   placebo's beta_3 with its own cluster count.
 - significant beta_3: coef > 0 and one-sided p < detection_alpha (0.05); significantly negative beta_3: coef < 0 and
