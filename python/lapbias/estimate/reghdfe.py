@@ -241,7 +241,8 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
                          + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted, N=len(frame),
                          N_clust=n_clusters, df_r=df_r, num_singletons=num_singletons,
                          N_dropped_missing=dropped_missing, cons=float(frame[y].mean()) * scales[y])
-    result = _feols(frame, y, kept, names, absorb, vce, cluster, formula, df_a, df_a_nested, n_clusters)
+    units = {**{names[c]: scales[y] / column_scales[c] for c in kept}, CONSTANT: scales[y]}
+    result = _feols(frame, y, kept, names, absorb, vce, cluster, formula, df_a, df_a_nested, n_clusters, units)
     result.N_full, result.num_singletons, result.N_dropped_missing = n_full, num_singletons, dropped_missing
     result.omitted, result.omitted_reasons = list(omitted), omitted
     return _unscaled(result, {names[c]: column_scales[c] for c in kept}, scales[y], y)
@@ -273,8 +274,10 @@ def _scale_columns(frame: pd.DataFrame, y: str, columns: list[str], names: dict[
 
 
 def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], absorb: list[str], vce: str,
-           cluster: list[str], formula: str, df_a: int, df_a_nested: int, n_clusters: int | None) -> RegResult:
-    """pyfixest on the scaled, full-rank design, with reghdfe's degrees of freedom and _cons (module docstring)."""
+           cluster: list[str], formula: str, df_a: int, df_a_nested: int, n_clusters: int | None,
+           units: dict[str, float]) -> RegResult:
+    """pyfixest on the scaled, full-rank design, with reghdfe's degrees of freedom and _cons (module docstring);
+    `units`: each term's factor back to the data's units (s_y / s_j; _cons s_y), in which a multiway VCV is fixed."""
     import pyfixest as pf
 
     vcov = {"unadjusted": "iid", "robust": "hetero"}.get(vce) or {"CRV1": "+".join(cluster)}
@@ -319,7 +322,16 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
                         columns=fit.coef().rename(index=names).index).loc[slopes, slopes]
     first_slope_variance = float(vcov.iloc[0, 0]) if len(slopes) else math.nan
     if vce == "cluster" and len(cluster) > 1 and len(slopes):
-        fixed, required = fix_psd(vcov.to_numpy())
+        # reghdfe_fix_psd (report_constant): the whole VCV's negative eigenvalues set to zero, the slopes' block
+        # then fixed on its own; with absorbed FE the constant's variance is _constant's, fixed the same way
+        fixed, required = fix_psd(vcov.to_numpy(), [units[t] for t in vcov.index])
+        if not absorb and "_cons" in se.index:
+            whole = np.asarray(fit._vcov) * scale
+            terms = list(fit.coef().rename(index=names).rename(index={"Intercept": "_cons"}).index)
+            position = terms.index("_cons")
+            whole_fixed, whole_required = fix_psd(whole, [units[t] for t in terms])
+            required |= whole_required
+            se.loc["_cons"] = math.sqrt(max(whole_fixed[position, position], 0.0))
         if required:
             vcov = pd.DataFrame(fixed, index=vcov.index, columns=vcov.columns)
             se.loc[slopes] = np.sqrt(np.diag(fixed))
@@ -333,7 +345,8 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
                      f"{len(slopes)} regressors)" if n_clusters else "missing F statistic: singular variance matrix")
     if absorb:
         cons, cons_se = _constant(fit, frame, y, [c for c in kept if names[c] in slopes], vce, cluster,
-                                  first_slope_variance)
+                                  first_slope_variance, [units[names[c]] for c in kept if names[c] in slopes]
+                                  + [units[CONSTANT]])
         coef, se = pd.concat([coef, pd.Series({"_cons": cons})]), pd.concat([se, pd.Series({"_cons": cons_se})])
     rss = float(np.sum(np.asarray(fit._u_hat) ** 2))
     # RMSE and adjusted R²: N − df_m − df_a − df_a_nested (reghdfe.mata line 3742; reproduces reghdfe's printed
@@ -377,7 +390,7 @@ def _unscaled(result: RegResult, term_scales: dict[str, float], y_scale: float, 
 
 
 def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cluster: list[str],
-              first_slope_variance: float) -> tuple[float, float]:
+              first_slope_variance: float, units: list[float]) -> tuple[float, float]:
     """reghdfe's _cons with absorbed FE: ybar − xbar'b on the estimation sample, its standard error from the
     design with the sample means added back, [X̃ + xbar, 1], under the slopes' own small-sample factor (checked
     against reghdfe's printed _cons .842222 (.0694639) and .8156588 (.064596))."""
@@ -399,20 +412,22 @@ def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cl
     scale = first_slope_variance / unscaled[0, 0]
     variance = unscaled * scale
     if len(cluster) > 1:  # reghdfe fixes the whole VCV, _cons included (reghdfe.mata reghdfe_fix_psd)
-        variance, _ = fix_psd(variance)
+        variance, _ = fix_psd(variance, units)
     return cons, float(math.sqrt(max(variance[-1, -1], 0.0)))
 
 
-def fix_psd(variance: np.ndarray) -> tuple[np.ndarray, bool]:
+def fix_psd(variance: np.ndarray, units: list[float] | None = None) -> tuple[np.ndarray, bool]:
     """(V with its negative eigenvalues set to zero, whether any was negative): the Cameron, Gelbach and Miller
     (2011) adjustment reghdfe applies to a multiway VCV (reghdfe.mata, reghdfe_fix_psd: V = U diag(max(lambda, 0))
     U'), which the inclusion-exclusion sum V_1 + V_2 - V_12 need not be; written here because pyfixest returns the
-    sum unadjusted."""
-    symmetric = (variance + variance.T) / 2
+    sum unadjusted. The eigenvalues of V depend on the units of its variables, so a V estimated on rescaled
+    variables is fixed in the data's units, as reghdfe fixes it: D V D with D = diag(`units`), then mapped back."""
+    d = np.ones(len(variance)) if units is None else np.asarray(units, dtype=np.float64)
+    symmetric = (variance + variance.T) / 2 * np.outer(d, d)
     values, vectors = np.linalg.eigh(symmetric)
     if values.min() >= 0:
-        return symmetric, False
-    return (vectors * np.clip(values, 0, None)) @ vectors.T, True
+        return symmetric / np.outer(d, d), False
+    return (vectors * np.clip(values, 0, None)) @ vectors.T / np.outer(d, d), True
 
 
 def _cluster_meat(scores: np.ndarray, clusters: list[pd.Series]) -> np.ndarray:
