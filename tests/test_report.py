@@ -104,3 +104,18 @@ def test_the_recall_answers_are_described_as_they_are_and_high_means_a_stated_th
     assert "Recall answers, mean probability per query (pre-cutoff: up or down 0.700, unknown 0.250, other tokens " \
            "0.050" in flags and "mostly off" not in flags
     assert "does not fall" not in "\n".join(lap_flags(*_recall_tables(0.70, 0.20, 0.05), config))
+
+
+def test_the_report_names_the_software_and_how_the_model_ran():
+    """Issue item 'scoring that does not depend on batch order': the report's provenance gives the estimation
+    library's and the backend's versions, dtype, device and batch size, and for vLLM its prefix caching and the
+    batch-invariance setting."""
+    from importlib import metadata
+
+    from lapbias.config import from_dict
+    from lapbias.report.markdown import software_line
+
+    line = software_line(from_dict({"model": {"backend": "vllm", "batch_size": 64}}))
+    assert f"pyfixest {metadata.version('pyfixest')}" in line and "batch size 64" in line
+    assert "prefix caching off" in line and "VLLM_BATCH_INVARIANT=" in line
+    assert "transformers" in software_line(from_dict({}))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
@@ -237,6 +239,29 @@ def _target_dates(config: RunConfig) -> str:
             "the next session)")
 
 
+BACKEND_PACKAGES = {"transformers": ("transformers", "torch"), "vllm": ("vllm", "torch"), "openai": ("requests",)}
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def software_line(config: RunConfig) -> str:
+    """The software and settings the numbers depend on: lapbias, the estimation libraries, the backend's packages
+    and how the model was run (dtype, device, batch size; for vLLM its prefix caching, off, and the
+    VLLM_BATCH_INVARIANT setting of this environment). The Stata packages' versions are in the Stata logs."""
+    model = config.model
+    backend = ", ".join(f"{p} {_version(p)}" for p in BACKEND_PACKAGES.get(model.backend, ()))
+    run = f"dtype {model.dtype}, device {model.device}, batch size {model.batch_size}"
+    if model.backend == "vllm":
+        run += f", prefix caching off, VLLM_BATCH_INVARIANT={os.environ.get('VLLM_BATCH_INVARIANT', '0')}"
+    return (f"Software: lapbias {_version('lapbias')}, pyfixest {_version('pyfixest')}, numpy {_version('numpy')}, "
+            f"pandas {_version('pandas')}; model run with {backend} ({run}).")
+
+
 def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str,
            approximated: str = "", source: dict | None = None, notice: str = "", date_note: str = "") -> str:
     """REPORT.md; `approximated` (approximation.recall_note) labels the report and each section; `source` (what
@@ -255,7 +280,7 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
         f"cluster({' '.join(CLUSTERS[config.estimate.cluster])}), singletons dropped, t-based p-values with reghdfe's "
         "residual df" + ("; beta_3's wild cluster bootstrap and the CV3 bounds cluster by entity alone"
                          if config.estimate.cluster != "entity" else "") + ")."
-        + date_note, "",
+        + date_note, "", software_line(config), "",
         f"**Verdict: {verdict.label}.** (section 6)", "",
     ]
     if source:
