@@ -29,7 +29,7 @@ if `"`ado'"' == "" local ado "ado"
 if "`reps'" == "" local reps 10000
 if "`seed'" == "" local seed 20251222
 if "`resample'" == "" local resample obs
-local programs lapbias lapvalid lapplacebo lapboot lapbias_p _lapbias_absvars _lapbias_bootcheck _lapbias_check _lapbias_datarc _lapbias_deps _lapbias_direction _lapbias_export _lapbias_fit _lapbias_fitnotes _lapbias_halfabsorb _lapbias_halfstd _lapbias_halves _lapbias_informative _lapbias_lapsd _lapbias_note _lapbias_omitted _lapbias_onesided _lapbias_pyboot _lapbias_rows _lapbias_sample _lapbias_single _lapbias_wildnote _lapbias_zscore
+local programs lapbias lapvalid lapplacebo lapboot lapbias_p _lapbias_absvars _lapbias_bootcheck _lapbias_check _lapbias_datarc _lapbias_deps _lapbias_direction _lapbias_export _lapbias_fit _lapbias_fitnotes _lapbias_halfabsorb _lapbias_halfstd _lapbias_halves _lapbias_informative _lapbias_lapsd _lapbias_note _lapbias_omitted _lapbias_onesided _lapbias_pyboot _lapbias_rows _lapbias_sample _lapbias_single _lapbias_versions _lapbias_wildnote _lapbias_zscore
 local adopath `"$S_ADO"'
 local more `c(more)'
 tempname held b3 fh

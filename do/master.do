@@ -32,7 +32,7 @@ if !inlist(`"`cluster'"', "entity_num", "entity_num date_num") {
 	display as error `"cluster variables "`cluster'": give "entity_num" or "entity_num date_num""'
 	exit 198
 }
-local programs lapbias lapvalid lapplacebo lapboot lapbias_p _lapbias_absvars _lapbias_bootcheck _lapbias_check _lapbias_datarc _lapbias_deps _lapbias_direction _lapbias_export _lapbias_fit _lapbias_fitnotes _lapbias_halfabsorb _lapbias_halfstd _lapbias_halves _lapbias_informative _lapbias_lapsd _lapbias_note _lapbias_omitted _lapbias_onesided _lapbias_pyboot _lapbias_rows _lapbias_sample _lapbias_single _lapbias_wildnote _lapbias_zscore
+local programs lapbias lapvalid lapplacebo lapboot lapbias_p _lapbias_absvars _lapbias_bootcheck _lapbias_check _lapbias_datarc _lapbias_deps _lapbias_direction _lapbias_export _lapbias_fit _lapbias_fitnotes _lapbias_halfabsorb _lapbias_halfstd _lapbias_halves _lapbias_informative _lapbias_lapsd _lapbias_note _lapbias_omitted _lapbias_onesided _lapbias_pyboot _lapbias_rows _lapbias_sample _lapbias_single _lapbias_versions _lapbias_wildnote _lapbias_zscore
 local adopath `"$S_ADO"'
 local more `c(more)'
 tempname held
@@ -49,6 +49,7 @@ capture mkdir `"`logs'"'
 capture noisily {
 	log using `"`logs'/stata_steps.log"', replace text name(lapbias_steps)
 	_lapbias_deps
+	_lapbias_versions using `"`results'/stata_versions.csv"'
 	capture erase `"`results'/stata_notes.csv"'
 	capture noisily do `"`dofiles'/01_validation.do"' `"`data'"' `"`results'"' pre validation `lag' `"`cluster'"'
 	if (_rc == 1) exit 1

@@ -1695,3 +1695,16 @@ def test_round5_t7_docs_say_what_the_panel_does():
     assert "cut to 80 characters" in (ROOT / "docs" / "contracts.md").read_text()
     for path in (ROOT / "README.md", ROOT / "docs" / "protocol.md"):
         assert "(U − D) / LAP_recall" in path.read_text() and "(U − D) / LAP " not in path.read_text(), path.name
+
+
+def test_master_do_records_the_stata_packages_versions():
+    """REPORT.md names the versions of reghdfe, ftools, boottest, estout and esttab the Stata engine ran on: master.do
+    reads them from the ado files' "*! version" lines (_lapbias_versions) into results/stata_versions.csv, which the
+    driver lists among the result files."""
+    from lapbias.estimate.stata import RESULT_FILES
+
+    helper = code(ADO / "_lapbias_versions.ado")
+    assert "foreach package in reghdfe ftools boottest estout esttab {" in helper
+    assert "capture findfile `package'.ado" in helper and '"*! version "' in helper
+    assert "_lapbias_versions using `\"`results'/stata_versions.csv\"'" in code(DO / "master.do")
+    assert "stata_versions.csv" in RESULT_FILES

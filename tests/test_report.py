@@ -119,3 +119,16 @@ def test_the_report_names_the_software_and_how_the_model_ran():
     assert f"pyfixest {metadata.version('pyfixest')}" in line and "batch size 64" in line
     assert "prefix caching off" in line and "VLLM_BATCH_INVARIANT=" in line
     assert "transformers" in software_line(from_dict({}))
+
+
+def test_the_stata_engines_package_versions_reach_the_report(tmp_path):
+    """results/stata_versions.csv, which master.do writes with _lapbias_versions (its ado code is checked in
+    tests/test_ado_static.py; Stata cannot run here), is quoted in the software line."""
+    from lapbias.config import from_dict
+    from lapbias.report.markdown import software_line
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results/stata_versions.csv").write_text(
+        'package,version\nreghdfe,"6.12.3 08aug2023"\nftools,"2.49.1 08aug2023"\nboottest,"not installed"\n')
+    line = software_line(from_dict({"root": str(tmp_path)}))
+    assert "Stata packages: reghdfe 6.12.3 08aug2023, ftools 2.49.1 08aug2023, boottest not installed." in line

@@ -99,6 +99,7 @@ RESULT_FILES = (
     "stata_validation.csv", "stata_detection.csv", "stata_placebo.csv", "stata_placebo_validation.csv",
     "stata_validation.tex", "stata_detection.tex", "stata_placebo.tex", "stata_placebo_validation.tex",
     "stata_notes.csv", "stata_bootstrap.csv", "stata_bootstrap_draws.dta", "figures/bootstrap_stata.png",
+    "stata_versions.csv",  # reghdfe, ftools, boottest, estout, esttab as their ado files state them (REPORT.md)
 )
 """Every file under results/ that `lapbias estimate` writes with either engine (removed before each run)."""
 NOTE_COLUMNS = ["model", "kind", "detail"]

@@ -252,14 +252,23 @@ def _version(package: str) -> str:
 def software_line(config: RunConfig) -> str:
     """The software and settings the numbers depend on: lapbias, the estimation libraries, the backend's packages
     and how the model was run (dtype, device, batch size; for vLLM its prefix caching, off, and the
-    VLLM_BATCH_INVARIANT setting of this environment). The Stata packages' versions are in the Stata logs."""
+    VLLM_BATCH_INVARIANT setting of this environment); with the Stata engine, the versions of reghdfe, ftools,
+    boottest, estout and esttab that master.do read from their ado files (results/stata_versions.csv)."""
     model = config.model
     backend = ", ".join(f"{p} {_version(p)}" for p in BACKEND_PACKAGES.get(model.backend, ()))
     run = f"dtype {model.dtype}, device {model.device}, batch size {model.batch_size}"
     if model.backend == "vllm":
         run += f", prefix caching off, VLLM_BATCH_INVARIANT={os.environ.get('VLLM_BATCH_INVARIANT', '0')}"
-    return (f"Software: lapbias {_version('lapbias')}, pyfixest {_version('pyfixest')}, numpy {_version('numpy')}, "
+    line = (f"Software: lapbias {_version('lapbias')}, pyfixest {_version('pyfixest')}, numpy {_version('numpy')}, "
             f"pandas {_version('pandas')}; model run with {backend} ({run}).")
+    stata = Path(config.root) / "results" / "stata_versions.csv"
+    if stata.exists():
+        try:
+            versions = pd.read_csv(stata, dtype=str)
+            line += " Stata packages: " + ", ".join(f"{r.package} {r.version}" for r in versions.itertuples()) + "."
+        except (ValueError, AttributeError, pd.errors.ParserError):
+            line += f" Stata packages: {stata} unreadable."
+    return line
 
 
 def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict, engine: str,
