@@ -73,20 +73,23 @@ def test_the_config_reaches_the_regressions(tmp_path):
         EstimateConfig(cluster="date")
 
 
-def _two_way_reference(frame: pd.DataFrame, y: str, x: str, a: str, b: str) -> tuple[float, float, bool]:
-    """(se of x, se of the constant, whether the fix was needed) in y ~ x + constant with two-way clusters, written
-    from reghdfe's formulas in numpy: the Cameron-Gelbach-Miller sum V_a + V_b - V_ab of sandwich meats, one
-    small-sample factor (N - 1) / (N - K) x G / (G - 1) with G the smaller cluster count (reghdfe.mata: N_clust =
-    min(N_clust_list), dof_adj), and reghdfe_fix_psd when the sum is not positive semi-definite: the whole VCV's
-    negative eigenvalues set to zero, then the slopes' block replaced by that block fixed on its own (report_constant)."""
-    X = np.column_stack([frame[x].to_numpy(float), np.ones(len(frame))])
+def _two_way_reference(frame: pd.DataFrame, y: str, xs: list[str], a: str, b: str) -> tuple[np.ndarray, bool]:
+    """(the s.e. of each of `xs` and of the constant, whether the fix was needed) in y ~ xs + constant with two-way
+    clusters, written from reghdfe's formulas in numpy: the Cameron-Gelbach-Miller sum V_a + V_b - V_ab of sandwich
+    meats, one small-sample factor (N - 1) / (N - K) x G / (G - 1) with G the smaller cluster count (reghdfe.mata:
+    N_clust = min(N_clust_list), dof_adj), and reghdfe_fix_psd when the sum is not positive semi-definite, applied
+    where reghdfe applies it, in its standardized units (each variable over its SD, N - 1, floored at 1e-3; the
+    constant's factor 1 / SD(y)): the whole VCV's negative eigenvalues set to zero, then the slopes' block replaced
+    by that block fixed on its own (report_constant)."""
+    X = np.column_stack([frame[x].to_numpy(float) for x in xs] + [np.ones(len(frame))])
     bread = np.linalg.inv(X.T @ X)
     u = frame[y].to_numpy(float) - X @ (bread @ X.T @ frame[y].to_numpy(float))
     scores = X * u[:, None]
+    k = X.shape[1]
 
     def meat(groups) -> np.ndarray:
         codes = pd.factorize(groups)[0]
-        sums = np.stack([np.bincount(codes, weights=scores[:, j]) for j in range(2)], axis=1)
+        sums = np.stack([np.bincount(codes, weights=scores[:, j]) for j in range(k)], axis=1)
         return sums.T @ sums
 
     def clip(matrix: np.ndarray) -> np.ndarray:
@@ -94,33 +97,37 @@ def _two_way_reference(frame: pd.DataFrame, y: str, x: str, a: str, b: str) -> t
         return (vectors * np.clip(values, 0, None)) @ vectors.T
 
     both = frame[a].astype(str) + "|" + frame[b].astype(str)
-    n, k, g = len(frame), 2, min(frame[a].nunique(), frame[b].nunique())
+    n, g = len(frame), min(frame[a].nunique(), frame[b].nunique())
     variance = bread @ (meat(frame[a]) + meat(frame[b]) - meat(both)) @ bread * (n - 1) / (n - k) * g / (g - 1)
-    needed = bool(np.linalg.eigvalsh(variance).min() < 0)
+    sd = lambda v: max(float(np.std(v, ddof=1)), 1e-3)  # noqa: E731
+    d = np.array([sd(frame[x]) for x in xs] + [1.0]) / sd(frame[y])
+    standardized = variance * np.outer(d, d)
+    needed = bool(np.linalg.eigvalsh(standardized).min() < 0)
     if needed:
-        slopes = clip(variance[:1, :1])
-        variance = clip(variance)
-        variance[:1, :1] = slopes
-    return float(np.sqrt(variance[0, 0])), float(np.sqrt(variance[1, 1])), needed
+        slopes = clip(standardized[:-1, :-1])
+        standardized = clip(standardized)
+        standardized[:-1, :-1] = slopes
+    return np.sqrt(np.diag(standardized / np.outer(d, d))), needed
 
 
 @pytest.mark.parametrize("firms, dates, seed, needed", [(30, 12, 3, False), (30, 12, 11, False), (4, 4, 3, True),
-                                                          (4, 4, 10, True)])
+                                                          (4, 4, 10, True), (4, 4, 1, True)])
 def test_two_way_standard_errors_equal_a_numpy_reference_of_reghdfes_formulas(firms, dates, seed, needed):
     """The review's reference: reghdfe's two-way variance written from its formulas (one factor with the smaller
-    cluster count; the CGM fix as reghdfe_fix_psd applies it, the slopes' block fixed on its own), against lapbias's
-    reghdfe on the real pyfixest, pooled OLS (no absorbed-level rescaling enters); the 4 x 4 panels need the fix
-    (with seed 3 the slope's own variance is negative: its s.e. is 0, the constant's from the fixed whole VCV)."""
+    cluster count; the CGM fix in reghdfe's standardized units, the slopes' block fixed on its own), against
+    lapbias's reghdfe on the real pyfixest, pooled OLS with two regressors on very different scales (x2's SD about
+    50); the 4 x 4 panels need the fix. The t statistics do not move when a regressor is multiplied by 1000."""
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame({"firm": np.repeat(np.arange(firms), dates), "date": np.tile(np.arange(dates), firms)})
-    if firms > 4:
-        frame["x"] = rng.normal(size=len(frame)) + rng.normal(size=dates)[frame["date"]]
-        frame["y"] = (rng.normal(size=firms)[frame["firm"]] + rng.normal(size=dates)[frame["date"]]
-                      + rng.normal(size=len(frame)))
-    else:
-        frame["x"], frame["y"] = rng.normal(size=len(frame)), rng.normal(size=len(frame))
-    se_x, se_cons, fixed = _two_way_reference(frame, "y", "x", "firm", "date")
-    fit = reghdfe(frame, "y", ["x"], absorb=[], vce="cluster", cluster=["firm", "date"])
+    common = rng.normal(size=dates)[frame["date"]] if firms > 4 else 0.0
+    frame["x1"] = rng.normal(size=len(frame)) + common
+    frame["x2"] = 50 * rng.normal(size=len(frame))
+    frame["y"] = rng.normal(size=len(frame)) + common
+    expected, fixed = _two_way_reference(frame, "y", ["x1", "x2"], "firm", "date")
+    fit = reghdfe(frame, "y", ["x1", "x2"], absorb=[], vce="cluster", cluster=["firm", "date"])
     assert fixed == needed
-    assert fit.se["x"] == pytest.approx(se_x, rel=1e-8, abs=1e-12)
-    assert fit.se["_cons"] == pytest.approx(se_cons, rel=1e-8)
+    np.testing.assert_allclose([fit.se["x1"], fit.se["x2"], fit.se["_cons"]], expected, rtol=1e-7, atol=1e-14)
+    rescaled = reghdfe(frame.assign(x2=frame["x2"] * 1000), "y", ["x1", "x2"], absorb=[], vce="cluster",
+                       cluster=["firm", "date"])
+    for term in ("x1", "x2"):
+        assert rescaled.t[term] == pytest.approx(fit.t[term], rel=1e-7)

@@ -241,7 +241,15 @@ def reghdfe(df: pd.DataFrame, y: str, x: list[str], absorb: list[str] | None = N
                          + "; ".join(f"{t} {why}" for t, why in omitted.items()), omitted, N=len(frame),
                          N_clust=n_clusters, df_r=df_r, num_singletons=num_singletons,
                          N_dropped_missing=dropped_missing, cons=float(frame[y].mean()) * scales[y])
-    units = {**{names[c]: scales[y] / column_scales[c] for c in kept}, CONSTANT: scales[y]}
+    # reghdfe fixes a multiway VCV in its standardized units (partial_out standardizes y and each regressor by its
+    # SD, N - 1, floored at 1e-3: reghdfe.mata compute_stdevs; the constant's factor is 1 / SD(y)), so each term's
+    # factor from the scaled estimates here to those units: b_std = b_here x (s_y / s_j) x SD(x_j) / SD(y)
+    def raw_sd(column: str, scale: float) -> float:
+        return max(float(np.std(frame[column].to_numpy(np.float64), ddof=1)) * scale, STANDARDIZE_FLOOR)
+
+    sd_y = raw_sd(y, scales[y])
+    units = {**{names[c]: scales[y] / column_scales[c] * raw_sd(c, column_scales[c]) / sd_y for c in kept},
+             CONSTANT: scales[y] / sd_y}
     result = _feols(frame, y, kept, names, absorb, vce, cluster, formula, df_a, df_a_nested, n_clusters, units)
     result.N_full, result.num_singletons, result.N_dropped_missing = n_full, num_singletons, dropped_missing
     result.omitted, result.omitted_reasons = list(omitted), omitted
@@ -277,7 +285,7 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
            cluster: list[str], formula: str, df_a: int, df_a_nested: int, n_clusters: int | None,
            units: dict[str, float]) -> RegResult:
     """pyfixest on the scaled, full-rank design, with reghdfe's degrees of freedom and _cons (module docstring);
-    `units`: each term's factor back to the data's units (s_y / s_j; _cons s_y), in which a multiway VCV is fixed."""
+    `units`: each term's factor to reghdfe's standardized units, in which a multiway VCV is fixed (fix_psd)."""
     import pyfixest as pf
 
     vcov = {"unadjusted": "iid", "robust": "hetero"}.get(vce) or {"CRV1": "+".join(cluster)}
@@ -335,8 +343,7 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
         if required:
             vcov = pd.DataFrame(fixed, index=vcov.index, columns=vcov.columns)
             se.loc[slopes] = np.sqrt(np.diag(fixed))
-            notes.append("the multiway VCV was not positive semi-definite; the Cameron, Gelbach and Miller "
-                         "adjustment was applied (reghdfe's warning)")
+            notes.append(PSD_NOTE)
     try:
         f_stat = float(coef[slopes] @ np.linalg.solve(vcov.to_numpy(), coef[slopes])) / len(slopes) if len(slopes) else math.nan
     except np.linalg.LinAlgError:  # reghdfe.mata line 3704: "missing F statistic; ... too few clusters"
@@ -344,9 +351,11 @@ def _feols(frame: pd.DataFrame, y: str, kept: list[str], names: dict[str, str], 
         notes.append(f"missing F statistic: the variance matrix is singular ({n_clusters} clusters for "
                      f"{len(slopes)} regressors)" if n_clusters else "missing F statistic: singular variance matrix")
     if absorb:
-        cons, cons_se = _constant(fit, frame, y, [c for c in kept if names[c] in slopes], vce, cluster,
-                                  first_slope_variance, [units[names[c]] for c in kept if names[c] in slopes]
-                                  + [units[CONSTANT]])
+        cons, cons_se, cons_fixed = _constant(fit, frame, y, [c for c in kept if names[c] in slopes], vce, cluster,
+                                              first_slope_variance, [units[names[c]] for c in kept
+                                                                     if names[c] in slopes] + [units[CONSTANT]])
+        if cons_fixed and not any(note.startswith("the multiway VCV") for note in notes):
+            notes.append(PSD_NOTE)
         coef, se = pd.concat([coef, pd.Series({"_cons": cons})]), pd.concat([se, pd.Series({"_cons": cons_se})])
     rss = float(np.sum(np.asarray(fit._u_hat) ** 2))
     # RMSE and adjusted R²: N − df_m − df_a − df_a_nested (reghdfe.mata line 3742; reproduces reghdfe's printed
@@ -390,7 +399,7 @@ def _unscaled(result: RegResult, term_scales: dict[str, float], y_scale: float, 
 
 
 def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cluster: list[str],
-              first_slope_variance: float, units: list[float]) -> tuple[float, float]:
+              first_slope_variance: float, units: list[float]) -> tuple[float, float, bool]:
     """reghdfe's _cons with absorbed FE: ybar − xbar'b on the estimation sample, its standard error from the
     design with the sample means added back, [X̃ + xbar, 1], under the slopes' own small-sample factor (checked
     against reghdfe's printed _cons .842222 (.0694639) and .8156588 (.064596))."""
@@ -411,17 +420,24 @@ def _constant(fit, frame: pd.DataFrame, y: str, columns: list[str], vce: str, cl
     unscaled = bread @ meat @ bread
     scale = first_slope_variance / unscaled[0, 0]
     variance = unscaled * scale
+    fixed = False
     if len(cluster) > 1:  # reghdfe fixes the whole VCV, _cons included (reghdfe.mata reghdfe_fix_psd)
-        variance, _ = fix_psd(variance, units)
-    return cons, float(math.sqrt(max(variance[-1, -1], 0.0)))
+        variance, fixed = fix_psd(variance, units)
+    return cons, float(math.sqrt(max(variance[-1, -1], 0.0))), fixed
+
+
+PSD_NOTE = ("the multiway VCV was not positive semi-definite; the Cameron, Gelbach and Miller adjustment was applied "
+            "(reghdfe's warning)")
+STANDARDIZE_FLOOR = 1e-3
+"""reghdfe's floor of a standardizing SD (reghdfe.mata compute_stdevs: colmax(stdevs, 1e-3))."""
 
 
 def fix_psd(variance: np.ndarray, units: list[float] | None = None) -> tuple[np.ndarray, bool]:
     """(V with its negative eigenvalues set to zero, whether any was negative): the Cameron, Gelbach and Miller
     (2011) adjustment reghdfe applies to a multiway VCV (reghdfe.mata, reghdfe_fix_psd: V = U diag(max(lambda, 0))
     U'), which the inclusion-exclusion sum V_1 + V_2 - V_12 need not be; written here because pyfixest returns the
-    sum unadjusted. The eigenvalues of V depend on the units of its variables, so a V estimated on rescaled
-    variables is fixed in the data's units, as reghdfe fixes it: D V D with D = diag(`units`), then mapped back."""
+    sum unadjusted. The eigenvalues of V depend on the units of its variables, so V is fixed in the units reghdfe
+    fixes it in, its standardized ones: D V D with D = diag(`units`), each term's factor to them, then mapped back."""
     d = np.ones(len(variance)) if units is None else np.asarray(units, dtype=np.float64)
     symmetric = (variance + variance.T) / 2 * np.outer(d, d)
     values, vectors = np.linalg.eigh(symmetric)
