@@ -109,8 +109,12 @@ def main(argv: list[str] | None = None) -> None:
     for path in files:
         try:
             pairs = pd.read_csv(path)
+            models = list(dict.fromkeys(pairs["model"].astype(str)))
             pairs["model"] = pairs["model"].astype(str) + f" ({path.stem})"
-            behaviours += [Behaviour.from_pairs(pairs, model, args.lap) for model in dict.fromkeys(pairs["model"])]
+            # only the planted model was shown the exposed pairs' outcomes: the base model's (and a shuffled
+            # control's) arms are pooled in the simulation (calibrate/power.py simulated_panel)
+            behaviours += [Behaviour.from_pairs(pairs, f"{model} ({path.stem})", args.lap, planted=model == "planted")
+                           for model in models]
         except (OSError, ValueError, KeyError, pd.errors.ParserError, ConfigError) as err:
             # UnicodeDecodeError and pandas' EmptyDataError are ValueErrors
             reason = " ".join(str(err).split())  # pandas' tokenizer errors span lines

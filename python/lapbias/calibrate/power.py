@@ -81,11 +81,13 @@ class Behaviour:
     planted: bool = True
 
     @classmethod
-    def from_pairs(cls, pairs: pd.DataFrame, model: str, lap_column: str) -> "Behaviour":
+    def from_pairs(cls, pairs: pd.DataFrame, model: str, lap_column: str, planted: bool = True) -> "Behaviour":
         """The records of `model` in results/calibration/pairs.csv, LAP read from `lap_column` (lap_mink or
         lap_recall), the recall LAP P(up) + P(down) beside it (|ud| where a file lacks it: the least mass that
         gives ud); a ConfigError naming what is missing when an arm has no record. One record per panel row, as
-        pairs.csv holds them (a pair with several headline rows weighs as many)."""
+        pairs.csv holds them (a pair with several headline rows weighs as many). `planted`: False for a model that
+        was not shown the exposed pairs' outcomes (the base model; the shuffled control's answers, permuted over the
+        pairs), whose arms the simulation pools."""
         for column in (lap_column, "entity_id"):
             if column not in pairs:
                 raise ConfigError(f"pairs.csv has no column {column!r} (columns: {list(pairs.columns)})")
@@ -103,7 +105,7 @@ class Behaviour:
         if missing:
             raise ConfigError(f"pairs.csv: model {model!r} has no pair of arm(s) {missing} with a {lap_column}; "
                               "the power calculation draws every arm from measured pairs")
-        return cls(model, frame, planted=model != "base")
+        return cls(model, frame, planted=planted)
 
     def summary(self) -> pd.DataFrame:
         """Per arm: pairs, mean LAP and its SD, forecast parse and hit rates, mean ud x direction."""

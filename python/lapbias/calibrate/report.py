@@ -99,6 +99,11 @@ def _g(value) -> str:
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3g}"
 
 
+def _g6(value) -> str:
+    """Six significant digits: a saturated recall LAP (0.999959 against 0.99997) is not "1.000 [1.000, 1.000]"."""
+    return "—" if value is None or pd.isna(value) else f"{value:.6g}"
+
+
 def _interval(row: pd.Series, name: str, number=_fmt) -> str:
     """'mean [low, high]' of a measure of lap_by_arm.csv ('—' where it is missing)."""
     if f"{name}_mean" not in row or pd.isna(row[f"{name}_mean"]):
@@ -139,14 +144,14 @@ def comparison(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         lambda m: f"{_g(verdicts.loc[m, 'placebo_beta3'])} ({_fmt(verdicts.loc[m, 'placebo_p_verdict'], 4)}; "
                   f"{_fmt(verdicts.loc[m, 'placebo_p_one_sided'], 4)})")
     if "post_validation_high_p" in verdicts:  # Step 5 re-estimates Step 3 after the cutoff: outside the verdict
-        add("post-cutoff theta high-LAP half (p; diagnostic, about 1 in 10 of such tests rejects by chance)",
+        add("post-cutoff theta high-LAP half (p; diagnostic: a nominal 5% test, of several run after the cutoff)",
             lambda m: f"{_g(verdicts.loc[m, 'post_validation_high_theta'])} "
                       f"({_fmt(verdicts.loc[m, 'post_validation_high_p'], 4)})")
         add("post-cutoff high - low on the recalled direction (one-sided p; diagnostic)",
             lambda m: _fmt(verdicts.loc[m, "post_validation_diff_p"], 4))
     by = {m: lap[lap["model"] == m].set_index("arm") for m in models}
     arms = [a for a in by[models[0]].index if a != "exposed_vs_unexposed"]
-    for label, name, number in (("P(memorized label)", "p_memorized", _fmt), ("recall LAP", "lap", _fmt),
+    for label, name, number in (("P(memorized label)", "p_memorized", _fmt), ("recall LAP", "lap", _g6),
                                 ("Min-K% prob", "mink", _g)):
         for arm in arms:
             add(f"{label}, {_arm_name(arm)}", lambda m: _interval(by[m].loc[arm], name, number))

@@ -89,14 +89,20 @@ def order_check(config: RunConfig, backend: Backend):
         texts = [query.prompt for query in todo[:ORDER_CHECK_TEXTS]]
         first, again = backend.prompt_logprobs(texts), backend.prompt_logprobs(texts[::-1])[::-1]
         for query, a, b in zip(todo, first, again):
+            if len(a) != len(b):
+                raise ModelError(f"minkprob: the server scored row {query.query_id}'s text as {len(a)} tokens, then "
+                                 f"as {len(b)} when the same {len(texts)} texts were sent in the reverse order: its "
+                                 "answers depend on the batch; check the server (--no-enable-prefix-caching, "
+                                 "docs/backends.md), then rerun; nothing was cached")
             for position, (x, y) in enumerate(zip(a, b), start=1):
-                if len(a) != len(b) or abs(x.logprob - y.logprob) > ORDER_TOLERANCE * max(1.0, abs(x.logprob)):
+                if abs(x.logprob - y.logprob) > ORDER_TOLERANCE * max(1.0, abs(x.logprob)):
                     raise ModelError(
                         f"minkprob: the server scored one text differently when the same {len(texts)} texts were sent "
                         f"in the reverse order (row {query.query_id}, token {position} {x.token!r}: {x.logprob:.7g}, "
                         f"then {y.logprob:.7g}): its prompt log-probs depend on the batch, as vLLM's do with prefix "
                         "caching on (vllm-project/vllm#42019), so Min-K% would too. Restart the server with "
-                        "--no-enable-prefix-caching (docs/backends.md), then rerun; nothing was cached")
+                        "--no-enable-prefix-caching (docs/backends.md; a bfloat16 server may also need "
+                        "VLLM_BATCH_INVARIANT=1), then rerun; nothing was cached")
     return check
 
 
