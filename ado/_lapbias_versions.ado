@@ -1,6 +1,7 @@
 *! version 0.5.0 02dec2026
-* The versions of the packages the Stata side runs on, as each one's ado file states them in its first lines
-* ("*! version 6.12.3 08aug2023"): reghdfe, ftools, boottest, estout, esttab; written as package,version lines to the
+* The versions of the packages the Stata side runs on, as each one's ado file states them in its first lines: the
+* first number like 6.12.3 on a "*!" line ("*! version 6.12.3 08aug2023", boottest's "*! boottest 4.4.11 12 April
+* 2024"): reghdfe, ftools, boottest, estout, esttab; written as package,version lines to the
 * CSV file named by using (master.do: results/stata_versions.csv, which REPORT.md quotes). A package that is not
 * installed reads "not installed"; one whose header has no version line, "unknown".
 program define _lapbias_versions
@@ -17,10 +18,15 @@ program define _lapbias_versions
 			file open `in' using `"`r(fn)'"', read text
 			file read `in' line
 			local lines 1
-			while (r(eof) == 0 & `lines' <= 5) {
-				if (substr(`"`macval(line)'"', 1, 11) == "*! version ") {
-					local found = trim(substr(`"`macval(line)'"', 12, .))
-					continue, break
+			while (r(eof) == 0 & `lines' <= 5 & "`found'" == "unknown") {
+				if (substr(`"`macval(line)'"', 1, 2) == "*!") {
+					local words = subinstr(substr(`"`macval(line)'"', 3, .), `"""', "", .)
+					foreach word of local words {
+						if (regexm("`word'", "^[0-9]+(\.[0-9]+)+$")) {
+							local found `word'
+							continue, break
+						}
+					}
 				}
 				file read `in' line
 				local ++lines
