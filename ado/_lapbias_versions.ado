@@ -20,7 +20,7 @@ program define _lapbias_versions
 			local lines 1
 			while (r(eof) == 0 & `lines' <= 5 & "`found'" == "unknown") {
 				if (substr(`"`macval(line)'"', 1, 2) == "*!") {
-					local words = subinstr(substr(`"`macval(line)'"', 3, .), `"""', "", .)
+					local words = subinstr(substr(`"`macval(line)'"', 3, .), char(34), "", .)
 					foreach word of local words {
 						if (regexm("`word'", "^[0-9]+(\.[0-9]+)+$")) {
 							local found `word'

@@ -136,6 +136,8 @@ program define lapplacebo, rclass
 			" `omitted_`period'')   N = " as result `N_`period''
 		else di as text "  `period'-cutoff  not estimable"
 	}
+	local says = cond(`relevant', " (the verdict: Mixed/invalid, placebo uninformative; r(pass) = 0)", " (asked of a significant pre-cutoff beta_3 only)")
+	local bound = cond(missing(`informative'), "; whether it could have failed is not stated here", ": its upper bound per SD of LAP is below the pre-cutoff beta_3 per SD")
 	if (`collapsed') di as text "  placebo " as result "passes" as text " (post-cutoff LAP collapsed: lap and beta_3" ///
 		" omitted, as Step 5 expects after the cutoff)"
 	else if (`constant') di as text "  placebo " as result "cannot be judged" as text " (post-cutoff LAP constant at " ///
@@ -147,8 +149,6 @@ program define lapplacebo, rclass
 		" the verdict reads the post-cutoff wild bootstrap p (its Stata route is printed above); the CRV1 p alone" ///
 		" would say it " cond(`pass_crv1', "passes", "fails") " (r(pass_crv1))"
 	else if (!`pass_crv1') di as text "  placebo " as result "fails" as text " (post-cutoff one-sided p <= " `alpha' ")"
-	local says = cond(`relevant', " (the verdict: Mixed/invalid, placebo uninformative; r(pass) = 0)", " (asked of a significant pre-cutoff beta_3 only)")
-	local bound = cond(missing(`informative'), "; whether it could have failed is not stated here", ": its upper bound per SD of LAP is below the pre-cutoff beta_3 per SD")
 	else if (`informative' == 0) di as text "  placebo " as result cond(`relevant', "passes but could not have failed", ///
 		"passes") as text ": its upper bound per SD of post-cutoff LAP, " as result %9.0g `ucb_sd' as text ", is not" ///
 		" below the pre-cutoff beta_3 per SD of LAP, " as result %9.0g `own' as text "`says'"

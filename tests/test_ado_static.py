@@ -1735,3 +1735,15 @@ def test_no_two_strings_side_by_side_inside_a_function_call():
     for path in [*ADO.glob("*.ado"), *DO.glob("*.do")]:
         for line in joined_lines(path):
             assert not offending(line), f"{path.name}: {line[:120]}"
+
+
+def test_every_else_follows_an_if_or_a_closing_brace():
+    """Final review: two `local` lines placed inside lapplacebo's if / else if chain of readings left an `else` with
+    no `if` before it, so the chain's last reading ("passes ...") printed after every earlier one (or, if Stata
+    refuses it, every call stopped). An `else` line must follow an `if` or `else if` line, or a `}`."""
+    for path in [*ADO.glob("*.ado"), *DO.glob("*.do")]:
+        lines = joined_lines(path)
+        for before, line in zip(lines, lines[1:]):
+            if line.startswith("else"):
+                assert before.startswith(("if ", "if(", "else ")) or before.endswith("}") or before == "}", \
+                    f"{path.name}: {line[:80]!r} after {before[:80]!r}"
