@@ -14,8 +14,8 @@ whole-pipeline runs): "up" or "down" by a hash of the messages, and sampled answ
 `seed` from a distribution that also depends on the messages.
 /version is 404: the client must treat this server as a generic (non-vLLM) OpenAI-compatible server -- except with
 `scoring` set ("stable" or "order_dependent"): then /version answers as vLLM's does and /v1/completions with echo
-scores each word of the prompt (a log-prob by a hash of the word; "order_dependent" adds 1e-3 on every other
-request, as vLLM's prefix cache moves prompt log-probs with the order of a batch, vllm-project/vllm#42019).
+scores each word of the prompt (a log-prob by a hash of the word; "order_dependent" subtracts 1e-3 when the prompt
+was scored before, a prefix-cache hit, as vLLM's prefix cache moves prompt log-probs, vllm-project/vllm#42019).
 `requests` records (path, payload, Authorization header); `max_in_flight` the peak of concurrent requests.
 `delay` adds seconds to every normal answer.
 """
@@ -42,6 +42,7 @@ class FaultServer:
         self.varied = False
         self.delay = 0.0
         self.scoring: str | None = None
+        self._scored_prompts: set[str] = set()
         self.max_in_flight = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -130,8 +131,11 @@ class FaultServer:
 
     def _scored(self, payload: dict) -> dict:
         """An echo completion: the prompt's words as its tokens, the first without a log-prob."""
-        words = str(payload.get("prompt", "")).split() or [""]
-        shift = 1e-3 if self.scoring == "order_dependent" and self.count("/v1/completions") % 2 == 0 else 0.0
+        prompt = str(payload.get("prompt", ""))
+        words = prompt.split() or [""]
+        with self._lock:
+            hit, _ = prompt in self._scored_prompts, self._scored_prompts.add(prompt)
+        shift = 1e-3 if self.scoring == "order_dependent" and hit else 0.0
         values = [None] + [-(1 + int(hashlib.sha256(w.encode()).hexdigest(), 16) % 5) / 2 - shift for w in words[1:]]
         return {"choices": [{"text": "", "logprobs": {"tokens": words, "token_logprobs": values}}],
                 "usage": {"prompt_tokens": len(words)}}
