@@ -31,7 +31,7 @@ from lapbias.llm.cache import Query, ResponseCache, canonical_json
 from lapbias.llm import sampling
 from lapbias.signals.batch import always, ask_missing
 from lapbias.signals.labels import label_mass
-from lapbias.signals.minkprob import min_k_prob
+from lapbias.signals.measures.minkprob import min_k_prob
 
 MODEL = "bundled:SmolLM2-135M-Instruct"
 SERVED_NAME = "smollm2-test"

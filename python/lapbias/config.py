@@ -38,11 +38,6 @@ PROTOCOL_COLUMNS = (
     "row_id", "entity_id", "entity_name", "ticker", "text", "text_date", "target_date", "outcome",
 )
 FREQUENCIES = ("day", "week", "month", "quarter", "year")
-LAP_MEASURES = ("recall", "minkprob")
-HIGH_LAP_RULES = ("pooled", "entity_mean")
-BACKENDS = ("transformers", "vllm", "openai")
-ENGINES = ("python", "auto", "stata")
-RECALL_FALLBACKS = ("none", "sampling")
 FORECAST_PLACEHOLDERS = ("text", "entity_name", "ticker", "text_date", "target_date", "entity_id")
 RECALL_PLACEHOLDERS = ("target_date", "entity_name", "ticker", "outcome_description", "reference_period")
 MIN_SAMPLES = 25

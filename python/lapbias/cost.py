@@ -41,7 +41,7 @@ import pandas as pd
 
 from .config import RunConfig
 from .io import Layout
-from .signals import timing
+from .signals import measures, timing
 from .signals.timing import Estimate, Timing, duration, machine
 
 H100_TOKENS_PER_S = {"small": 44_834, "8B": 25_233}
@@ -114,12 +114,10 @@ def _asker(stage: str, config: RunConfig, layout: Layout, backend):
     """(ask, check) of the stage, as its `run` builds them."""
     from .signals import forecast, label_record, minkprob, recall
 
-    if stage == "forecast":
-        return forecast.asker(config, backend), forecast.context_check(config, backend)
     if stage == "recall":
         label_record.record(layout, recall.TASK, backend, recall.check_single_token(backend, config.recall.labels))
-        return recall.asker(config, backend), None
-    return minkprob.asker(backend), minkprob.context_check(backend)
+    signal = {"forecast": forecast, "recall": recall, "minkprob": minkprob}[stage]
+    return signal.asker(config, backend), signal.context_check(config, backend)
 
 
 def probe_stage(stage: str, stage_list: list, config: RunConfig, layout: Layout, backend) -> StageCost:
@@ -339,7 +337,7 @@ def _or0(value: float) -> float:
 
 def _prompt_scoring_unavailable(config: RunConfig, backend) -> bool:
     """As `run`: an HTTP endpoint without prompt log-probs skips Min-K% when the recall LAP is the measure."""
-    return config.model.backend == "openai" and config.estimate.lap_measure == "recall" \
+    return config.model.backend == "openai" and measures.configured(config).task != "minkprob" \
         and bool(backend.prompt_scoring_unavailable())
 
 

@@ -28,7 +28,7 @@ from .data.derived import read_checked
 from .data.validate import SOURCE_RECORD, target_date_settings, validated_record
 from .io import Layout
 from .panel import BUILT_FROM_KEY, SIGNAL_FILES, SIGNALS_KEY, high_lap_flags, period_labels, split
-from .signals import provenance
+from .signals import measures, provenance
 from .stage import (RERUN_AFTER_VALIDATE, VALIDATED, StaleResultsError, check_manifest, check_run, fingerprint,
                     read_run_record)
 
@@ -100,7 +100,7 @@ def _built_with(panel: pd.DataFrame, config: RunConfig, path) -> None:
         + (f", release_date = {config.study.release_date}" if config.study.release_date else ""): (
             "post", panel["post"], split(panel["target_date"], config)[1]),
         f'[estimate] lap_measure = "{config.estimate.lap_measure}"': (
-            "lap", panel["lap"], panel["lap_recall" if config.estimate.lap_measure == "recall" else "lap_mink"]),
+            "lap", panel["lap"], panel[measures.configured(config).column]),
     }
     for setting, (column, built, expected) in checks.items():
         bad = _differs(built, expected)
@@ -155,7 +155,7 @@ def _rerun_signals(stale: dict[str, str], config: RunConfig, stage: str) -> str:
     steps = [f"`lapbias {task} --yes`" for task in stale] + [f"`lapbias {step}`" for step in AFTER_SIGNALS[stage]]
     rerun = (f"{problems[0]}{also}: rerun {', '.join(steps[:-1])}, then {steps[-1]} (the signal steps ask the model "
              f"only what the cache does not hold), {provenance.RUN_ALL}")
-    if "minkprob" in stale and config.estimate.lap_measure == "recall":
+    if "minkprob" in stale and measures.configured(config).task != "minkprob":
         rerun += "; or remove data/derived/minkprob.parquet and rerun `lapbias panel` (the recall LAP is used)"
     return rerun
 

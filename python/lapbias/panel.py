@@ -28,7 +28,7 @@ from .data.cells import is_missing
 from .data.derived import read_checked
 from .errors import ConfigError, MergeError
 from .io import Layout, atomic_write, write_parquet
-from .signals import provenance
+from .signals import measures, provenance
 from .stage import fingerprint, new_run_id, staged_outputs
 
 LABELS = schema.PANEL_LABELS
@@ -130,9 +130,9 @@ def _signals(config: RunConfig, layout: Layout) -> tuple[pd.DataFrame, pd.DataFr
     mink_path = layout.derived_file("minkprob.parquet")
     if mink_path.exists():
         minkprob = read_signal(config, layout, "minkprob")
-    elif config.estimate.lap_measure == "minkprob":
-        raise ConfigError("[estimate] lap_measure = \"minkprob\" but data/derived/minkprob.parquet does not exist: "
-                          "run `lapbias minkprob --yes` first")
+    elif measures.configured(config).task == "minkprob":
+        raise ConfigError(f"[estimate] lap_measure = \"{config.estimate.lap_measure}\" but data/derived/minkprob.parquet "
+                          "does not exist: run `lapbias minkprob --yes` first")
     else:
         minkprob = None
         notes.append("no minkprob.parquet: lap_mink is missing (the recall LAP is used)")
@@ -156,11 +156,12 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
     recall_columns += ["lap_approximated", "lap_exact"]
     panel = merge_checked(panel, recall[recall_columns].rename(columns={"lap": "lap_recall"}),
                           ["entity_id", "target_date"], "recall")
+    text_columns = [m.column for m in measures.TEXT_MEASURES.values()]
     if minkprob is not None:
-        panel = merge_checked(panel, minkprob[["row_id", "lap_mink"]], ["row_id"], "minkprob")
-    else:
-        panel["lap_mink"] = np.nan
-    panel["lap"] = panel["lap_recall"] if config.estimate.lap_measure == "recall" else panel["lap_mink"]
+        panel = merge_checked(panel, minkprob[["row_id", *[c for c in text_columns if c in minkprob]]], ["row_id"],
+                              "minkprob")
+    panel = panel.assign(**{column: np.nan for column in text_columns if column not in panel})
+    panel["lap"] = panel[measures.configured(config).column]
     panel["ud_dir"] = recall_direction(panel["ud"], panel["lap_recall"])
     panel["entity_num"] = integer_ids(panel["entity_id"])
     panel["date_num"] = integer_ids(panel["target_date"])

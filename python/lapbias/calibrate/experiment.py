@@ -23,6 +23,7 @@ from ..data.validate import validate_file
 from ..errors import ConfirmationDeclined, EstimationError
 from ..io import Layout, atomic_write, read_parquet, write_csv, write_text
 from ..llm.cache import canonical_json
+from ..signals.measures import REGISTRY, configured
 from ..signals.recall import recall_pairs
 from . import corpus
 from .settings import CalibrateSettings
@@ -30,19 +31,19 @@ from .settings import CalibrateSettings
 MODELS = ("base", "planted")
 SHUFFLED = "planted_shuffled"
 """The third run of control = "shuffled": the planted model with its recall answers permuted."""
-MEASURES = (("lap_recall", "lap"), ("lap_mink", "mink"), ("p_memorized", "p_memorized"))
-"""Panel column -> column prefix in lap_by_arm.csv."""
-LAP_PREFIX = {"recall": "lap", "minkprob": "mink"}
+MEASURES = (*((m.column, m.calibration_prefix) for m in REGISTRY.values()), ("p_memorized", "p_memorized"))
+"""Panel column -> column prefix in lap_by_arm.csv: every LAP measure (signals/measures), and p_memorized."""
+LAP_PREFIX = {m.name: m.calibration_prefix for m in REGISTRY.values()}
 """[estimate] lap_measure -> the prefix of its columns in lap_by_arm.csv."""
-PAIR_LEVEL = {"lap_recall", "p_memorized", "ud"}
+PAIR_LEVEL = {*(m.column for m in REGISTRY.values() if m.task == "recall"), "p_memorized", "ud"}
 """Answers of the recall query, asked once per (entity_id, target_date): one observation per pair however many
 headline rows the pair has (Min-K% scores each row's prompt, the forecast each row: per row)."""
 PAIR = ["entity_id", "target_date"]
-PROBABILITIES = {"lap_recall", "p_memorized", "lap_mink"}
+PROBABILITIES = {*(m.column for m in REGISTRY.values() if m.probability), "p_memorized"}
 """Measures that are probabilities (Min-K% prob is a geometric mean of token probabilities): their intervals are
 cut to [0, 1]."""
 UNIT, UNBOUNDED = (0.0, 1.0), (-math.inf, math.inf)
-LOG_SCALE = {"lap_mink"}
+LOG_SCALE = {m.column for m in REGISTRY.values() if m.log_scale}
 """Measures whose gap from arm 0 is taken on the log scale: Min-K% prob spans orders of magnitude (about 1e-4 for
 an unread text, 0.1 for a memorized one), so on its own scale the SD of the exposed arm alone sets the gap."""
 
@@ -60,10 +61,9 @@ text alone. The calibration reads base and planted model under each, from the sa
 
 def lap_configuration(config: RunConfig) -> str:
     """The key of LAP_CONFIGURATIONS that `config` runs: "recall" whatever Min-K% scores (it does not enter the
-    regressions then), else "minkprob_<scored_text>"."""
-    if config.estimate.lap_measure == "recall":
-        return "recall"
-    return f"minkprob_{config.minkprob.scored_text}"
+    regressions then), else "<measure>_<scored_text>" for a measure of the Min-K% pass ("minkprob_prompt")."""
+    measure = configured(config)
+    return measure.name if measure.task != "minkprob" else f"{measure.name}_{config.minkprob.scored_text}"
 
 
 def alternative_config(config: RunConfig, key: str) -> RunConfig:

@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 
 from ..io import atomic_write
+from ..signals.measures import REGISTRY
 from .experiment import LAP_PREFIX, configured_verdicts
 
 FOLDER = "calibration"
 """results/calibration/: the calibration's tables and REPORT.md."""
 
 
-LAP_AXIS = {"recall": ("recall LAP = P(up) + P(down)", "linear"),
-            "minkprob": ("Min-K% prob (paper eq. 1), log scale", "log")}
+LAP_AXIS = {m.name: m.axis for m in REGISTRY.values()}
 """[estimate] lap_measure -> (axis label, axis scale) of the figure's LAP panel."""
 
 

@@ -29,10 +29,12 @@ import pandas as pd
 from ..config import RunConfig
 from ..errors import EstimationError
 from ..io import Layout, read_parquet, write_csv
+from ..signals import measures
 from .reghdfe import RESULT_COLUMNS, reghdfe
 from .scaling import mean_sd, sd, zscores
 
-DESCRIBED = ["outcome", "mu_hat", "lap", "lap_recall", "lap_mink", "ud", "p_first", "confidence"]
+DESCRIBED = ["outcome", "mu_hat", "lap", *[m.column for m in measures.REGISTRY.values()], "ud", "p_first",
+             "confidence"]
 ABSORB = ["entity_num", "period_num"]
 TABLES = ("descriptive", "table2", "magnitudes", "table3", "table4", "table5")
 

@@ -7,6 +7,7 @@ import pandas as pd
 from ..data.validate import read_source_record
 from ..estimate.scaling import mean_sd
 from ..io import Layout, read_parquet, write_csv
+from ..signals import measures
 
 SAMPLES = {"pre": 0, "post": 1}
 DEFAULTS = {"lap_exact": False, "censoring_bound": float("nan"), "release_gap": 0}
@@ -22,7 +23,7 @@ def lap_distribution(panel: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for sample, flag in SAMPLES.items():
         part = panel[panel["post"] == flag]
-        for measure in ("lap_recall", "lap_mink"):
+        for measure in [m.column for m in measures.REGISTRY.values()]:
             values = part[measure].dropna()
             mean, spread = mean_sd(values)  # at any units: Min-K% LAP is ~1e-8
             rows.append({"sample": sample, "measure": measure, "n": len(values), "mean": mean,

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..config import RunConfig
 from ..estimate.specification import CLUSTERS
+from ..signals import measures
 from . import units
 from .sections import section_lines
 from .tables import to_markdown
@@ -69,7 +70,7 @@ def power_lines(power: pd.DataFrame | None, config: RunConfig) -> list[str]:
 
     gap = ("the high-LAP half's mean LAP exceeds the low half's by "
            + (f"{values.get('lap_gap', nan) * 100:.3g} percentage points (required: {estimate.min_lap_gap * 100:g})"
-              if estimate.lap_measure == "recall" else
+              if measures.configured(config).gap == "absolute" else
               f"{values.get('lap_relative_gap', nan):.3g} of mean LAP (required: {estimate.min_lap_relative_gap:g}; "
               "relative, as Min-K% has no natural unit)"))
     return [f"**Power.** beta_3 = {values.get('beta3', nan):.4g} (share of the standalone LLM effect per SD of LAP: "
@@ -168,15 +169,17 @@ def _columns(tables: dict[str, pd.DataFrame], name: str) -> list[str]:
 
 def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, config: RunConfig) -> list[str]:
     flags = []
-    measure = "lap_recall" if config.estimate.lap_measure == "recall" else "lap_mink"
+    configured = measures.configured(config)
+    measure = configured.column
     rows = lap_distribution[lap_distribution["measure"].astype(str).str.split(" ").str[0] == measure]
     means = rows.set_index("sample")["mean"]
     if {"pre", "post"} <= set(means.index) and means["post"] >= POST_LAP_STAYS_HIGH * means["pre"]:
         compared = (f"mean {means['post']:.4g} vs {means['pre']:.4g} pre-cutoff, at least {POST_LAP_STAYS_HIGH:.0%} "
                     "of it")
-        if measure == "lap_mink":
+        if configured.task == "minkprob":
             flags.append(f"**Post-cutoff LAP does not fall** ({compared}): the texts after the cutoff are as familiar "
-                         "to the model as those before, so Min-K% reflects the texts more than memorization.")
+                         f"to the model as those before, so {configured.title} reflects the texts more than "
+                         "memorization.")
         elif means["post"] >= LAP_HIGH:
             flags.append(f"**Post-cutoff LAP stays high** ({compared}; high: at least {LAP_HIGH:g}, half of the "
                          "answer's probability on up or down): the model is guessing rather than abstaining, so LAP "

@@ -9,13 +9,13 @@ every variable within its sample (z-scores), so its coefficients are per SD and 
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ..config import RunConfig
 from ..estimate.reghdfe import term_variables
-
-MINK_FACTOR = 1e4
-"""Min-K% LAP is shown × 10^4 (paper Table I)."""
+from ..signals import measures
 PROTOCOL_TABLES = ("validation", "detection", "placebo", "placebo_validation")
 STANDARDIZED_TABLES = ("table5",)
 """Tables on z-scores (paper Table V): no display factor, whatever the LAP measure."""
@@ -25,8 +25,11 @@ TERM_ORDER = ["mu_hat", "lap", "c.mu_hat#c.lap", "p_first", "c.mu_hat#c.p_first"
 
 
 def factors(config: RunConfig) -> dict[str, float]:
-    """Display factor of each LAP variable: lap_mink always × 10^4, lap when it is the Min-K% measure."""
-    return {"lap_mink": MINK_FACTOR, **({"lap": MINK_FACTOR} if config.estimate.lap_measure == "minkprob" else {})}
+    """Display factor of each LAP variable (its measure's `display_factor`: Min-K% × 10^4, paper Table I), and of
+    lap, the configured measure's."""
+    scale = {m.column: m.display_factor for m in measures.REGISTRY.values() if m.display_factor != 1.0}
+    factor = measures.configured(config).display_factor
+    return {**scale, **({"lap": factor} if factor != 1.0 else {})}
 
 
 def coefficients(table: pd.DataFrame, config: RunConfig, name: str = "") -> pd.DataFrame:
@@ -53,7 +56,7 @@ def statistics(table: pd.DataFrame, key: str, config: RunConfig) -> pd.DataFrame
     for i, variable in out[key].items():
         if variable in scale:
             out.loc[i, numeric] = out.loc[i, numeric] * scale[variable]
-            out.loc[i, key] = f"{variable} (x10^4)"
+            out.loc[i, key] = f"{variable} (x10^{math.log10(scale[variable]):.0f})"
     return out
 
 
@@ -70,10 +73,8 @@ def power(table: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
 
 
 def lap_measure(config: RunConfig, standardized: bool = False) -> str:
-    if config.estimate.lap_measure == "minkprob":
-        return (f"LAP = Min-K% prob (K = {config.minkprob.k:.0%})" + ("" if standardized else
-                " x 10^4, as the paper reports it; results/*.csv hold raw units"))
-    return "LAP = P(up) + P(down) from the recall prompt (protocol Step 2)"
+    """The tables' note "LAP = ...": the configured measure's own words."""
+    return measures.configured(config).describe(config, standardized)
 
 
 CLUSTERED_BY = {"entity": "standard errors clustered by entity (entity_num)",

@@ -80,6 +80,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..config import EstimateConfig
+from ..signals import measures
 
 BETA3 = "c.mu_hat#c.lap"
 DIFFERENCE_MODEL, DIFFERENCE = "high_minus_low", "c.ud_dir_std#c.high_lap"
@@ -175,7 +176,7 @@ def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> s
     mean, mean_post = power.get("mean_lap", math.nan), power.get("mean_lap_post", math.nan)
     if not (math.isfinite(mean) and math.isfinite(mean_post)):
         return ""
-    recall = thresholds.lap_measure == "recall"
+    recall = _absolute_gap(thresholds)
     if recall:
         gap, floor = power.get("lap_gap_post", math.nan), thresholds.min_lap_gap
         spread = (f"its high-LAP half's mean exceeds the low half's by {gap * 100:.3g} percentage points, less than "
@@ -386,7 +387,7 @@ def _validation_text(validation: pd.DataFrame | None, pattern: Validation) -> st
 
 def lap_variation(power: dict[str, float], thresholds: EstimateConfig) -> tuple[bool, str]:
     """(meaningful, sentence): does LAP vary enough for a null beta_3 to mean anything (module docstring)?"""
-    if thresholds.lap_measure == "recall":
+    if _absolute_gap(thresholds):
         gap = power.get("lap_gap", math.nan)
         meaningful = math.isfinite(gap) and gap >= thresholds.min_lap_gap
         return meaningful, (f"the high-LAP half's mean recall LAP exceeds the low half's by {gap * 100:.3g} "
@@ -394,10 +395,17 @@ def lap_variation(power: dict[str, float], thresholds: EstimateConfig) -> tuple[
                             f"min_lap_gap = {thresholds.min_lap_gap * 100:g} points (results/power.csv)")
     gap = power.get("lap_relative_gap", math.nan)
     meaningful = math.isfinite(gap) and gap >= thresholds.min_lap_relative_gap
-    return meaningful, (f"the high-LAP half's mean Min-K% LAP exceeds the low half's by {gap:.3g} of mean LAP, "
+    title = measures.REGISTRY[thresholds.lap_measure].title
+    return meaningful, (f"the high-LAP half's mean {title} LAP exceeds the low half's by {gap:.3g} of mean LAP, "
                         f"{'at least' if meaningful else 'less than'} min_lap_relative_gap = "
-                        f"{thresholds.min_lap_relative_gap:g} (relative: Min-K% has no natural unit; "
+                        f"{thresholds.min_lap_relative_gap:g} (relative: {title} has no natural unit; "
                         "results/power.csv)")
+
+
+def _absolute_gap(thresholds: EstimateConfig) -> bool:
+    """The configured measure is a probability with a natural level (the recall LAP): its variation gate is the
+    absolute gap min_lap_gap; any other measure's is min_lap_relative_gap of its mean."""
+    return measures.REGISTRY[thresholds.lap_measure].gap == "absolute"
 
 
 def lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> bool:
@@ -406,7 +414,7 @@ def lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> bool:
     abstaining, protocol Step 2's "guessing"): named "saturated" rather than merely flat. Min-K% has no natural level,
     so it is never called saturated here."""
     mean = power.get("mean_lap", math.nan)
-    return thresholds.lap_measure == "recall" and math.isfinite(mean) and mean >= SATURATED_RECALL_LAP
+    return _absolute_gap(thresholds) and math.isfinite(mean) and mean >= SATURATED_RECALL_LAP
 
 
 def _power_text(power: dict[str, float], alpha: float) -> tuple[float, str]:
@@ -502,7 +510,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "channels.")
     quiet = f"{b3}: beta_3 is not significantly greater than zero"
     varies, variation = lap_variation(power, thresholds)
-    measured = math.isfinite(power.get("lap_gap" if thresholds.lap_measure == "recall" else "lap_relative_gap",
+    measured = math.isfinite(power.get("lap_gap" if _absolute_gap(thresholds) else "lap_relative_gap",
                                        math.nan))
     split_on_noise = not varies and measured  # an unknown gap (no power.csv row) never hides a contradiction
     why = pattern.missing + ([] if split_on_noise else pattern.contradicted)

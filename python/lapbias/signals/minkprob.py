@@ -18,9 +18,6 @@ Which tokens count (a documented choice):
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import pandas as pd
 
 from ..config import RunConfig
@@ -32,17 +29,9 @@ from ..llm.cache import Query, ResponseCache
 from . import provenance
 from .batch import Confirm, ask_missing, check_context
 from .forecast import fill_prompt
+from .measures.minkprob import min_k_prob
 
 TASK = "minkprob"
-
-
-def min_k_prob(token_logprobs: list[float] | np.ndarray, k: float) -> tuple[float, int]:
-    """(LAP, |S_K|) for one text from the log-probs of its scored tokens (paper eq. 1)."""
-    values = np.sort(np.asarray(token_logprobs, dtype=np.float64))
-    if values.size == 0:
-        return math.nan, 0
-    n_lowest = max(1, int(math.floor(k * values.size)))
-    return float(math.exp(values[:n_lowest].mean())), n_lowest
 
 
 def scored_text(row: pd.Series, config: RunConfig) -> str:
@@ -57,7 +46,7 @@ def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
             for _, row in frame.iterrows()]
 
 
-def asker(backend: Backend):
+def asker(config: RunConfig, backend: Backend):
     """The function asking a batch of Min-K% queries: every prompt token's log-prob."""
     def ask(batch: list[Query]) -> list[dict]:
         scored = backend.prompt_logprobs([q.prompt for q in batch])
@@ -66,7 +55,7 @@ def asker(backend: Backend):
     return ask
 
 
-def context_check(backend: Backend):
+def context_check(config: RunConfig, backend: Backend):
     """Texts longer than the model's context are refused before any is scored (batch.py)."""
     return lambda todo: check_context(backend, todo, lambda local, query: len(local.tokens.encode(query.prompt)))
 
@@ -109,13 +98,13 @@ def order_check(config: RunConfig, backend: Backend):
 def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -> pd.DataFrame:
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
-    context, order = context_check(backend), order_check(config, backend)
+    context, order = context_check(config, backend), order_check(config, backend)
 
     def check(todo: list[Query]) -> None:
         context(todo)
         order(todo)
 
-    ask_missing(TASK, queries(frame, config), cache, asker(backend), config.model, confirm, len(frame), check=check)
+    ask_missing(TASK, queries(frame, config), cache, asker(config, backend), config.model, confirm, len(frame), check=check)
     return derive(config, layout)
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from ..config import RunConfig, settings_difference, snapshot, study_settings
 from ..io import Layout
 from ..stage import RUN_ALL, StaleResultsError, fingerprint
-from . import recall_mode
+from . import measures, recall_mode
 
 ATTRS_KEY = "lapbias_derived_from"
 RECALL_MODE = "[recall] label probabilities"
@@ -93,6 +93,6 @@ def check(frame: pd.DataFrame, config: RunConfig, layout: Layout, task: str, pat
         return
     rerun = f"rerun `lapbias {task} --yes` (it asks the model only what the cache does not hold), then " \
             f"`lapbias panel`, {RUN_ALL}"
-    if task == "minkprob" and config.estimate.lap_measure == "recall":  # a backend without prompt log-probs cannot
+    if task == "minkprob" and measures.configured(config).task != "minkprob":  # a backend without prompt log-probs cannot
         rerun += "; or remove data/derived/minkprob.parquet (this config estimates with the recall LAP)"
     raise StaleResultsError(f"{found}; {rerun}")

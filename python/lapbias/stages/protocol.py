@@ -16,6 +16,7 @@ from ..data.validate import SAMPLE_SEED
 from ..errors import LapbiasError
 from ..estimate.stata import RESULT_FILES as STATA_AND_PYTHON_RESULT_FILES
 from ..io import Layout, read_parquet, write_text
+from ..signals import measures
 from ..signals.batch import Confirm
 from .project import Echo, Log, backend_for, confirmation, opened
 
@@ -273,7 +274,7 @@ def run_all(config, layout: Layout, log: Log, confirm: Confirm, confirm_sampling
         # An HTTP endpoint other than a vLLM server returns no prompt log-probs: Min-K% is unavailable there, and the
         # recall LAP is the measure (docs/backends.md). Asked before any confirmation or query.
         unavailable = config.model.backend == "openai" and backend.prompt_scoring_unavailable()
-        if unavailable and config.estimate.lap_measure == "recall":
+        if unavailable and measures.configured(config).task != "minkprob":
             layout.derived_file("minkprob.parquet").unlink(missing_ok=True)
             log.warning(f"minkprob skipped, the recall LAP is used: {unavailable}")
         else:
@@ -301,7 +302,7 @@ def rebuild(config, *, echo: Echo = print):
             try:
                 frame = signal.derive(config, layout)
             except CacheError as err:
-                if signal is not minkprob_signal or config.estimate.lap_measure != "recall":
+                if signal is not minkprob_signal or measures.configured(config).task == "minkprob":
                     raise
                 # a Min-K% cache of another model or of texts corrected since, which this config does not use
                 layout.derived_file("minkprob.parquet").unlink(missing_ok=True)
