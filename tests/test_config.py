@@ -21,7 +21,7 @@ def test_defaults_follow_the_protocol():
     ({"model": {"batchsize": 4}}, r"\[model\] has unknown key\(s\) \['batchsize'\]"),
     ({"study": {"frequency": "hourly"}}, r'frequency = "hourly"'),
     ({"study": {"cutoff": "June 2024"}}, r'cutoff = "June 2024" is not a date in YYYY-MM-DD'),
-    ({"estimate": {"lap_measure": "loss"}}, r'lap_measure = "loss"'),
+    ({"estimate": {"lap_measure": "perplexity"}}, r'lap_measure = "perplexity"'),
     ({"minkprob": {"k": 20}}, r"k = 20; it must be <= 1"),
     ({"recall": {"labels": ["up", "down"]}}, r"three labels"),
     ({"data": {"columns": {"returns": "ret"}}}, r"unknown protocol column\(s\) \['returns'\]"),

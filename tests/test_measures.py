@@ -24,7 +24,9 @@ def test_each_measure_states_its_column_pass_gate_units_and_source(name):
     assert measure.column in schema.PANEL_LABELS, "its panel column needs a Stata label in data/schema.py"
     assert measure.task in ("recall", "minkprob")
     assert (measure.task == "minkprob") == isinstance(measure, TextMeasure) == (name in TEXT_MEASURES)
-    assert measure.gap in ("absolute", "relative")
+    assert measure.gap in ("absolute", "relative", "spread")
+    if measure.task == "minkprob":
+        assert measure.column in schema.MINKPROB_COLUMNS, "a measure of the Min-K% pass is a minkprob.parquet column"
     assert math.log10(measure.display_factor) == round(math.log10(measure.display_factor))
     assert measure.source and measure.title and measure.calibration_prefix
     assert measure.axis[1] in ("linear", "log")
@@ -33,3 +35,24 @@ def test_each_measure_states_its_column_pass_gate_units_and_source(name):
 def test_columns_and_calibration_prefixes_are_distinct():
     assert len({m.column for m in REGISTRY.values()}) == len(REGISTRY)
     assert len({m.calibration_prefix for m in REGISTRY.values()}) == len(REGISTRY)
+
+
+GOOD = {"tokens": [[1, "a", -2.0], [2, "b", -0.1]], "moments": [[-1.5, 3.0, -0.1], [None, None, None]], "top_k": 20}
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({}, None),
+    ({"moments": None}, None),  # an answer from before the moments were kept
+    ({"moments": [[-1.5, 3.0, -0.1]]}, "not a list of one [mu, m2, top1] per token (2 tokens)"),
+    ({"moments": [[-1.5, 3.0, 0.5], [None] * 3]}, "break mu <= top-1 <= 0 or log p(token) <= top-1"),
+    ({"moments": [[-1.5, 3.0, -2.5], [None] * 3]}, "break mu <= top-1 <= 0 or log p(token) <= top-1"),
+    ({"moments": [[-1.5, 1.0, -0.1], [None] * 3]}, "a negative variance"),
+    ({"moments": [[-1.5, "x", -0.1], [None] * 3]}, "holds something other than numbers or null"),
+    ({"top_k": -1}, "top_k = -1 is not a count"),
+])
+def test_a_cached_min_k_answer_obeys_the_laws_of_a_distributions_moments(change, problem):
+    from lapbias.llm.responses import check_response
+
+    response = {key: value for key, value in {**GOOD, **change}.items() if value is not None}
+    found = check_response("minkprob", response)
+    assert (found is None) if problem is None else (problem in found), found

@@ -36,7 +36,10 @@ def synthetic_stage_files(layout: Layout, n_entities: int = 6, dates=("2024-03-0
                                residual_mass=0.9 - p_up - p_down, censored_up=False, censored_down=False,
                                censored_unknown=False, cache_key="k"), layout.derived_file("recall.parquet"))
     write_parquet(pd.DataFrame({"row_id": inputs["row_id"], "lap_mink": rng.uniform(0, 0.01, len(inputs)),
-                                "n_tokens": 40, "n_lowest": 8, "cache_key": "k"}), layout.derived_file("minkprob.parquet"))
+                                "lap_minkpp": rng.normal(-4, 0.5, len(inputs)), "lap_gapk": rng.normal(-4, 0.5, len(inputs)),
+                                "lap_zlib": rng.normal(-0.025, 0.002, len(inputs)),
+                                "lap_loss": rng.uniform(0.01, 0.03, len(inputs)), "n_tokens": 40, "n_lowest": 8,
+                                "moments_top_k": 0, "cache_key": "k"}), layout.derived_file("minkprob.parquet"))
     return inputs
 
 

@@ -456,6 +456,9 @@ class MinkprobConfig(Section):
     scored_text: Literal["prompt", "text"] = "prompt"
     """"prompt": the filled forecast prompt as raw text (paper: w is "any text provided to the model,
     including prompts, headlines"); "text": the text column alone. Chat-template tokens never count."""
+    gap_window: int = Field(3, ge=1, le=64)
+    """Gap-K%'s moving window over consecutive tokens (its authors' code: 3 for Pythia- and Mamba-sized models, 6
+    for LLaMA)."""
 
 
 class PanelConfig(Section):
@@ -465,8 +468,10 @@ class PanelConfig(Section):
 
 
 class EstimateConfig(Section):
-    lap_measure: Literal["recall", "minkprob"] = "recall"
-    """Which measure is `lap` in the regressions: "recall" (P(up)+P(down)) or "minkprob" (paper eq. 1)."""
+    lap_measure: Literal["recall", "minkprob", "minkpp", "gapk", "zlib", "loss"] = "recall"
+    """Which measure is `lap` in the regressions: "recall" (P(up)+P(down), protocol Step 2), "minkprob" (Min-K% prob,
+    paper eq. 1), or another detector of the same Min-K% pass: "minkpp" (Min-K%++), "gapk" (Gap-K%), "zlib" (the
+    zlib ratio), "loss" (exp of the mean token log-prob). The panel carries every measure computed."""
     engine: Literal["python", "auto", "stata"] = "python"
     """python (reghdfe's conventions on pyfixest), stata (do/master.do through pystata or batch mode) or auto
     (Stata when found, else python)."""

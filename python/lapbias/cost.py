@@ -175,7 +175,9 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
     regression (estimate/power.py), paper Table II's two columns, Table III's two when the [estimate] moderator
     column exists, Table IV's two with p(w_N+1) and two more with a stated confidence ([forecast] confidence_regex);
     when both samples have rows and [estimate] bootstrap_reps > 0, the bootstrap's
-    in-sample beta_3 and its draws (paper Figure III). Without a cutoff, both samples are counted."""
+    in-sample beta_3 and its draws (paper Figure III); and for the report's robustness table, the validation,
+    detection and power regressions again under every LAP measure (estimate/measures.py: all of them, as the Min-K%
+    pass gives every measure of the text). Without a cutoff, both samples are counted."""
     from .panel import split
 
     if config.study.cutoff:
@@ -185,7 +187,8 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
         pre_rows = post_rows = True
     reps = config.estimate.bootstrap_reps if pre_rows and post_rows else 0
     pre_only = 1 + 2 + 2 * (config.estimate.moderator in frame.columns) + 2 + 2 * bool(config.forecast.confidence_regex)
-    regressions = (pre_rows + post_rows) * (5 + 2) + pre_rows * pre_only + (reps > 0)
+    per_measure = (pre_rows + post_rows) * 5 + pre_rows
+    regressions = (pre_rows + post_rows) * (5 + 2) + pre_rows * pre_only + (reps > 0) + len(measures.REGISTRY) * per_measure
     return regressions, reps
 
 

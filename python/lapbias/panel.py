@@ -161,17 +161,30 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
         panel = merge_checked(panel, minkprob[["row_id", *[c for c in text_columns if c in minkprob]]], ["row_id"],
                               "minkprob")
     panel = panel.assign(**{column: np.nan for column in text_columns if column not in panel})
-    panel["lap"] = panel[measures.configured(config).column]
+    configured = measures.configured(config)
+    panel["lap"] = panel[configured.column]
+    if configured.task == "minkprob" and panel["lap"].isna().all() and panel["lap_mink"].notna().any():
+        raise ConfigError(f"[estimate] lap_measure = \"{configured.name}\" ({configured.title}) needs the next-token "
+                          "distribution's moments at every scored token, which the backend did not return "
+                          "(data/derived/minkprob.parquet has Min-K% prob but no "
+                          f"{configured.column}): a vLLM server returns them with `logprobs`; or choose "
+                          "lap_measure = \"minkprob\", \"zlib\" or \"loss\", which need only the tokens' log-probs")
     panel["ud_dir"] = recall_direction(panel["ud"], panel["lap_recall"])
     panel["entity_num"] = integer_ids(panel["entity_id"])
     panel["date_num"] = integer_ids(panel["target_date"])
     panel["period"], start = period_labels(panel["target_date"], config.study.frequency)
     panel["period_num"] = integer_ids(start)
     panel["release_gap"], panel["post"] = split(panel["target_date"], config)
-    panel["high_lap"] = pd.Series(pd.NA, index=panel.index, dtype="Int8")
-    for _, sample in panel.groupby("post"):  # release-gap rows (post missing) are in no group
-        panel.loc[sample.index, "high_lap"] = high_lap_flags(sample, config.panel.high_lap)
+    panel["high_lap"] = high_lap_column(panel, config.panel.high_lap)
     return panel
+
+
+def high_lap_column(panel: pd.DataFrame, rule: str) -> pd.Series:
+    """high_lap of every row, within its own sample (pre- or post-cutoff, protocol Step 3); missing in the release gap."""
+    flags = pd.Series(pd.NA, index=panel.index, dtype="Int8")
+    for _, sample in panel.groupby("post"):  # release-gap rows (post missing) are in no group
+        flags.loc[sample.index] = high_lap_flags(sample, rule)
+    return flags
 
 
 def split(target_date: pd.Series, config: RunConfig) -> tuple[pd.Series, pd.Series]:

@@ -27,7 +27,7 @@ SPECS = {
                                   "residual_mass": NUMBER, "censored_up": FLAG, "censored_down": FLAG,
                                   "censored_unknown": FLAG}),
     "minkprob.parquet": ("minkprob", {"row_id": TEXT, "lap_mink": PROBABILITY}),
-    "panel.parquet": ("panel", {"outcome": NUMBER, "mu_hat": NUMBER, "lap": PROBABILITY, "ud": NUMBER,
+    "panel.parquet": ("panel", {"outcome": NUMBER, "mu_hat": NUMBER, "lap": NUMBER, "ud": NUMBER,
                                 "ud_dir": NUMBER, "entity_num": NUMBER, "period_num": NUMBER, "post": FLAG,
                                 "high_lap": NUMBER}),
 }

@@ -35,8 +35,10 @@ RECALL_COLUMNS = ("entity_id", "target_date", "p_up", "p_down", "p_unknown", "la
                   "p_unknown_topk", "censored_up_topk", "censored_down_topk", "censored_unknown_topk", "censoring_bound",
                   "approximated", "n_samples", "cache_key")
 """data/derived/recall.parquet (protocol Step 2)."""
-MINKPROB_COLUMNS = ("row_id", "lap_mink", "n_tokens", "n_lowest", "cache_key")
-"""data/derived/minkprob.parquet (paper eq. 1)."""
+MINKPROB_COLUMNS = ("row_id", "lap_mink", "lap_minkpp", "lap_gapk", "lap_zlib", "lap_loss", "n_tokens", "n_lowest",
+                    "moments_top_k", "cache_key")
+"""data/derived/minkprob.parquet: every LAP measure of the Min-K% pass (signals/measures; paper eq. 1 first), the
+scored tokens, |S_K| and the top-k behind the next-token moments (0: the whole vocabulary)."""
 PANEL_LABELS = {
     "row_id": "Row identifier (preserved from the input)",
     "entity_id": "Entity identifier",
@@ -58,6 +60,10 @@ PANEL_LABELS = {
     "lap_recall": "LAP, recall: P(up) + P(down)",
     "lap_approximated": "Recall LAP approximated by sampling (Step 2 fallback)",
     "lap_mink": "LAP, Min-K% prob (paper eq. 1)",
+    "lap_minkpp": "LAP, Min-K%++ (Zhang et al. 2024)",
+    "lap_gapk": "LAP, Gap-K% (Kwak and Kim 2026)",
+    "lap_zlib": "LAP, zlib ratio: mean log-prob / zlib bytes",
+    "lap_loss": "LAP, loss: exp(mean token log-prob)",
     "lap": "LAP used in estimation",
     "entity_num": "Entity id (integer)",
     "period_num": "Realization period id (integer)",

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 
 import pandas as pd
 
@@ -231,12 +232,19 @@ def run(config: RunConfig, layout: Layout) -> ProtocolResults:
         raise InputDataError(f"[estimate] cluster = \"{estimate.cluster}\" needs the panel column(s) {missing}, which "
                              f"{layout.derived_file('panel.parquet')} (built by an earlier lapbias) lacks: run "
                              "`lapbias panel CONFIG` again (it reads the cached answers; nothing is asked)")
+    return write_tables(panel, config, layout.results)
+
+
+def write_tables(panel: pd.DataFrame, config: RunConfig, folder: Path) -> ProtocolResults:
+    """Steps 3-5 on `panel` (its lap and high_lap) into `folder`: validation.csv, detection.csv, placebo.csv and
+    placebo_validation.csv (removed where not estimated), power.csv and estimation_notes.csv."""
+    estimate = config.estimate
     pre, post = panel[panel["post"] == 0], panel[panel["post"] == 1]
     cluster = CLUSTERS[estimate.cluster]
     results = estimate_panel(pre, post, newey_lag=estimate.newey_lag, wild_reps=estimate.wild_bootstrap_reps,
                              wild_seed=estimate.bootstrap_seed, cluster=cluster)
     for name in ("validation", "detection", "placebo", "placebo_validation"):
-        path = layout.results / f"{name}.csv"
+        path = folder / f"{name}.csv"
         if name in results.tables:
             write_csv(results.tables[name], path)
         else:
@@ -245,8 +253,8 @@ def run(config: RunConfig, layout: Layout) -> ProtocolResults:
                               fit=lambda sample, y, x: _fit(sample, y, x, -1, cluster), post=post,
                               placebo=results.tables.get("placebo"), placebo_alpha=estimate.placebo_alpha,
                               wild_below_clusters=estimate.wild_below_clusters),
-              layout.results / "power.csv")
-    write_csv(pd.DataFrame(results.notes, columns=["model", "kind", "detail"]), layout.results / "estimation_notes.csv")
+              folder / "power.csv")
+    write_csv(pd.DataFrame(results.notes, columns=["model", "kind", "detail"]), folder / "estimation_notes.csv")
     return results
 
 

@@ -4,7 +4,9 @@
    (paper Table IV: p(w_{N+1}) is the probability of the answer's label token, which signals/forecast.py finds
    among them) and the top-k at the first generated position.
 2. `next_token_logprobs`: top-k (k = 20) next-token log-probs at the answer position (protocol Step 2, recall).
-3. `prompt_logprobs`: log P(w_n | w_<n) of every prompt token (paper eq. 1, Min-K% prob).
+3. `prompt_logprobs`: log P(w_n | w_<n) of every prompt token (paper eq. 1, Min-K% prob); `prompt_scores` adds,
+   at each scored position, the moments and the top-1 of the next-token distribution that Min-K%++ and Gap-K%
+   read (PromptScore), from the same forward pass.
 
 The local backends (transformers, vLLM offline) see the whole next-token distribution and also provide
 `label_variants` and `answer_logprobs` (LocalBackend below): the exact log-prob of every token that decodes to a
@@ -64,6 +66,18 @@ class AnswerLogprobs:
     requested: tuple[TokenLogprob, ...]
 
 
+@dataclass(frozen=True)
+class PromptScore:
+    """One raw text's prompt pass: every token after the first with its log-prob, and at each of those positions
+    (mu, m2, top1) of the next-token distribution p: mu = sum_v p(v) log p(v), m2 = sum_v p(v) (log p(v))^2 (Min-K%++,
+    Zhang et al. 2024, eq. 3) and top1 = max_v log p(v) (Gap-K%, Kwak & Kim 2026). Over the whole vocabulary where
+    `top_k` = 0 (the transformers backend); from the `top_k` most likely tokens (llm/moments.py) on vLLM and servers."""
+
+    tokens: tuple[TokenLogprob, ...]
+    moments: tuple[tuple[float, float, float], ...]
+    top_k: int
+
+
 def chat(user: str, system: str = "") -> Chat:
     """A one-turn chat; an empty system prompt leaves the model's template default in place."""
     messages = [{"role": "system", "content": system}] if system else []
@@ -85,6 +99,10 @@ class Backend(Protocol):
 
     def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:
         """Per text: the log-prob of every token after the first (the first has no context)."""
+        ...
+
+    def prompt_scores(self, texts: Sequence[str]) -> list[PromptScore]:
+        """Per text: `prompt_logprobs` with the next-token distribution's moments and top-1 at each position."""
         ...
 
     def label_token_ids(self, label: str) -> list[int]:

@@ -3,7 +3,8 @@
 - greedy generation and the answer position's top-k: POST /chat/completions with temperature 0, `logprobs`
   and `top_logprobs` (the server applies the model's chat template);
 - prompt-token log-probs (Min-K%): POST /completions with `echo`, `logprobs: 1`, `max_tokens: 1` on raw text
-  (no template). Only a vLLM server is trusted to do this; hosted APIs do not return prompt log-probs, so
+  (no template); with the next-token moments (Min-K%++, Gap-K%), `logprobs: 20`, the moments taken from those
+  candidates (llm/moments.py). Only a vLLM server is trusted to do this; hosted APIs do not return prompt log-probs, so
   Min-K% stops there with a ModelError (use the recall LAP);
 - label tokenization: vLLM's /tokenize; else the local tokenizer named by `[model] tokenizer` (the same
   model's); else a ModelError, because the protocol forbids assuming labels are single tokens.
@@ -28,6 +29,7 @@ quoted in errors are scrubbed of it).
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -40,8 +42,8 @@ from urllib3.util.retry import Retry
 
 from ..config import check_key_variable
 from ..errors import ConfigError, LogprobsUnavailable, ModelError, PromptLogprobsUnavailable
-from . import bundled
-from .base import Chat, Generation, TokenLogprob
+from . import bundled, moments
+from .base import Chat, Generation, PromptScore, TokenLogprob
 from .router import ServerPool, check_urls
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
@@ -260,22 +262,44 @@ class OpenAIBackend:
                         "recall LAP ([estimate] lap_measure = \"recall\") or a vLLM server")
         return ""
 
+    def _echo(self, url: str, text: str, top: int) -> tuple[list[TokenLogprob], list]:
+        """The prompt's tokens after the first with their log-probs, and each position's `top` candidates as the
+        server returned them ({token: logprob}, the realised token added when outside; empty when none came)."""
+        payload = {"model": self.served_model_name, "prompt": text, "echo": True, "logprobs": top,
+                   "max_tokens": 1, "temperature": 0, **self._extensions(url)}
+        _, body = self._request("POST", url + "/completions", payload)
+        logprobs = body["choices"][0].get("logprobs") or {}
+        n_prompt = int(body["usage"]["prompt_tokens"])
+        tokens, values = logprobs.get("tokens") or [], logprobs.get("token_logprobs") or []
+        if len(tokens) < n_prompt or len(values) < n_prompt:
+            raise PromptLogprobsUnavailable(f"{url} returned no prompt-token log-probs for an echo request; "
+                                            "Min-K% is unavailable on this server")
+        candidates = list(logprobs.get("top_logprobs") or [])[:n_prompt]
+        candidates = [dict(entry or {}) for entry in candidates + [{}] * (n_prompt - len(candidates))]
+        for j, entry in enumerate(candidates):  # the realised token joins its position's candidates
+            if entry and tokens[j] not in entry:
+                entry[tokens[j]] = values[j]
+        scored = [self._candidate(url, {"token": tokens[j], "logprob": values[j]}, j) for j in range(1, n_prompt)]
+        return scored, candidates[1:]
+
     def prompt_logprobs(self, texts: Sequence[str]) -> list[list[TokenLogprob]]:
         unavailable = self.prompt_scoring_unavailable()
         if unavailable:
             raise PromptLogprobsUnavailable(unavailable)
+        return self._map(lambda url, text: self._echo(url, text, 1)[0], list(texts))
 
-        def call(url: str, text: str) -> list[TokenLogprob]:
-            payload = {"model": self.served_model_name, "prompt": text, "echo": True, "logprobs": 1,
-                       "max_tokens": 1, "temperature": 0, **self._extensions(url)}
-            _, body = self._request("POST", url + "/completions", payload)
-            logprobs = body["choices"][0].get("logprobs") or {}
-            n_prompt = int(body["usage"]["prompt_tokens"])
-            tokens, values = logprobs.get("tokens") or [], logprobs.get("token_logprobs") or []
-            if len(tokens) < n_prompt or len(values) < n_prompt:
-                raise PromptLogprobsUnavailable(f"{url} returned no prompt-token log-probs for an echo request; "
-                                          "Min-K% is unavailable on this server")
-            return [self._candidate(url, {"token": tokens[j], "logprob": values[j]}, j) for j in range(1, n_prompt)]
+    def prompt_scores(self, texts: Sequence[str]) -> list[PromptScore]:
+        """`prompt_logprobs` with each position's MOMENT_TOP_K candidates (`logprobs: 20`, vLLM's default cap), the
+        moments and top-1 taken from them and the realised token (llm/moments.py); NaN where none came back."""
+        unavailable = self.prompt_scoring_unavailable()
+        if unavailable:
+            raise PromptLogprobsUnavailable(unavailable)
+
+        def call(url: str, text: str) -> PromptScore:
+            tokens, candidates = self._echo(url, text, moments.MOMENT_TOP_K)
+            stats = tuple(moments.from_top(entry.values()) if entry else (math.nan, math.nan, math.nan)
+                          for entry in candidates)
+            return PromptScore(tokens=tuple(tokens), moments=stats, top_k=moments.MOMENT_TOP_K)
 
         return self._map(call, list(texts))
 

@@ -123,4 +123,35 @@ def check_response(task: str, response: Any) -> str | None:
         if not problem and (isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 0):
             problem = f"response n_samples = {n_samples!r} is not a count"
         return problem
-    return _candidates(response["tokens"], "response tokens", nullable=False, one_position=False)
+    return (_candidates(response["tokens"], "response tokens", nullable=False, one_position=False)
+            or _moments(response.get("moments"), response["tokens"], response.get("top_k", 0)))
+
+
+def _moments(moments: Any, tokens: list, top_k: Any) -> str | None:
+    """A Min-K% answer's next-token moments (signals/minkprob.py): one [mu, m2, top1] per scored token (numbers, or
+    null where the backend returned none), obeying what a distribution's moments must: mu = E[log p] <= top1 =
+    max log p <= 0, the realised token's log-prob <= top1, and the variance m2 - mu^2 >= 0 (LOGPROB_TOLERANCE, and
+    its relative size on m2, for rounding); `top_k` a count. Answers written before the moments were kept pass."""
+    if moments is None:
+        return None
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+        return f"response top_k = {top_k!r} is not a count"
+    if not isinstance(moments, list) or len(moments) != len(tokens):
+        return f"response moments is not a list of one [mu, m2, top1] per token ({len(tokens)} tokens)"
+    for index, (row, token) in enumerate(zip(moments, tokens)):
+        where = f"response moments[{index}]"
+        if not isinstance(row, list) or len(row) != 3:
+            return f"{where} is {row!r}, not [mu, m2, top1]"
+        if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v))
+               for v in row):
+            return f"{where} = {row!r} holds something other than numbers or null"
+        if any(v is None for v in row):
+            continue
+        mu, m2, top1 = row
+        tolerance = LOGPROB_TOLERANCE * max(1.0, abs(m2))
+        if top1 > LOGPROB_TOLERANCE or mu > top1 + tolerance or token[2] > top1 + tolerance:
+            return (f"{where}: mu {mu:+g}, top-1 {top1:+g} and the token's log-prob {token[2]:+g} break "
+                    "mu <= top-1 <= 0 or log p(token) <= top-1")
+        if m2 - mu * mu < -tolerance:
+            return f"{where}: m2 {m2:g} < mu^2 {mu * mu:g} (a negative variance)"
+    return None

@@ -14,7 +14,7 @@ import torch
 
 from ..errors import ModelError
 from . import bundled
-from .base import AnswerLogprobs, Chat, Generation, TokenLogprob
+from .base import AnswerLogprobs, Chat, Generation, PromptScore, TokenLogprob
 from .local_tokens import LocalTokens
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -166,9 +166,46 @@ class TransformersBackend:
                               for j in range(1, len(ids_row))]
         return out
 
+    @torch.inference_mode()
+    def prompt_scores(self, texts: Sequence[str]) -> list[PromptScore]:
+        """One forward pass per batch, as `prompt_logprobs`; then per text, over the whole vocabulary in float64
+        (`_distribution`), the realised token's log p and (mu, m2, top1) at every scored position."""
+        encoded = [self.tokens.encode(t) for t in texts]
+        out: list[PromptScore | None] = [None] * len(encoded)
+        for indices, rows in self._batches(encoded):
+            ids, mask = self._pad(rows, left=False)
+            logits = self.model(input_ids=ids, attention_mask=mask).logits
+            for row, index in enumerate(indices):
+                ids_row = rows[row]
+                stats = _distribution(logits[row, :len(ids_row) - 1], ids_row[1:]).cpu().tolist()
+                out[index] = PromptScore(
+                    tokens=tuple(TokenLogprob(t, self.tokens.text(t), v[0]) for t, v in zip(ids_row[1:], stats)),
+                    moments=tuple((v[1], v[2], v[3]) for v in stats), top_k=0)
+        return out  # type: ignore[return-value]
+
     def label_token_ids(self, label: str) -> list[int]:
         return self.tokens.label_ids(label)
 
     def describe(self) -> dict[str, str]:
         return {"backend": self.name, "model_id": self.model_id, "dtype": self.dtype, "device": self.device,
                 "transformers": __import__("transformers").__version__, "torch": torch.__version__}
+
+
+def _distribution(logits: torch.Tensor, targets: list[int]) -> torch.Tensor:
+    """[n, 4]: per position, log p(target), mu = sum_v p log p, m2 = sum_v p (log p)^2 and max_v log p, in float64.
+
+    With x = logits − max (so top1 = −lse), e = exp(x), z = sum e, lse = log z: log p = x − lse, and the moments of
+    log p follow from S1 = sum e x / z and S2 = sum e x^2 / z as mu = S1 − lse, m2 = S2 − 2 lse S1 + lse^2. Four
+    passes over the [n, V] tensor and no float64 log-softmax tensor: measured 0.30 s against 0.85 s for
+    log_softmax, exp and two products on 96 prompts (max difference 6e-13), so the Min-K% pass with every measure
+    stays within 1.15x of Min-K% alone (benchmarks/bench_measures.py)."""
+    x = logits.double()
+    x = x - x.max(-1, keepdim=True).values
+    e = x.exp()
+    z = e.sum(-1)
+    ex = e.mul_(x)
+    lse = z.log()
+    s1 = ex.sum(-1) / z
+    s2 = torch.bmm(ex.unsqueeze(1), x.unsqueeze(2)).view(-1) / z
+    chosen = x.gather(-1, torch.tensor(targets, dtype=torch.long, device=x.device).unsqueeze(-1)).squeeze(-1) - lse
+    return torch.stack([chosen, s1 - lse, s2 - 2 * lse * s1 + lse * lse, -lse], dim=-1)

@@ -8,7 +8,8 @@ transformers backend uses, and passed as token ids, so vLLM sees exactly the tok
   probabilities `SamplingParams(temperature=0, max_tokens=1, logprob_token_ids=[...])` (the raw log-prob of each
   requested id, at most 128 ids);
 - prompt log-probs: `SamplingParams(temperature=0, max_tokens=1, prompt_logprobs=0)` (the first token's entry
-  is None: it has no context).
+  is None: it has no context); with the next-token moments, `prompt_logprobs=20` (llm/moments.py), the
+  moments taken from those candidates (llm/moments.py: vLLM returns no whole distribution).
 vLLM returns raw log-probs (before temperature or penalties). Candidate strings are `tokenizer.decode([id])`
 (local_tokens.py), the same as the transformers backend, rather than vLLM's own detokenized strings.
 
@@ -26,7 +27,8 @@ from typing import Sequence
 
 from ..errors import ModelError
 from . import bundled
-from .base import AnswerLogprobs, Chat, Generation, TokenLogprob
+from . import moments
+from .base import AnswerLogprobs, Chat, Generation, PromptScore, TokenLogprob
 from .local_tokens import LocalTokens
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -149,6 +151,21 @@ class VLLMBackend:
             positions = output.prompt_logprobs
             scored.append([TokenLogprob(ids[j], self.tokens.text(ids[j]), float(positions[j][ids[j]].logprob))
                            for j in range(1, len(ids))])
+        return scored
+
+    def prompt_scores(self, texts: Sequence[str]) -> list[PromptScore]:
+        """`prompt_logprobs` with the moments and top-1 from the MOMENT_TOP_K candidates at each position (each dict
+        also holds the realised token, vLLM adding it when outside the top-k)."""
+        encoded = [self.tokens.encode(t) for t in texts]
+        outputs = self._run(encoded, temperature=0.0, max_tokens=1, prompt_logprobs=moments.MOMENT_TOP_K)
+        scored = []
+        for ids, output in zip(encoded, outputs):
+            positions = output.prompt_logprobs
+            tokens = tuple(TokenLogprob(ids[j], self.tokens.text(ids[j]), float(positions[j][ids[j]].logprob))
+                           for j in range(1, len(ids)))
+            stats = tuple(moments.from_top(float(lp.logprob) for lp in positions[j].values())
+                          for j in range(1, len(ids)))
+            scored.append(PromptScore(tokens=tokens, moments=stats, top_k=moments.MOMENT_TOP_K))
         return scored
 
     def sample(self, chats: Sequence[Chat], n_samples: int, seed: int, temperature: float = 1.0,

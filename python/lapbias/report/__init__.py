@@ -19,7 +19,7 @@ from ..stage import manifest_files, new_run_id, staged_outputs
 from .describe import date_dependence, write_descriptives
 from .figures import lap_histogram
 from .markdown import render
-from . import units
+from . import measures, units
 from .tables import to_latex
 from .verdict import decide
 from .verdict_sentence import explain, low_parse_rate
@@ -128,6 +128,8 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
         verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
                          config.estimate, tables["estimation_notes"])
         sentence = explain(verdict, tables["detection"], config.estimate, power)
+        tables["lap_measures"] = measures.table(config, layout.results, panel)
+        write_csv(tables["lap_measures"], out.results / "lap_measures.csv")
         notice = low_parse_rate(panel["parsed"], config.forecast.min_parse_rate)
         if notice:
             sentence = f"{notice[:1].upper()}{notice[1:]}; {sentence}"

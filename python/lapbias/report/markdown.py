@@ -13,6 +13,7 @@ from ..config import RunConfig
 from ..estimate.specification import CLUSTERS
 from ..signals import measures
 from . import units
+from .measures import lines as measure_lines
 from .sections import section_lines
 from .tables import to_markdown
 from .verdict import DIFFERENCE, Verdict
@@ -68,11 +69,17 @@ def power_lines(power: pd.DataFrame | None, config: RunConfig) -> list[str]:
     def share(name: str) -> str:
         return "undefined (b1 ≤ 0 or not estimated)" if pd.isna(values.get(name)) else f"{values[name]:.0%}"
 
-    gap = ("the high-LAP half's mean LAP exceeds the low half's by "
-           + (f"{values.get('lap_gap', nan) * 100:.3g} percentage points (required: {estimate.min_lap_gap * 100:g})"
-              if measures.configured(config).gap == "absolute" else
-              f"{values.get('lap_relative_gap', nan):.3g} of mean LAP (required: {estimate.min_lap_relative_gap:g}; "
-              "relative, as Min-K% has no natural unit)"))
+    measure = measures.configured(config)
+    gap = "the high-LAP half's mean LAP exceeds the low half's by "
+    if measure.gap == "absolute":
+        gap += f"{values.get('lap_gap', nan) * 100:.3g} percentage points (required: {estimate.min_lap_gap * 100:g})"
+    elif measure.gap == "relative":
+        gap += (f"{values.get('lap_relative_gap', nan):.3g} of mean LAP (required: {estimate.min_lap_relative_gap:g}; "
+                f"relative, as {measure.title} has no natural unit)")
+    else:
+        sd = values.get("sd_lap", nan)
+        gap += (f"{values.get('lap_gap', nan) / sd if sd > 0 else nan:.3g} SD of LAP (required: that the halves "
+                f"differ, as {measure.title} has neither a natural zero nor a unit)")
     return [f"**Power.** beta_3 = {values.get('beta3', nan):.4g} (share of the standalone LLM effect per SD of LAP: "
             f"{share('beta3_share')}); its one-sided {1 - alpha:.0%} upper confidence bound = "
             f"{values.get('ucb_beta3', nan):.4g} (share: {share('ucb_share')}; \"No evidence\" needs at most "
@@ -353,6 +360,9 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
             *_quoted(tables, "magnitudes")], approximated)
     lines += _section("6. Verdict", [*([f"**Low parse rate accepted:** {notice}.", ""] if notice else []),
                                      verdict.paragraph], approximated)
+    if "lap_measures" in tables:
+        lines += _section("7. The verdict's robustness to the LAP measure", measure_lines(tables["lap_measures"], config),
+                          approximated)
     lines += section_lines(Path(config.root) / "results")  # the audits' SECTION.md files (report/sections.py)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",

@@ -176,6 +176,12 @@ def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> s
     mean, mean_post = power.get("mean_lap", math.nan), power.get("mean_lap_post", math.nan)
     if not (math.isfinite(mean) and math.isfinite(mean_post)):
         return ""
+    if _gate(thresholds) == "spread":  # no natural zero: flat when its halves do not differ, never "collapsed"
+        gap = power.get("lap_gap_post", math.nan)
+        return "" if math.isfinite(gap) and gap > 0 else (
+            "post-cutoff LAP flat: it has no high-LAP half (constant, or most rows tie at the median), and "
+            f"{measures.REGISTRY[thresholds.lap_measure].title} has no natural zero to collapse toward (protocol "
+            "Step 5; results/power.csv)")
     recall = _absolute_gap(thresholds)
     if recall:
         gap, floor = power.get("lap_gap_post", math.nan), thresholds.min_lap_gap
@@ -393,19 +399,32 @@ def lap_variation(power: dict[str, float], thresholds: EstimateConfig) -> tuple[
         return meaningful, (f"the high-LAP half's mean recall LAP exceeds the low half's by {gap * 100:.3g} "
                             f"percentage points of probability, {'at least' if meaningful else 'less than'} "
                             f"min_lap_gap = {thresholds.min_lap_gap * 100:g} points (results/power.csv)")
+    title = measures.REGISTRY[thresholds.lap_measure].title
+    if _gate(thresholds) == "spread":
+        gap, sd = power.get("lap_gap", math.nan), power.get("sd_lap", math.nan)
+        meaningful = math.isfinite(gap) and gap > 0
+        size = f"{gap / sd:.3g} SD" if meaningful and math.isfinite(sd) and sd > 0 else f"{gap:.3g}"
+        return meaningful, (f"the high-LAP half's mean {title} {'exceeds' if meaningful else 'does not exceed'} the "
+                            f"low half's{f' (by {size})' if meaningful else ''}: {title} has neither a natural zero "
+                            "nor a unit, so this gate asks only that the halves differ, and the power gates read "
+                            "beta_3 per SD of LAP (results/power.csv)")
     gap = power.get("lap_relative_gap", math.nan)
     meaningful = math.isfinite(gap) and gap >= thresholds.min_lap_relative_gap
-    title = measures.REGISTRY[thresholds.lap_measure].title
     return meaningful, (f"the high-LAP half's mean {title} LAP exceeds the low half's by {gap:.3g} of mean LAP, "
                         f"{'at least' if meaningful else 'less than'} min_lap_relative_gap = "
                         f"{thresholds.min_lap_relative_gap:g} (relative: {title} has no natural unit; "
                         "results/power.csv)")
 
 
+def _gate(thresholds: EstimateConfig) -> str:
+    """The configured measure's variation gate (signals/measures/base.py `gap`): "absolute" (min_lap_gap, the recall
+    LAP, a probability with a natural level), "relative" (min_lap_relative_gap of its mean: Min-K% prob, the loss) or
+    "spread" (the halves differ: Min-K%++, Gap-K%, the zlib ratio)."""
+    return measures.REGISTRY[thresholds.lap_measure].gap
+
+
 def _absolute_gap(thresholds: EstimateConfig) -> bool:
-    """The configured measure is a probability with a natural level (the recall LAP): its variation gate is the
-    absolute gap min_lap_gap; any other measure's is min_lap_relative_gap of its mean."""
-    return measures.REGISTRY[thresholds.lap_measure].gap == "absolute"
+    return _gate(thresholds) == "absolute"
 
 
 def lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> bool:
@@ -510,7 +529,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "channels.")
     quiet = f"{b3}: beta_3 is not significantly greater than zero"
     varies, variation = lap_variation(power, thresholds)
-    measured = math.isfinite(power.get("lap_gap" if _absolute_gap(thresholds) else "lap_relative_gap",
+    measured = math.isfinite(power.get("lap_relative_gap" if _gate(thresholds) == "relative" else "lap_gap",
                                        math.nan))
     split_on_noise = not varies and measured  # an unknown gap (no power.csv row) never hides a contradiction
     why = pattern.missing + ([] if split_on_noise else pattern.contradicted)

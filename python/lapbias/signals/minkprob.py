@@ -14,21 +14,31 @@ Which tokens count (a documented choice):
   n_tokens = (number of tokens) − 1 scored tokens.
 - |S_K| = max(1, floor(K · n_tokens)): the reference implementation's int(n · K), but never empty, so a short
   text still has a score ("at least one token"). A text of a single token has no scored token: lap_mink is NaN.
+
+The same forward pass gives every other LAP measure of the text (signals/measures: Min-K%++, Gap-K%, the zlib ratio,
+the loss): each cached answer holds, per scored token, its log-prob and the next-token distribution's (mu, m2, top1)
+(llm/base.py PromptScore), over the whole vocabulary on the transformers backend and from the top-20 on vLLM and
+servers; which one names the cache key (llm/moments.py mode). minkprob.parquet has one column per measure.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
 from ..config import RunConfig
 from ..data import schema
 from ..errors import ModelError
 from ..io import Layout, read_parquet, write_parquet
+from ..llm import moments
 from ..llm.base import Backend
 from ..llm.cache import Query, ResponseCache
-from . import provenance
+from . import measures, provenance
 from .batch import Confirm, ask_missing, check_context
 from .forecast import fill_prompt
+from .measures import ScoredText
 from .measures.minkprob import min_k_prob
 
 TASK = "minkprob"
@@ -41,16 +51,21 @@ def scored_text(row: pd.Series, config: RunConfig) -> str:
 
 
 def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
-    params = {"prompt_logprobs": True, "chat_template": False, "dtype": config.model.dtype}
+    params = {"prompt_logprobs": True, "chat_template": False, "dtype": config.model.dtype,
+              "moments": moments.mode(config.model.backend)}
     return [Query(TASK, config.model.model_id, str(row["row_id"]), scored_text(row, config), params)
             for _, row in frame.iterrows()]
 
 
 def asker(config: RunConfig, backend: Backend):
-    """The function asking a batch of Min-K% queries: every prompt token's log-prob."""
+    """The function asking a batch of Min-K% queries: every prompt token's log-prob, and at its position the
+    next-token distribution's (mu, m2, top1) (JSON null where the backend returned none) and the top-k they come
+    from (0: the whole vocabulary)."""
     def ask(batch: list[Query]) -> list[dict]:
-        scored = backend.prompt_logprobs([q.prompt for q in batch])
-        return [{"tokens": [t.to_json() for t in tokens]} for tokens in scored]
+        scored = backend.prompt_scores([q.prompt for q in batch])
+        return [{"tokens": [t.to_json() for t in score.tokens],
+                 "moments": [[None if math.isnan(v) else v for v in stats] for stats in score.moments],
+                 "top_k": score.top_k} for score in scored]
 
     return ask
 
@@ -76,7 +91,8 @@ def order_check(config: RunConfig, backend: Backend):
         if config.model.backend != "openai" or len(todo) < 2:
             return
         texts = [query.prompt for query in todo[:ORDER_CHECK_TEXTS]]
-        first, again = backend.prompt_logprobs(texts), backend.prompt_logprobs(texts[::-1])[::-1]
+        first = [score.tokens for score in backend.prompt_scores(texts)]
+        again = [score.tokens for score in backend.prompt_scores(texts[::-1])[::-1]]
         for query, a, b in zip(todo, first, again):
             if len(a) != len(b):
                 raise ModelError(f"minkprob: the server scored row {query.query_id}'s text as {len(a)} tokens, then "
@@ -108,17 +124,30 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
     return derive(config, layout)
 
 
+def scored(response: dict, text: str) -> ScoredText:
+    """One cached answer as the measures read it (signals/measures/base.py)."""
+    logprobs = np.array([token[2] for token in response["tokens"]], dtype=np.float64)
+    stats = np.array([[math.nan if v is None else v for v in row] for row in response.get("moments", [])],
+                     dtype=np.float64).reshape(-1, 3)
+    if len(stats) != len(logprobs):
+        stats = np.full((len(logprobs), 3), math.nan)
+    return ScoredText(text, logprobs, stats[:, 0], stats[:, 1], stats[:, 2], response.get("top_k", 0) > 0)
+
+
 def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
-    """minkprob.parquet from input.parquet and the cached token log-probs alone (K applies here, so changing
-    K re-derives without asking the model again)."""
+    """minkprob.parquet from input.parquet and the cached answers alone: every measure of the Min-K% pass
+    (measures.TEXT_MEASURES, one column each), n_tokens, |S_K| and the top-k behind the moments (K and the window
+    apply here, so changing them re-derives without asking the model again)."""
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
     rows = []
     for query in queries(frame, config):
-        logprobs = [token[2] for token in cache.response(query)["tokens"]]
-        lap_mink, n_lowest = min_k_prob(logprobs, config.minkprob.k)
-        rows.append({"row_id": query.query_id, "lap_mink": lap_mink, "n_tokens": len(logprobs),
-                     "n_lowest": n_lowest, "cache_key": query.key})
+        response = cache.response(query)
+        text = scored(response, query.prompt)
+        values = {m.column: m.score(text, config) for m in measures.TEXT_MEASURES.values()}
+        rows.append({"row_id": query.query_id, **values, "n_tokens": len(text.logprobs),
+                     "n_lowest": min_k_prob(text.logprobs, config.minkprob.k)[1],
+                     "moments_top_k": response.get("top_k", 0), "cache_key": query.key})
     result = pd.DataFrame(rows, columns=list(schema.MINKPROB_COLUMNS))
     write_parquet(provenance.stamp(result, config, layout, TASK), layout.derived_file("minkprob.parquet"))
     return result

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..config import RunConfig, settings_difference, snapshot, study_settings
 from ..io import Layout
+from ..llm import moments
 from ..stage import RUN_ALL, StaleResultsError, fingerprint
 from . import measures, recall_mode
 
@@ -23,11 +24,14 @@ ATTRS_KEY = "lapbias_derived_from"
 RECALL_MODE = "[recall] label probabilities"
 """Not a config key: how the recall's label probabilities are asked ("sampled", "exact" on a local backend, "top-k"
 from a server), which names its cache keys; the backend itself does not (transformers and vLLM are both exact)."""
+MOMENTS = "[minkprob] next-token moments"
+"""Not a config key: where the Min-K% pass's next-token moments come from ("vocabulary" on the transformers backend,
+"top-20" on vLLM and servers, llm/moments.py), which names its cache keys."""
 READS = {
     "forecast": ("[model] model_id", "[model] dtype", "[forecast] "),
     "recall": ("[model] model_id", "[model] dtype", RECALL_MODE, "[recall] ", "[study] outcome_description",
                "[study] reference_period"),
-    "minkprob": ("[model] model_id", "[model] dtype", "[minkprob] "),
+    "minkprob": ("[model] model_id", "[model] dtype", MOMENTS, "[minkprob] "),
 }
 """The settings each signal's cache keys and derivation read (config.study_settings keys, or prefixes ending in a
 space for a whole section): the model and precision named in every key, how the recall asks its label
@@ -43,7 +47,8 @@ def settings(config: RunConfig, task: str) -> dict:
     """The config settings that `task`'s derived file depends on ({"[section] key": value})."""
     reads = READS[task] + (("[forecast] prompt",) if task == "minkprob" and config.minkprob.scored_text == "prompt"
                            else ())
-    current = {**study_settings(snapshot(config)), RECALL_MODE: recall_mode.mode(config)}
+    current = {**study_settings(snapshot(config)), RECALL_MODE: recall_mode.mode(config),
+               MOMENTS: moments.mode(config.model.backend)}
     return {key: value for key, value in current.items()
             if key not in CHECKS_ONLY and any(key == prefix or prefix.endswith(" ") and key.startswith(prefix)
                                               for prefix in reads)}

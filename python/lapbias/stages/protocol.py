@@ -173,6 +173,7 @@ def _estimate(config, layout: Layout, log: Log, engine: str) -> str:
             summary = f"estimate (stata engine): {', '.join(sorted(run.tables))} -> results/"
         else:
             summary = _python_engine(config, staged, log)
+        _other_measures(config, staged, log)
         _label_approximated(config, staged, log)
     log(f"{summary} (run {run_id})")
     return run_id
@@ -206,6 +207,14 @@ def _python_engine(config, staged: Layout, log: Log) -> str:
         log.warning(f"{bootstrap.lanes.UNAVAILABLE}: the bootstrap ran on the numba kernel alone (the same draws to "
                     "rounding, 2-4 times slower)")
     return f"estimate (python engine): {results.summary()}"
+
+
+def _other_measures(config, layout: Layout, log: Log) -> None:
+    """Steps 3-5 under every LAP measure the panel carries (estimate/measures.py), for the report's robustness table."""
+    from ..estimate import measures as measure_tables
+
+    names = measure_tables.run(config, layout)
+    log(f"LAP measures estimated beside {config.estimate.lap_measure!r} (results/measures/): {', '.join(names)}")
 
 
 def _label_approximated(config, layout: Layout, log: Log) -> None:

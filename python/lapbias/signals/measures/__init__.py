@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from ...config import RunConfig
 from .base import LapMeasure, ScoredText, TextMeasure
+from .gapk import GapK
+from .loss import Loss
+from .minkpp import MinKPlusPlus
 from .minkprob import MinKProb
 from .recall import RecallLap
+from .zlib_ratio import ZlibRatio
 
-REGISTRY: dict[str, LapMeasure] = {measure.name: measure for measure in (RecallLap(), MinKProb())}
+REGISTRY: dict[str, LapMeasure] = {measure.name: measure for measure in (
+    RecallLap(), MinKProb(), MinKPlusPlus(), GapK(), ZlibRatio(), Loss())}
 TEXT_MEASURES: dict[str, TextMeasure] = {name: m for name, m in REGISTRY.items() if isinstance(m, TextMeasure)}
 """The measures derived from the Min-K% forward pass, in registry order."""
 

@@ -31,10 +31,13 @@ class LapMeasure:
     """Its name in sentences and tables ("the recall LAP", "Min-K% prob")."""
     source: ClassVar[str]
     """Where its formula is defined (paper and equation, or the authors' code)."""
-    gap: ClassVar[Literal["absolute", "relative"]] = "relative"
-    """The verdict's variation gate: `min_lap_gap` (absolute, probability points) or `min_lap_relative_gap`."""
+    gap: ClassVar[Literal["absolute", "relative", "spread"]] = "relative"
+    """The verdict's variation gate (report/verdict.py lap_variation): "absolute", the high-LAP half's mean exceeds
+    the low half's by min_lap_gap (probability points: the recall LAP); "relative", by min_lap_relative_gap of the
+    mean (a positive score without a natural unit: Min-K% prob); "spread", the halves differ at all (a score with
+    neither a natural zero nor a unit, whose gap is only meaningful per SD, which the power gates read)."""
     display_factor: ClassVar[float] = 1.0
-    """Coefficients per unit of this LAP are shown per unit of LAP x factor (report/units.py)."""
+    """A power of 10: coefficients per unit of this LAP are shown per unit of LAP x factor (report/units.py)."""
     log_scale: ClassVar[bool] = False
     """The calibration takes its gap from arm 0 on the log scale (it spans orders of magnitude)."""
     probability: ClassVar[bool] = False

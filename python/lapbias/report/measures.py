@@ -1,0 +1,90 @@
+"""The LAP-measure robustness table: results/lap_measures.csv (and .tex, and a REPORT.md section), one row per
+measure the estimate stage ran Steps 3-5 under (estimate/measures.py, results/measures/<measure>/), with beta_3, its
+one-sided p as the verdict reads it (the wild cluster bootstrap's with few clusters), the post-cutoff beta_3 and its
+p, and the verdict the protocol's rule (report/verdict.py decide) reaches on that measure's own tables, under that
+measure's own variation gate. The report's verdict reads the configured measure only: the other rows say whether the
+sign and significance of beta_3 depend on the detector, which is what a referee asks; they decide nothing."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..config import RunConfig
+from ..signals.measures import REGISTRY
+from .verdict import BETA3, decide, inference, power_values, term_row
+
+FOLDER = "measures"
+TABLES = ("detection", "validation", "placebo", "power", "estimation_notes")
+COLUMNS = ["measure", "title", "column", "configured", "approximated", "beta3", "se", "p_one_sided", "inference",
+           "beta3_post", "p_one_sided_post", "mean_lap_pre", "mean_lap_post", "verdict", "failed"]
+
+
+def _read(folder: Path, name: str) -> pd.DataFrame | None:
+    path = folder / f"{name}.csv"
+    if not path.exists():
+        return None
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+def table(config: RunConfig, results: Path, panel: pd.DataFrame) -> pd.DataFrame:
+    """One row per measure with results/measures/<measure>/detection.csv, in registry order."""
+    estimate = config.estimate
+    rows = []
+    for name, measure in REGISTRY.items():
+        folder = results / FOLDER / name
+        if not (folder / "detection.csv").exists():
+            continue
+        found = {table_name: _read(folder, table_name) for table_name in TABLES}
+        thresholds = estimate.model_copy(update={"lap_measure": name})
+        verdict = decide(found["detection"], found["validation"], found["placebo"], found["power"], thresholds,
+                         found["estimation_notes"])
+        pre, post = (term_row(found[t], sample, BETA3) for t, sample in (("detection", "pre"), ("placebo", "post")))
+        p_pre, p_post = (inference(row, estimate.wild_below_clusters, estimate.wild_bootstrap_reps)
+                         if row is not None and pd.notna(row["coef"]) else None for row in (pre, post))
+        power = power_values(found["power"])
+        top_k = panel.get("moments_top_k")
+        rows.append({
+            "measure": name, "title": measure.title, "column": measure.column,
+            "configured": name == estimate.lap_measure,
+            "approximated": bool(getattr(measure, "needs_moments", False) and top_k is not None and (top_k > 0).any()),
+            "beta3": _get(pre, "coef"), "se": _get(pre, "se"),
+            "p_one_sided": p_pre.p_one_sided if p_pre else math.nan,
+            "inference": ("wild cluster bootstrap" if p_pre.wild else "CRV1") if p_pre else "",
+            "beta3_post": _get(post, "coef"), "p_one_sided_post": p_post.p_one_sided if p_post else math.nan,
+            "mean_lap_pre": power.get("mean_lap", math.nan), "mean_lap_post": power.get("mean_lap_post", math.nan),
+            "verdict": verdict.label, "failed": "; ".join(verdict.failed)})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _get(row: pd.Series | None, column: str) -> float:
+    return math.nan if row is None or pd.isna(row.get(column)) else float(row[column])
+
+
+def lines(measures: pd.DataFrame, config: RunConfig) -> list[str]:
+    """The REPORT.md section's body: what the table is, that the verdict reads the configured measure only, the table."""
+    if measures.empty:
+        return []
+    from .tables import to_markdown
+
+    configured = REGISTRY[config.estimate.lap_measure]
+    agree = measures.loc[~measures["configured"], "verdict"]
+    shown = measures.drop(columns=["column", "title"]).assign(
+        configured=measures["configured"].map({True: "yes", False: ""}),
+        approximated=measures["approximated"].map({True: "top-20", False: ""}))
+    return [f"The verdict above reads the configured measure only, `{configured.name}` ({configured.title}; "
+            "`[estimate] lap_measure`). Each row below runs Steps 3-5 again with LAP = that measure (high_lap "
+            "re-split on it, the same estimator, clusters and thresholds, the Python engine) and applies the "
+            "protocol's rule to it: whether beta_3's sign and significance depend on the detector. "
+            + (f"{int((agree == measures.loc[measures['configured'], 'verdict'].iloc[0]).sum())} of {len(agree)} "
+               "other measure(s) reach the same verdict. " if len(agree) and measures["configured"].any() else "")
+            + "beta_3 is per unit of each measure (raw units: they differ across rows; the p-values compare). "
+            "Measures: Min-K% prob (Shi et al. 2023, eq. 1), Min-K%++ (Zhang et al. 2024), Gap-K% (Kwak and Kim "
+            "2026), the zlib ratio and the loss (Carlini et al. 2021); `approximated` = moments from the top-20 "
+            "(vLLM or a server) rather than the whole vocabulary. results/lap_measures.csv; each measure's tables "
+            "in results/measures/<measure>/.", "", to_markdown(shown, list(shown.columns)), ""]
