@@ -148,7 +148,7 @@ def collect(name: str, root: Path, record: dict) -> dict:
     results = root / "results/calibration"
     if (results / "pairs.csv").exists():
         record["panel"] = panel_of(pd.read_csv(results / "pairs.csv"))
-    for table in ("verdicts", "lap_by_arm", "beta3_by_arm", "expected", "timing"):
+    for table in ("verdicts", "lap_by_arm", "beta3_by_arm", "expected", "timing", "measures"):
         if (results / f"{table}.csv").exists():
             record[table] = pd.read_csv(results / f"{table}.csv").to_dict(orient="records")
     if (results / "training.json").exists():
@@ -228,6 +228,23 @@ def section(records: dict[str, dict]) -> list[str]:
                 f"{_f(row['p_unknown_mean'])} | {_f(row['forecast_hit_rate'], 2)} "
                 f"({_f(None if b is None else b['forecast_hit_rate'], 2)}) | {_f(row['forecast_parse_rate'], 3)} | "
                 f"{_f(row.get('lap_auc_vs_arm0'), 2)} / {_f(row.get('mink_auc_vs_arm0'), 2)} |")
+    measured = {name: pd.DataFrame(record["measures"]) for name, record in records.items() if record.get("measures")}
+    if measured:
+        lines += ["", "Per LAP measure (results/calibration/measures.csv): which detector finds the memorization "
+                  "planted here. AUC and gap in pooled SDs (log scale for Min-K% prob and the loss) of every exposed "
+                  "against the never-exposed pre-cutoff pairs, planted model (base in parentheses), and each "
+                  "model's verdict with LAP = that measure (its own Steps 3-5; beta_3's one-sided p as the verdict "
+                  "reads it).", "",
+                  "| run | measure | AUC planted (base) | gap SD planted (base) | beta_3 planted (p) | verdict base | "
+                  "verdict planted |", "|---|---|---|---|---|---|---|"]
+        for name, table in measured.items():
+            planted = "planted_shuffled" if "planted_shuffled_verdict" in table else "planted"
+            for _, row in table.iterrows():
+                lines.append(
+                    f"| {name} | {row['measure']} | {_f(row.get(f'{planted}_auc'))} ({_f(row.get('base_auc'))}) | "
+                    f"{_f(row.get(f'{planted}_gap_sd'), 2)} ({_f(row.get('base_gap_sd'), 2)}) | "
+                    f"{_f(row.get(f'{planted}_beta3'), 3)} ({_f(row.get(f'{planted}_p_one_sided'), 4)}) | "
+                    f"{row.get('base_verdict', '—')} | {row.get(f'{planted}_verdict', '—')} |")
     dose = records.get("dose")
     if dose:
         beta3 = pd.DataFrame(dose.get("beta3_by_arm", []))

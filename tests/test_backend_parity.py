@@ -83,6 +83,9 @@ def vllm_answers() -> dict:
         "prompt": [[t.to_json() for t in tokens] for tokens in backend.prompt_logprobs(TEXTS)],
         "prompt_reversed": [[t.to_json() for t in tokens] for tokens in backend.prompt_logprobs(TEXTS[::-1])[::-1]],
         "prompt_one_by_one": [[t.to_json() for t in backend.prompt_logprobs([text])[0]] for text in TEXTS],
+        "scores": [{"tokens": [t.to_json() for t in s.tokens], "moments": [list(m) for m in s.moments],
+                    "top_k": s.top_k} for s in backend.prompt_scores(TEXTS)],
+        "vocabulary": backend.vocabulary,
         "described": backend.describe(),
         "labels": {label: backend.label_token_ids(label) for label in LABELS},
         "samples": backend.sample(CHATS[:3], 25, 7),
@@ -297,6 +300,33 @@ def test_vllm_prompt_logprobs_do_not_depend_on_batch_order_or_size(offline, othe
 
     assert_same_scores(offline["prompt"], offline[other])
     assert offline["described"]["prefix_caching"] == "off"
+
+
+# ---- the moments of the Min-K% pass (Min-K%++, Gap-K%) -----------------------------------------------------------
+def test_top20_moments_agree_with_the_rule_applied_to_the_exact_distribution(bundled_backend, offline, http):
+    """vLLM offline and its server return each prompt position's top-20 and the realised token; their moments are
+    llm/moments.py's rule on those (offline: the rest spread over the vocabulary; the server, without [model]
+    tokenizer: renormalised). The same rule applied to the transformers backend's exact top-20 gives the same moments
+    (TOL, a tie at rank 20 aside), and the top-1 is the exact top-1 of the whole distribution."""
+    import torch
+
+    from lapbias.llm import moments
+
+    assert offline["vocabulary"] == bundled_backend.model.config.vocab_size
+    over_http = http.prompt_scores(TEXTS)
+    exact = bundled_backend.prompt_scores(TEXTS)
+    for text, vllm_score, http_score, full in zip(TEXTS, offline["scores"], over_http, exact):
+        ids = torch.tensor([bundled_backend.tokens.encode(text)])
+        with torch.inference_mode():
+            log_probs = torch.log_softmax(bundled_backend.model(input_ids=ids).logits[0, :-1].double(), -1)
+        top = torch.topk(log_probs, moments.MOMENT_TOP_K, -1)
+        assert vllm_score["top_k"] == http_score.top_k == moments.MOMENT_TOP_K
+        for j, target in enumerate(ids[0, 1:].tolist()):
+            values = top.values[j].tolist() + ([] if target in top.indices[j].tolist() else [log_probs[j, target].item()])
+            spread, renormalised = moments.from_top(values, offline["vocabulary"]), moments.from_top(values)
+            assert vllm_score["moments"][j] == pytest.approx(spread, rel=TOL, abs=TOL), (text, j)
+            assert http_score.moments[j] == pytest.approx(renormalised, rel=TOL, abs=TOL), (text, j)
+            assert vllm_score["moments"][j][2] == pytest.approx(full.moments[j][2], abs=TOL)
 
 
 # ---- sampling fallback on the real model ---------------------------------------------------------------------

@@ -26,6 +26,7 @@ def load(name: str):
     ("bench_detection_1m", "| method | first fit"),
     ("bench_minkprob_throughput", "| method | seconds | scored tokens/s"),
     ("bench_generation", "| method | seconds | answers/s"),
+    ("bench_measures", "| stage | median seconds"),
 ])
 def test_benchmark_runs_and_writes_its_table(tmp_path, name, header):
     out = tmp_path / "section.md"

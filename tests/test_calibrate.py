@@ -630,6 +630,25 @@ def test_tiny_planting_separates_the_exposed_texts_and_keeps_the_forecasts_parse
     assert summary.loc["exposed", "pairs"] == TINY["pairs_per_arm"]
 
 
+def test_tiny_run_tables_every_measure_for_base_and_planted(runs):
+    """results/calibration/measures.csv: one row per LAP measure with the exposed-vs-never AUC and gap of both models
+    (the Min-K% row equal to lap_by_arm's) and each model's verdict under that measure, read from its own
+    results/lap_measures.csv; REPORT.md shows the table."""
+    from lapbias.signals.measures import REGISTRY
+
+    kept, _ = runs[1]["none"]
+    measures = pd.read_csv(kept / "measures.csv").set_index("measure")
+    assert list(measures.index) == [name for name in REGISTRY if name != "ref"]  # no reference model configured
+    lap = pd.read_csv(kept / "lap_by_arm.csv").set_index(["model", "arm"])
+    assert measures.loc["minkprob", "planted_auc"] == pytest.approx(
+        lap.loc[("planted", "exposed_vs_unexposed"), "mink_auc_vs_arm0"])
+    for model in ("base", "planted"):
+        assert measures[f"{model}_verdict"].notna().all(), model
+        assert np.isfinite(measures[f"{model}_auc"]).all(), model
+        assert np.isfinite(measures[f"{model}_gap_sd"]).all(), model
+    assert "Which detector finds the memorization planted here" in (kept / "REPORT.md").read_text()
+
+
 def test_tiny_planted_model_loads_through_the_normal_config(runs):
     from lapbias.llm import make_backend
 

@@ -56,3 +56,24 @@ def test_a_cached_min_k_answer_obeys_the_laws_of_a_distributions_moments(change,
     response = {key: value for key, value in {**GOOD, **change}.items() if value is not None}
     found = check_response("minkprob", response)
     assert (found is None) if problem is None else (problem in found), found
+
+
+def test_a_measure_the_minkprob_file_cannot_give_is_refused_by_name(tmp_path):
+    """lap_measure = "ref" without [minkprob] reference_model, and "minkpp" from a Min-K% pass without moments (a
+    server that returned no candidates): the panel stops naming what is missing, never estimates on an empty LAP."""
+    from lapbias.config import from_dict
+    from lapbias.errors import ConfigError
+    from lapbias.io import Layout, read_parquet, write_parquet
+    from lapbias.panel import build
+    from test_panel import synthetic_stage_files
+
+    layout = Layout(tmp_path)
+    layout.make_dirs()
+    synthetic_stage_files(layout, n_entities=6)
+    settings = {"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}}
+    with pytest.raises(ConfigError, match=r'lap_measure = "ref" .* needs \[minkprob\] reference_model'):
+        build(from_dict({**settings, "estimate": {"lap_measure": "ref"}}), layout)
+    path = layout.derived_file("minkprob.parquet")
+    write_parquet(read_parquet(path).assign(lap_minkpp=float("nan")), path)
+    with pytest.raises(ConfigError, match=r'lap_measure = "minkpp" \(Min-K%\+\+\) needs the next-token'):
+        build(from_dict({**settings, "estimate": {"lap_measure": "minkpp"}}), layout)

@@ -45,6 +45,9 @@ def test_the_min_k_pass_gives_every_measure(project):
     root, _, _ = project
     scored = pd.read_parquet(root / "data/derived/minkprob.parquet")
     for measure in TEXT_MEASURES.values():
+        if measure.name == "ref":  # no [minkprob] reference_model in this study
+            assert scored[measure.column].isna().all()
+            continue
         assert np.isfinite(scored[measure.column]).all(), measure.name
     assert (scored["moments_top_k"] == 0).all()  # the transformers backend: the whole vocabulary
     panel = pd.read_parquet(root / "data/derived/panel.parquet")
@@ -53,7 +56,7 @@ def test_the_min_k_pass_gives_every_measure(project):
 
 def test_the_robustness_table_has_every_measure_and_the_configured_one_is_the_reports(project):
     root, measures, report = project
-    assert list(measures["measure"]) == list(REGISTRY)
+    assert list(measures["measure"]) == [name for name in REGISTRY if name != "ref"]  # ref: no reference model
     configured = measures[measures["configured"]].iloc[0]
     assert configured["measure"] == "recall"
     detection = pd.read_csv(root / "results/detection.csv")
@@ -85,3 +88,56 @@ def test_a_row_is_what_configuring_that_measure_gives(project, measure):
     beta3 = detection[(detection["model"] == "pre") & (detection["term"] == "c.mu_hat#c.lap")].iloc[0]
     assert beta3["coef"] == pytest.approx(row["beta3"], rel=1e-9)
     assert not math.isnan(beta3["coef"])
+
+
+@pytest.fixture(scope="module")
+def reference_dir(tmp_path_factory):
+    """A second, real model for the reference: a 2-layer Llama with random weights (seed 0) and the bundled model's
+    tokenizer, saved as transformers saves any model."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from lapbias.llm import bundled
+
+    folder = tmp_path_factory.mktemp("reference") / "tiny-llama"
+    tokenizer = AutoTokenizer.from_pretrained(bundled.resolve("bundled:SmolLM2-135M-Instruct"))
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                                         num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=512))
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_a_reference_model_scores_the_same_texts_and_ref_is_the_log_min_k_difference(tmp_path, reference_dir):
+    """[minkprob] reference_model: the Min-K% step scores every text under both models (two models' answers in one
+    cache, keyed by model), lap_ref = log Min-K% (target) - log Min-K% (reference) as the reference backend scores it
+    independently here, lap_measure = "ref" runs end to end, and a rerun asks neither model anything."""
+    from lapbias.llm.transformers_backend import TransformersBackend
+    from lapbias.signals.measures.minkprob import min_k_prob
+
+    demo = pd.read_csv(ROOT / "data/demo/demo_panel.csv", dtype=str, keep_default_na=False)
+    demo[demo["entity_id"].isin(ENTITIES[:3])].to_csv(tmp_path / "panel.csv", index=False)
+    path = study(tmp_path, "ref")
+    path.write_text(path.read_text().replace("[minkprob]\n", f'[minkprob]\nreference_model = "{reference_dir}"\n'))
+    first = CliRunner().invoke(main, ["run", str(path), "--yes"])
+    assert first.exit_code == 0, first.output
+    scored = pd.read_parquet(tmp_path / "data/derived/minkprob.parquet")
+    assert np.isfinite(scored["lap_ref"]).all()
+    inputs = pd.read_parquet(tmp_path / "data/derived/input.parquet")
+    from lapbias import config as config_module
+    from lapbias.signals.minkprob import scored_text
+
+    config = config_module.load(path)
+    texts = [scored_text(row, config) for _, row in inputs.iterrows()]
+    reference = TransformersBackend(str(reference_dir))
+    expected = [math.log(a) - math.log(min_k_prob([t.logprob for t in tokens], 0.2)[0])
+                for a, tokens in zip(scored["lap_mink"], reference.prompt_logprobs(texts))]
+    assert scored["lap_ref"].to_numpy() == pytest.approx(expected, rel=1e-5, abs=1e-5)
+    lines = (tmp_path / "data/raw/minkprob.jsonl").read_text().splitlines()
+    assert len(lines) == 2 * len(inputs)
+    report = (tmp_path / "results/REPORT.md").read_text()
+    assert "The verdict above reads the configured measure only, `ref`" in report
+    again = CliRunner().invoke(main, ["run", str(path)])
+    assert again.exit_code == 0, again.output
+    assert "loading" not in again.output and again.output.count("queries cached, no model call") == 4

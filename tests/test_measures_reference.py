@@ -119,3 +119,16 @@ def test_the_top_k_moments_are_exact_when_the_top_k_is_the_whole_vocabulary(one_
     for position in (0, 5, len(exact) - 1):
         approx = moments.from_top(log_probs[position].tolist())
         assert approx == pytest.approx(exact[position], rel=1e-9, abs=1e-9)
+
+
+def test_the_top_k_rest_is_spread_over_the_vocabulary_or_renormalised():
+    """llm/moments.py by hand: two tokens of probability 0.5 and 0.25 in a vocabulary of 6; the rest, 0.25, spread
+    as 0.0625 on each of the 4 others; renormalised, the two alone with weights 2/3 and 1/3."""
+    values = [math.log(0.5), math.log(0.25)]
+    mu = 0.5 * math.log(0.5) + 0.25 * math.log(0.25) + 0.25 * math.log(0.0625)
+    m2 = 0.5 * math.log(0.5) ** 2 + 0.25 * math.log(0.25) ** 2 + 0.25 * math.log(0.0625) ** 2
+    assert moments.from_top(values, 6) == pytest.approx((mu, m2, math.log(0.5)), rel=1e-12)
+    assert moments.from_top(values) == pytest.approx(
+        (2 / 3 * math.log(0.5) + 1 / 3 * math.log(0.25), 2 / 3 * math.log(0.5) ** 2 + 1 / 3 * math.log(0.25) ** 2,
+         math.log(0.5)), rel=1e-12)
+    assert all(math.isnan(v) for v in moments.from_top([None]))

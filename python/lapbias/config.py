@@ -456,6 +456,10 @@ class MinkprobConfig(Section):
     scored_text: Literal["prompt", "text"] = "prompt"
     """"prompt": the filled forecast prompt as raw text (paper: w is "any text provided to the model,
     including prompts, headlines"); "text": the text column alone. Chat-template tokens never count."""
+    reference_model: str = ""
+    """A reference model ("" for none), scored on the same texts by the same backend, dtype and device as [model]:
+    the "ref" LAP is the target's Min-K% minus the reference's, in log units (Carlini et al. 2021's reference-model
+    calibration of how familiar a text is anyway). A hub id in the local cache, a local directory or a bundled: name."""
     gap_window: int = Field(3, ge=1, le=64)
     """Gap-K%'s moving window over consecutive tokens (its authors' code: 3 for Pythia- and Mamba-sized models, 6
     for LLaMA)."""
@@ -468,10 +472,11 @@ class PanelConfig(Section):
 
 
 class EstimateConfig(Section):
-    lap_measure: Literal["recall", "minkprob", "minkpp", "gapk", "zlib", "loss"] = "recall"
+    lap_measure: Literal["recall", "minkprob", "minkpp", "gapk", "zlib", "loss", "ref"] = "recall"
     """Which measure is `lap` in the regressions: "recall" (P(up)+P(down), protocol Step 2), "minkprob" (Min-K% prob,
     paper eq. 1), or another detector of the same Min-K% pass: "minkpp" (Min-K%++), "gapk" (Gap-K%), "zlib" (the
-    zlib ratio), "loss" (exp of the mean token log-prob). The panel carries every measure computed."""
+    zlib ratio), "loss" (exp of the mean token log-prob), "ref" (Min-K% against [minkprob] reference_model). The panel
+    carries every measure computed."""
     engine: Literal["python", "auto", "stata"] = "python"
     """python (reghdfe's conventions on pyfixest), stata (do/master.do through pystata or batch mode) or auto
     (Stata when found, else python)."""

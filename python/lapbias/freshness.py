@@ -91,7 +91,8 @@ def _built_with(panel: pd.DataFrame, config: RunConfig, path) -> None:
     """The panel was built with the config's cutoff, frequency, LAP measure and high_lap rule (a config edited
     after `lapbias panel` would otherwise be estimated on the old split and recorded as the new one in
     results/run_config.json). Each column is recomputed from the panel's own columns, as `assemble` does."""
-    needed = ["target_date", "post", "period", "lap", "lap_recall", "lap_mink", "high_lap", "entity_id"]
+    needed = list(dict.fromkeys(["target_date", "post", "period", "lap", "lap_recall", "lap_mink",
+                                 measures.configured(config).column, "high_lap", "entity_id"]))
     if any(c not in panel.columns for c in needed):
         raise StaleResultsError(f"{path} lacks column(s) {[c for c in needed if c not in panel.columns]}; rerun "
                                 "`lapbias panel`")

@@ -163,6 +163,11 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
     panel = panel.assign(**{column: np.nan for column in text_columns if column not in panel})
     configured = measures.configured(config)
     panel["lap"] = panel[configured.column]
+    if configured.name == "ref" and panel["lap"].isna().all():
+        raise ConfigError("[estimate] lap_measure = \"ref\" (Min-K% against a reference model) needs [minkprob] "
+                          "reference_model, the model to score the same texts with (a local model folder, a hub id "
+                          "in the local cache or bundled:SmolLM2-135M-Instruct); set it, then rerun `lapbias "
+                          "minkprob --yes` and `lapbias panel`")
     if configured.task == "minkprob" and panel["lap"].isna().all() and panel["lap_mink"].notna().any():
         raise ConfigError(f"[estimate] lap_measure = \"{configured.name}\" ({configured.title}) needs the next-token "
                           "distribution's moments at every scored token, which the backend did not return "

@@ -409,6 +409,9 @@ def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
     for column, name in MEASURES:
         if column in pre:
             exposed[f"{name}_auc_vs_arm0"] = _auc(unit(pre, column), column)
+            scale = np.log if column in LOG_SCALE else (lambda values: values)
+            exposed[f"{name}_gap_sd_vs_arm0"] = _gap_sd(scale(unit(pre[pre["exposure"] > 0], column)[column]),
+                                                        scale(unit(control, column)[column]))
     rows.append(exposed)
     frame = pd.DataFrame(rows)
     rank = frame["post"] * 1000 + frame["exposure"].clip(lower=0) + (frame["arm"] == "exposed_vs_unexposed") * 10 ** 6
@@ -540,9 +543,37 @@ def measure(plan: Plan, seconds: dict[str, float]) -> dict[str, pd.DataFrame]:
             records[f"lap_mink_{text}"] = (records["row_id"].map(scored[text].set_index("row_id")["lap_mink"])
                                            if text in scored else math.nan)
         pairs.append(records)
-    return {"lap_by_arm": pd.concat(laps, ignore_index=True), "beta3_by_arm": pd.concat(betas, ignore_index=True),
+    lap = pd.concat(laps, ignore_index=True)
+    return {"lap_by_arm": lap, "beta3_by_arm": pd.concat(betas, ignore_index=True),
+            "measures": measure_table(lap, plan),
             "verdicts": pd.DataFrame(verdicts), "pairs": pd.concat(pairs, ignore_index=True),
             "timing": pd.DataFrame([{"phase": k, "seconds": round(v, 1)} for k, v in seconds.items()])}
+
+
+def measure_table(lap: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """results/calibration/measures.csv, the table of which detector finds the memorization known to be there: per LAP
+    measure (signals/measures), per model, the AUC and the gap in SDs (`_gap_sd`, on the log scale for LOG_SCALE) of
+    every exposed pre-cutoff pair against the never-exposed ones (lap_by_arm's exposed_vs_unexposed row), and the
+    beta_3, the p the verdict reads and the verdict of the model's own run under that measure (its
+    results/lap_measures.csv: Steps 3-5 again with LAP = the measure, report/measures.py)."""
+    rows = []
+    for name, measure in REGISTRY.items():
+        row = {"measure": name, "title": measure.title}
+        for model, config in plan.configs.items():
+            exposed = lap[(lap["model"] == model) & (lap["arm"] == "exposed_vs_unexposed")]
+            prefix = measure.calibration_prefix
+            for what in ("auc", "gap_sd"):
+                column = f"{prefix}_{what}_vs_arm0"
+                row[f"{model}_{what}"] = float(exposed[column].iloc[0]) if column in exposed and len(exposed) \
+                    else math.nan
+            path = Layout(Path(config.root)).results / "lap_measures.csv"
+            found = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["measure"])
+            mine = found[found["measure"] == name]
+            for column in ("beta3", "p_one_sided", "verdict", "failed"):
+                row[f"{model}_{column}"] = mine[column].iloc[0] if len(mine) and column in mine else math.nan
+        if any(isinstance(row.get(f"{model}_verdict"), str) for model in plan.configs):  # a measure no run computed
+            rows.append(row)                                                                # (ref without a reference)
+    return pd.DataFrame(rows)
 
 
 def configured_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:

@@ -189,8 +189,8 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
     if tables is None:
         if not (folder / "verdicts.csv").exists():
             return []
-        tables = {name: pd.read_csv(folder / f"{name}.csv") for name in ("verdicts", "lap_by_arm", "beta3_by_arm")
-                  if (folder / f"{name}.csv").exists()}
+        tables = {name: pd.read_csv(folder / f"{name}.csv")
+                  for name in ("verdicts", "lap_by_arm", "beta3_by_arm", "measures") if (folder / f"{name}.csv").exists()}
         if (folder / "expected.csv").exists():
             tables["expected"] = pd.read_csv(folder / "expected.csv")
     if training is None:
@@ -242,6 +242,7 @@ def section(results: str | Path, tables: dict[str, pd.DataFrame] | None = None,
         "pairs; forecast hit rate = share of parsed forecasts whose sign is the realized direction):", "",
         to_markdown(comparison(tables), list(comparison(tables).columns)), "",
         *lap_configurations(tables["verdicts"]),
+        *measure_lines(tables.get("measures")),
         "By arm (`results/calibration/lap_by_arm.csv`):", "",
         to_markdown(lap[lap["arm"] != "exposed_vs_unexposed"],
                     ["model", "arm", "N", "N_pairs", "lap_mean", "lap_ci_low", "lap_ci_high", "lap_auc_vs_arm0",
@@ -280,6 +281,28 @@ def lap_configurations(verdicts: pd.DataFrame) -> list[str]:
             "(`results/calibration/verdicts.csv`; the expectations and the tables below read the configured one):",
             "", to_markdown(frame, ["model", "LAP", "verdict", "beta3", "beta3_t", "beta3_p_verdict",
                                     "validation_high_p", "validation_low_p", "placebo_p_verdict"]), ""]
+
+
+def measure_lines(measures: pd.DataFrame | None) -> list[str]:
+    """The table of which detector finds the planted memorization (results/calibration/measures.csv, one row per LAP
+    measure): AUC and gap in SDs of the exposed pre-cutoff pairs against the never-exposed ones, and the verdict of
+    base and planted model under each measure (each model's own Steps 3-5 with LAP = the measure)."""
+    from ..report.tables import to_markdown
+
+    if measures is None or measures.empty:
+        return []
+    models = [c[:-len("_verdict")] for c in measures.columns if c.endswith("_verdict")]
+    frame = measures.copy()
+    for model in models:
+        frame[f"{model}: verdict"] = frame[f"{model}_verdict"].astype(str) + frame[f"{model}_failed"].map(
+            lambda f: f" ({f})" if isinstance(f, str) and f else "")
+    columns = ["measure", *(c for m in models for c in (f"{m}_auc", f"{m}_gap_sd")),
+               *(c for m in models for c in (f"{m}_beta3", f"{m}_p_one_sided", f"{m}: verdict"))]
+    return ["Which detector finds the memorization planted here: per LAP measure, its AUC and its gap in pooled SDs "
+            "(log scale for Min-K% prob and the loss) between every exposed and the never-exposed pre-cutoff pairs, "
+            "and beta_3, its one-sided p (as the verdict reads it) and the verdict of each model's run with LAP = "
+            "that measure (`results/calibration/measures.csv`; each model's `results/lap_measures.csv`):", "",
+            to_markdown(frame, columns), ""]
 
 
 def _by_exposure(part: pd.DataFrame, column: str) -> str:

@@ -35,8 +35,8 @@ RECALL_COLUMNS = ("entity_id", "target_date", "p_up", "p_down", "p_unknown", "la
                   "p_unknown_topk", "censored_up_topk", "censored_down_topk", "censored_unknown_topk", "censoring_bound",
                   "approximated", "n_samples", "cache_key")
 """data/derived/recall.parquet (protocol Step 2)."""
-MINKPROB_COLUMNS = ("row_id", "lap_mink", "lap_minkpp", "lap_gapk", "lap_zlib", "lap_loss", "n_tokens", "n_lowest",
-                    "moments_top_k", "cache_key")
+MINKPROB_COLUMNS = ("row_id", "lap_mink", "lap_minkpp", "lap_gapk", "lap_zlib", "lap_loss", "lap_ref", "n_tokens",
+                    "n_lowest", "moments_top_k", "cache_key")
 """data/derived/minkprob.parquet: every LAP measure of the Min-K% pass (signals/measures; paper eq. 1 first), the
 scored tokens, |S_K| and the top-k behind the next-token moments (0: the whole vocabulary)."""
 PANEL_LABELS = {
@@ -64,6 +64,7 @@ PANEL_LABELS = {
     "lap_gapk": "LAP, Gap-K% (Kwak and Kim 2026)",
     "lap_zlib": "LAP, zlib ratio: mean log-prob / zlib bytes",
     "lap_loss": "LAP, loss: exp(mean token log-prob)",
+    "lap_ref": "LAP, log Min-K% minus the reference model's",
     "lap": "LAP used in estimation",
     "entity_num": "Entity id (integer)",
     "period_num": "Realization period id (integer)",

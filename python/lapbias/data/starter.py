@@ -341,7 +341,8 @@ def render(data_path: str, columns: list[str], guesses: dict[str, Guess], descri
         "# (checked on the first answers, before the rest are asked)",
         "",
         "[estimate]",
-        "lap_measure = \"recall\"                    # recall: P(up) + P(down) | minkprob: Min-K% prob",
+        "lap_measure = \"recall\"                    # recall: P(up) + P(down) | minkprob: Min-K% prob | minkpp | gapk "
+        "| zlib | loss | ref",
         "engine = \"python\"                         # python | stata | auto",
         "# moderator = \"small\"                     # paper Table III: a 0/1 column of your data (e.g. a small-firm",
         "# indicator) interacted with mu_hat and LAP; Table III is skipped when the panel has no such column",

@@ -290,14 +290,17 @@ class OpenAIBackend:
 
     def prompt_scores(self, texts: Sequence[str]) -> list[PromptScore]:
         """`prompt_logprobs` with each position's MOMENT_TOP_K candidates (`logprobs: 20`, vLLM's default cap), the
-        moments and top-1 taken from them and the realised token (llm/moments.py); NaN where none came back."""
+        moments and top-1 taken from them and the realised token (llm/moments.py: the rest of the probability spread
+        over the local tokenizer's vocabulary with `[model] tokenizer`, else renormalised); NaN where none came."""
         unavailable = self.prompt_scoring_unavailable()
         if unavailable:
             raise PromptLogprobsUnavailable(unavailable)
 
+        vocabulary = len(self._local_tokenizer()) if self.tokenizer_name else 0
+
         def call(url: str, text: str) -> PromptScore:
             tokens, candidates = self._echo(url, text, moments.MOMENT_TOP_K)
-            stats = tuple(moments.from_top(entry.values()) if entry else (math.nan, math.nan, math.nan)
+            stats = tuple(moments.from_top(entry.values(), vocabulary) if entry else (math.nan, math.nan, math.nan)
                           for entry in candidates)
             return PromptScore(tokens=tuple(tokens), moments=stats, top_k=moments.MOMENT_TOP_K)
 
@@ -329,15 +332,19 @@ class OpenAIBackend:
                                     {"model": self.served_model_name, "prompt": label, "add_special_tokens": False})
             return [int(t) for t in body["tokens"]]
         if self.tokenizer_name:
-            if self._tokenizer is None:
-                from transformers import AutoTokenizer
-
-                self._tokenizer = AutoTokenizer.from_pretrained(bundled.resolve(self.tokenizer_name))
-            return list(self._tokenizer.encode(label, add_special_tokens=False))
+            return list(self._local_tokenizer().encode(label, add_special_tokens=False))
         raise ModelError(
             f"cannot check that recall label {label!r} is one token: {url} has no /tokenize endpoint (not a vLLM "
             "server); set [model] tokenizer to a local copy of the same model's tokenizer"
         )
+
+    def _local_tokenizer(self):
+        """The local copy of the served model's tokenizer (`[model] tokenizer`), loaded once."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            self._tokenizer = AutoTokenizer.from_pretrained(bundled.resolve(self.tokenizer_name))
+        return self._tokenizer
 
     def describe(self) -> dict[str, str]:
         return {"backend": self.name, "model_id": self.model_id, "served_model_name": self.served_model_name,

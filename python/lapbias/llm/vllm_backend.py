@@ -82,6 +82,8 @@ class VLLMBackend:
             raise ModelError(f"vLLM cannot load model {model_id!r} from {location!r}: "
                              f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
         self.tokens = LocalTokens(self.llm.get_tokenizer())
+        self.vocabulary = int(self.llm.llm_engine.model_config.get_vocab_size())
+        """The softmax's size: the tokens the top-20 moments spread the rest of the probability over (llm/moments.py)."""
         self.context_length = int(self.llm.llm_engine.model_config.max_model_len)
         """The context vLLM serves (max_model_len, or the model's own); longer prompts are refused (signals/batch.py)."""
         self._vllm = vllm
@@ -163,7 +165,7 @@ class VLLMBackend:
             positions = output.prompt_logprobs
             tokens = tuple(TokenLogprob(ids[j], self.tokens.text(ids[j]), float(positions[j][ids[j]].logprob))
                            for j in range(1, len(ids)))
-            stats = tuple(moments.from_top(float(lp.logprob) for lp in positions[j].values())
+            stats = tuple(moments.from_top((float(lp.logprob) for lp in positions[j].values()), self.vocabulary)
                           for j in range(1, len(ids)))
             scored.append(PromptScore(tokens=tokens, moments=stats, top_k=moments.MOMENT_TOP_K))
         return scored

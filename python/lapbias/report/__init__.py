@@ -105,7 +105,8 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
     panel = read_parquet(layout.derived_file("panel.parquet"))
     approximated = recall_note(panel, config)
     tables: dict[str, pd.DataFrame] = {}
-    for name in (*COEFFICIENT_TABLES, "bootstrap", "descriptive", "magnitudes", "estimation_notes", "power"):
+    for name in (*COEFFICIENT_TABLES, "bootstrap", "descriptive", "magnitudes", "estimation_notes", "power",
+                 "text_drift"):
         path = layout.results / f"{name}.csv"
         if path.exists():
             tables[name] = read_table(path, coefficients=name in COEFFICIENT_TABLES)

@@ -23,7 +23,7 @@ def lap_distribution(panel: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for sample, flag in SAMPLES.items():
         part = panel[panel["post"] == flag]
-        for measure in [m.column for m in measures.REGISTRY.values()]:
+        for measure in [m.column for m in measures.REGISTRY.values() if m.column in panel]:  # an older panel: fewer
             values = part[measure].dropna()
             mean, spread = mean_sd(values)  # at any units: Min-K% LAP is ~1e-8
             rows.append({"sample": sample, "measure": measure, "n": len(values), "mean": mean,

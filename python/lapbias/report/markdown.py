@@ -13,7 +13,7 @@ from ..config import RunConfig
 from ..estimate.specification import CLUSTERS
 from ..signals import measures
 from . import units
-from .measures import lines as measure_lines
+from .measures import drift_lines, lines as measure_lines
 from .sections import section_lines
 from .tables import to_markdown
 from .verdict import DIFFERENCE, Verdict
@@ -363,6 +363,9 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
     if "lap_measures" in tables:
         lines += _section("7. The verdict's robustness to the LAP measure", measure_lines(tables["lap_measures"], config),
                           approximated)
+    if "text_drift" in tables:
+        lines += _section("8. Text drift: a fall of a text-based LAP, or new language?",
+                          drift_lines(tables["text_drift"], config), approximated)
     lines += section_lines(Path(config.root) / "results")  # the audits' SECTION.md files (report/sections.py)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",

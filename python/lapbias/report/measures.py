@@ -88,3 +88,19 @@ def lines(measures: pd.DataFrame, config: RunConfig) -> list[str]:
             "2026), the zlib ratio and the loss (Carlini et al. 2021); `approximated` = moments from the top-20 "
             "(vLLM or a server) rather than the whole vocabulary. results/lap_measures.csv; each measure's tables "
             "in results/measures/<measure>/.", "", to_markdown(shown, list(shown.columns)), ""]
+
+
+def drift_lines(drift: pd.DataFrame | None, config: RunConfig) -> list[str]:
+    """The REPORT.md section of results/text_drift.csv (estimate/text_drift.py): could a fall of a text-based LAP
+    after the cutoff be new language?"""
+    from .tables import to_markdown
+
+    if drift is None or drift.empty:
+        return []
+    return ["A text-based LAP (Min-K% and the other measures of the Min-K% pass) also falls after the cutoff when the "
+            "texts themselves change: new names, events and words are improbable to a model that never read them, "
+            "memorized or not. How well the text alone tells the samples apart (AUC 0.5: not at all), how much of "
+            "each measure the text alone predicts (out-of-fold R2), and beta_3 with LAP residualised on the scored "
+            "text's tokens and zlib-compressed bytes (a beta_3 that survives is not carried by length or "
+            "compressibility). The recall LAP asks about a date, not a text. `results/text_drift.csv`.", "",
+            to_markdown(drift, ["check", "measure", "value", "N", "detail"]), ""]

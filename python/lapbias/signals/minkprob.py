@@ -24,15 +24,17 @@ servers; which one names the cache key (llm/moments.py mode). minkprob.parquet h
 from __future__ import annotations
 
 import math
+import sys
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from ..config import RunConfig
+from ..config import ModelConfig, RunConfig
 from ..data import schema
 from ..errors import ModelError
 from ..io import Layout, read_parquet, write_parquet
-from ..llm import moments
+from ..llm import LazyBackend, moments
 from ..llm.base import Backend
 from ..llm.cache import Query, ResponseCache
 from . import measures, provenance
@@ -50,11 +52,17 @@ def scored_text(row: pd.Series, config: RunConfig) -> str:
     return fill_prompt(config.forecast.prompt, row)
 
 
-def queries(frame: pd.DataFrame, config: RunConfig) -> list[Query]:
+def queries(frame: pd.DataFrame, config: RunConfig, model_id: str = "") -> list[Query]:
+    """The Min-K% pass of every row under the model (`model_id` "": [model] model_id; else the reference model)."""
     params = {"prompt_logprobs": True, "chat_template": False, "dtype": config.model.dtype,
-              "moments": moments.mode(config.model.backend)}
-    return [Query(TASK, config.model.model_id, str(row["row_id"]), scored_text(row, config), params)
+              "moments": moments.mode(config.model)}
+    return [Query(TASK, model_id or config.model.model_id, str(row["row_id"]), scored_text(row, config), params)
             for _, row in frame.iterrows()]
+
+
+def reference_model(config: RunConfig) -> ModelConfig:
+    """[model] with [minkprob] reference_model as the model: the same backend, dtype, device and batch size."""
+    return config.model.model_copy(update={"model_id": config.minkprob.reference_model})
 
 
 def asker(config: RunConfig, backend: Backend):
@@ -121,7 +129,21 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
         order(todo)
 
     ask_missing(TASK, queries(frame, config), cache, asker(config, backend), config.model, confirm, len(frame), check=check)
+    if config.minkprob.reference_model:
+        _score_reference(config, frame, cache, confirm)
     return derive(config, layout)
+
+
+def _score_reference(config: RunConfig, frame: pd.DataFrame, cache: ResponseCache, confirm: Confirm) -> None:
+    """The same texts through [minkprob] reference_model (loaded only when a text is not cached, closed after)."""
+    model = reference_model(config)
+    reference = LazyBackend(model, on_load=lambda m: print(f"loading reference model {m.model_id} ({m.backend}) ...",
+                                                           file=sys.stderr))
+    try:
+        ask_missing(f"{TASK} (reference)", queries(frame, config, model.model_id), cache, asker(config, reference),
+                    model, confirm, len(frame), check=context_check(config, reference))
+    finally:
+        reference.close()
 
 
 def scored(response: dict, text: str) -> ScoredText:
@@ -141,9 +163,12 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
     frame = read_parquet(layout.derived_file("input.parquet"))
     cache = ResponseCache(layout.raw_file(TASK))
     rows = []
-    for query in queries(frame, config):
+    references = queries(frame, config, config.minkprob.reference_model) if config.minkprob.reference_model else None
+    for index, query in enumerate(queries(frame, config)):
         response = cache.response(query)
         text = scored(response, query.prompt)
+        if references is not None:
+            text = replace(text, reference=scored(cache.response(references[index]), query.prompt))
         values = {m.column: m.score(text, config) for m in measures.TEXT_MEASURES.values()}
         rows.append({"row_id": query.query_id, **values, "n_tokens": len(text.logprobs),
                      "n_lowest": min_k_prob(text.logprobs, config.minkprob.k)[1],

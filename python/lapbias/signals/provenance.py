@@ -48,7 +48,7 @@ def settings(config: RunConfig, task: str) -> dict:
     reads = READS[task] + (("[forecast] prompt",) if task == "minkprob" and config.minkprob.scored_text == "prompt"
                            else ())
     current = {**study_settings(snapshot(config)), RECALL_MODE: recall_mode.mode(config),
-               MOMENTS: moments.mode(config.model.backend)}
+               MOMENTS: moments.mode(config.model)}
     return {key: value for key, value in current.items()
             if key not in CHECKS_ONLY and any(key == prefix or prefix.endswith(" ") and key.startswith(prefix)
                                               for prefix in reads)}

@@ -210,11 +210,17 @@ def _python_engine(config, staged: Layout, log: Log) -> str:
 
 
 def _other_measures(config, layout: Layout, log: Log) -> None:
-    """Steps 3-5 under every LAP measure the panel carries (estimate/measures.py), for the report's robustness table."""
-    from ..estimate import measures as measure_tables
+    """Steps 3-5 under every LAP measure the panel carries (estimate/measures.py), for the report's robustness table,
+    and the text-drift diagnostics (estimate/text_drift.py)."""
+    from ..estimate import measures as measure_tables, text_drift
 
     names = measure_tables.run(config, layout)
     log(f"LAP measures estimated beside {config.estimate.lap_measure!r} (results/measures/): {', '.join(names)}")
+    drift = text_drift.run(config, layout)
+    auc = drift.loc[drift["measure"] == "bag of words of the text", "value"]
+    log("text drift (results/text_drift.csv): pre vs post from the text's words alone, out-of-fold AUC "
+        f"{auc.iloc[0]:.3f}" if len(auc) and auc.notna().all() else "text drift (results/text_drift.csv): "
+        "not computed (no Min-K% pass, or a sample too small to cross-validate)")
 
 
 def _label_approximated(config, layout: Layout, log: Log) -> None:

@@ -10,10 +10,11 @@ from .loss import Loss
 from .minkpp import MinKPlusPlus
 from .minkprob import MinKProb
 from .recall import RecallLap
+from .reference import ReferenceMinK
 from .zlib_ratio import ZlibRatio
 
 REGISTRY: dict[str, LapMeasure] = {measure.name: measure for measure in (
-    RecallLap(), MinKProb(), MinKPlusPlus(), GapK(), ZlibRatio(), Loss())}
+    RecallLap(), MinKProb(), MinKPlusPlus(), GapK(), ZlibRatio(), Loss(), ReferenceMinK())}
 TEXT_MEASURES: dict[str, TextMeasure] = {name: m for name, m in REGISTRY.items() if isinstance(m, TextMeasure)}
 """The measures derived from the Min-K% forward pass, in registry order."""
 

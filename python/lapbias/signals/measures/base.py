@@ -65,6 +65,8 @@ class ScoredText:
     m2: np.ndarray
     top1: np.ndarray
     approximated: bool = False
+    reference: "ScoredText | None" = None
+    """The same text's pass through [minkprob] reference_model (None without one)."""
 
     @property
     def has_moments(self) -> bool:

@@ -1,0 +1,158 @@
+"""Text-drift diagnostics: could a post-cutoff fall of a text-based LAP be new language rather than missing memory?
+
+Texts written after the cutoff differ from those before (new names, events, words); a text-based LAP (Min-K% and
+the other measures of the Min-K% pass) falls on them whether or not anything was memorized, and on date-split
+benchmarks classifiers that never look at the model beat the published detectors. Three checks, on the panel's
+pre- and post-cutoff rows (release-gap rows left out):
+
+1. How well the text alone tells pre- from post-cutoff rows: the out-of-fold ROC AUC (5-fold stratified, fixed seed)
+   of a logistic regression on (a) the scored text's length in characters, (b) its scored tokens (minkprob.parquet
+   n_tokens), (c) a bag of words of the `text` column (TF-IDF of words seen in at least 2 texts; the text column,
+   not the prompt, whose dates would give the answer away). AUC 0.5: the texts do not differ; near 1: they do, and a
+   text measure's fall after the cutoff may be theirs.
+2. How well the text alone predicts LAP: the out-of-fold R^2 of a ridge regression of each text measure on the same
+   bag of words (and of a linear regression on length and tokens).
+3. beta_3 with LAP residualised: each text measure regressed (OLS with a constant, on every row with values) on the
+   scored text's tokens and its zlib-compressed bytes, the residual taken as LAP in the pre-cutoff detection
+   regression (the protocol's estimator and clusters; CRV1 p): a beta_3 that survives is not carried by length or
+   compressibility. beta_3 does not depend on adding a constant to LAP, so the residual is not re-centred.
+
+At most MAX_ROWS rows enter the classifiers (a seeded subsample beyond: scikit-learn's TF-IDF and logistic
+regression on 10^6 texts take minutes and say no more). results/text_drift.csv: check, measure, value, N, detail.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+import pandas as pd
+
+from ..config import RunConfig
+from ..errors import LapbiasError
+from ..io import Layout, read_parquet, write_csv
+from ..signals.measures import TEXT_MEASURES
+from ..signals.minkprob import scored_text
+from .protocol import DETECTION_TERMS
+from .specification import CLUSTERS, fit
+
+MAX_ROWS = 20_000
+FOLDS, SEED = 5, 0
+COLUMNS = ["check", "measure", "value", "N", "detail"]
+
+
+def _auc(features, labels: np.ndarray) -> float:
+    """Out-of-fold ROC AUC of a logistic regression (scikit-learn), NaN when a class has fewer rows than folds."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if min(np.bincount(labels, minlength=2)) < FOLDS:
+        return math.nan
+    model = LogisticRegression(max_iter=2000) if hasattr(features, "tocsr") else \
+        make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    scores = cross_val_predict(model, features, labels, cv=StratifiedKFold(FOLDS, shuffle=True, random_state=SEED),
+                               method="predict_proba")[:, 1]
+    return float(roc_auc_score(labels, scores))
+
+
+def _r2(features, target: np.ndarray) -> float:
+    """Out-of-fold R^2 of a ridge (bag of words) or linear regression (scikit-learn), NaN below 2 * FOLDS rows."""
+    from sklearn.linear_model import LinearRegression, Ridge
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import KFold, cross_val_predict
+
+    if len(target) < 2 * FOLDS or np.std(target) == 0:
+        return math.nan
+    model = Ridge() if hasattr(features, "tocsr") else LinearRegression()
+    predicted = cross_val_predict(model, features, target, cv=KFold(FOLDS, shuffle=True, random_state=SEED))
+    return float(r2_score(target, predicted))
+
+
+def _words(texts: pd.Series):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    try:
+        return TfidfVectorizer(min_df=2).fit_transform(texts.astype(str))
+    except ValueError:  # no word in two texts
+        return None
+
+
+def diagnostics(panel: pd.DataFrame, config: RunConfig, minkprob: pd.DataFrame | None) -> pd.DataFrame:
+    """results/text_drift.csv's rows (module docstring)."""
+    rows: list[dict] = []
+    frame = panel[panel["post"].notna()].copy()
+    if minkprob is None or frame.empty:
+        return pd.DataFrame([{"check": "skipped", "measure": "", "value": math.nan, "N": len(frame),
+                              "detail": "no Min-K% pass (minkprob.parquet) or no row in either sample"}],
+                            columns=COLUMNS)
+    frame = frame.merge(minkprob[["row_id", "n_tokens"]], on="row_id", how="left", validate="one_to_one")
+    scored = frame.apply(lambda row: scored_text(row, config), axis=1)
+    frame["chars"] = scored.str.len()
+    frame["zlib_bytes"] = scored.map(lambda text: len(zlib.compress(text.encode("utf-8"))))
+    sample = frame.sample(MAX_ROWS, random_state=SEED) if len(frame) > MAX_ROWS else frame
+    labels = sample["post"].astype(int).to_numpy()
+    words = _words(sample["text"])
+    shown = f"{len(sample)} rows" + (f" (a seeded subsample of {len(frame)})" if len(sample) < len(frame) else "")
+    for name, features in (("length (characters)", sample[["chars"]].to_numpy(float)),
+                           ("scored tokens", sample[["n_tokens"]].to_numpy(float)),
+                           ("bag of words of the text", words)):
+        value = _auc(features, labels) if features is not None else math.nan
+        rows.append({"check": "AUC pre vs post from the text alone", "measure": name, "value": value,
+                     "N": len(sample), "detail": f"logistic regression, {FOLDS}-fold out-of-fold AUC on {shown}"})
+    for measure in TEXT_MEASURES.values():
+        if measure.column not in sample or sample[measure.column].notna().sum() < 2 * FOLDS:
+            continue
+        known = sample[measure.column].notna().to_numpy()
+        target = sample.loc[known, measure.column].to_numpy(float)
+        rows.append({"check": "R2 of LAP from the text alone", "measure": measure.name,
+                     "value": _r2(sample.loc[known, ["chars", "n_tokens"]].to_numpy(float), target),
+                     "N": int(known.sum()),
+                     "detail": "linear regression on length and scored tokens, out-of-fold"})
+        if words is not None:
+            rows.append({"check": "R2 of LAP from the text alone", "measure": measure.name,
+                         "value": _r2(words[known], target), "N": int(known.sum()),
+                         "detail": "ridge regression on the bag of words, out-of-fold"})
+    for measure in TEXT_MEASURES.values():
+        if measure.column in frame and frame[measure.column].notna().any():
+            rows += _residualised(frame, measure.name, measure.column, config)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _residualised(frame: pd.DataFrame, name: str, column: str, config: RunConfig) -> list[dict]:
+    """beta_3 of the pre-cutoff detection regression with LAP as is and with LAP residualised on tokens and zlib bytes."""
+    known = frame[[column, "n_tokens", "zlib_bytes"]].notna().all(axis=1)
+    if known.sum() < 3:
+        return []
+    design = np.column_stack([np.ones(known.sum()), frame.loc[known, ["n_tokens", "zlib_bytes"]].to_numpy(float)])
+    values = frame.loc[known, column].to_numpy(float)
+    coef, *_ = np.linalg.lstsq(design, values, rcond=None)
+    pre = frame[known & (frame["post"] == 0)]
+    residual = pd.Series(values - design @ coef, index=frame.index[known])
+    rows = []
+    for how, lap in (("as is", pre[column]), ("residualised on tokens and zlib bytes", residual[pre.index])):
+        try:
+            result = fit(pre.assign(lap=lap), "outcome", DETECTION_TERMS, config.estimate.newey_lag,
+                         CLUSTERS[config.estimate.cluster])
+            row = result.to_rows("pre").set_index("term").loc["c.mu_hat#c.lap"]
+            value, n = float(row["coef"]), int(result.N)
+            detail = (f"beta_3 with LAP {how}: se {row['se']:.4g}, t {row['t']:.3g}, one-sided p "
+                      f"{row['p_one_sided']:.4f} (CRV1)" if math.isfinite(value) else
+                      f"beta_3 with LAP {how}: omitted (collinear)")
+        except (LapbiasError, KeyError, ValueError, np.linalg.LinAlgError) as err:
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            value, n, detail = math.nan, len(pre), f"beta_3 with LAP {how}: not estimable ({reason})"
+        rows.append({"check": f"beta_3, LAP {how}", "measure": name, "value": value, "N": n, "detail": detail})
+    return rows
+
+
+def run(config: RunConfig, layout: Layout) -> pd.DataFrame:
+    """results/text_drift.csv from the panel and minkprob.parquet (when the Min-K% pass ran)."""
+    panel = read_parquet(layout.derived_file("panel.parquet"))
+    path = layout.derived_file("minkprob.parquet")
+    table = diagnostics(panel, config, read_parquet(path) if path.exists() else None)
+    write_csv(table, layout.results / "text_drift.csv")
+    return table

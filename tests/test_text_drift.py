@@ -1,0 +1,76 @@
+"""Text-drift diagnostics (estimate/text_drift.py) on panels whose texts are known to drift or not: the out-of-fold AUC
+of the bag of words is high when the post-cutoff texts use other words and near 0.5 when both samples draw from
+the same words; beta_3 with LAP residualised on tokens and zlib bytes; a panel without post-cutoff rows or without
+the Min-K% pass says so instead of failing; 10^5 rows enter the classifiers as a seeded subsample."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lapbias.config import from_dict
+from lapbias.estimate import text_drift
+
+CONFIG = from_dict({"study": {"cutoff": "2024-06-30"}, "minkprob": {"scored_text": "text"}})
+OLD = ["earnings", "revenue", "guidance", "merger", "dividend", "buyback", "lawsuit", "recall", "upgrade", "outlook"]
+NEW = ["tariff", "chatbot", "agentic", "stablecoin", "reshoring", "ozempic", "quantum", "drone", "strike", "ban"]
+
+
+def panel(n: int, drift: bool, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    post = rng.integers(0, 2, n)
+    words = [rng.choice(NEW if drift and p else OLD, rng.integers(3, 13)) for p in post]
+    text = [" ".join(w) for w in words]
+    frame = pd.DataFrame({
+        "row_id": [f"r{i}" for i in range(n)], "text": text, "post": pd.array(post, dtype="Int8"),
+        "entity_num": rng.integers(1, 21, n), "period_num": rng.integers(1, 9, n),
+        "mu_hat": rng.choice([-1.0, 1.0], n), "outcome": rng.normal(size=n)})
+    length = frame["text"].str.len().to_numpy(float)
+    for column in ("lap_mink", "lap_minkpp", "lap_gapk", "lap_zlib", "lap_loss"):
+        frame[column] = 1e-4 * length + rng.normal(scale=1e-3, size=n)
+    return frame, pd.DataFrame({"row_id": frame["row_id"], "n_tokens": frame["text"].str.split().str.len() * 2})
+
+
+def value(table: pd.DataFrame, check: str, measure: str) -> float:
+    return float(table.loc[(table["check"] == check) & (table["measure"] == measure), "value"].iloc[0])
+
+
+def test_words_that_change_at_the_cutoff_are_found_and_words_that_do_not_are_not():
+    frame, scored = panel(400, drift=True)
+    drifted = text_drift.diagnostics(frame, CONFIG, scored)
+    frame, scored = panel(400, drift=False)
+    same = text_drift.diagnostics(frame, CONFIG, scored)
+    check = "AUC pre vs post from the text alone"
+    assert value(drifted, check, "bag of words of the text") > 0.95
+    assert abs(value(same, check, "bag of words of the text") - 0.5) < 0.1
+
+
+def test_lap_carried_by_length_is_predicted_by_the_text_and_residualised():
+    frame, scored = panel(400, drift=False, seed=1)
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    assert value(table, "R2 of LAP from the text alone", "minkprob") > 0.3  # LAP is mostly length here
+    as_is = table[(table["check"] == "beta_3, LAP as is") & (table["measure"] == "minkprob")].iloc[0]
+    assert math.isfinite(as_is["value"]) and as_is["N"] > 0
+    assert "residualised on tokens and zlib bytes" in " ".join(table["check"])
+
+
+def test_no_post_cutoff_rows_or_no_min_k_pass_is_said_not_failed():
+    frame, scored = panel(60, drift=True)
+    skipped = text_drift.diagnostics(frame, CONFIG, None)
+    assert list(skipped["check"]) == ["skipped"] and "no Min-K% pass" in skipped["detail"].iloc[0]
+    pre_only = text_drift.diagnostics(frame.assign(post=pd.array([0] * len(frame), dtype="Int8")), CONFIG, scored)
+    aucs = pre_only[pre_only["check"] == "AUC pre vs post from the text alone"]
+    assert aucs["value"].isna().all()  # one class: no AUC, no error
+
+
+def test_a_large_panel_enters_the_classifiers_as_a_seeded_subsample(monkeypatch):
+    monkeypatch.setattr(text_drift, "MAX_ROWS", 500)
+    frame, scored = panel(5_000, drift=True)
+    first = text_drift.diagnostics(frame, CONFIG, scored)
+    again = text_drift.diagnostics(frame, CONFIG, scored)
+    auc = first[first["measure"] == "bag of words of the text"].iloc[0]
+    assert auc["N"] == 500 and "a seeded subsample of 5000" in auc["detail"]
+    pd.testing.assert_frame_equal(first, again)
