@@ -93,7 +93,7 @@ def approximations(backend, batch: list[str], config) -> dict[str, dict[str, np.
                 "rest spread": np.array([moments.from_top(v, vocabulary) for v in candidates]),
                 "renormalised": np.array([moments.from_top(v) for v in candidates])}
         for way, stats in ways.items():
-            scored = ScoredText(text, lp, stats[:, 0], stats[:, 1], stats[:, 2], way != "exact")
+            scored = ScoredText(text, lp, stats[:, 0], stats[:, 1], stats[:, 2])
             for column in found[way]:
                 measure = next(m for m in TEXT_MEASURES.values() if m.column == column)
                 found[way][column].append(measure.score(scored, config))

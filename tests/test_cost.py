@@ -53,7 +53,7 @@ def test_the_dry_run_times_the_first_batches_counts_only_what_the_cache_lacks_an
     # `small`: 2 x (3 validation + the difference + detection), the power's standalone regression, Tables II (2),
     # III (2), IV (2, no confidence_regex), V (2 + 2), the bootstrap's in-sample beta_3 and its draws
     (estimate,) = [line for line in first.output.splitlines() if line.strip().startswith("estimate")]
-    assert "estimate  88 regressions + 10,000 bootstrap draws: about" in estimate and "queries" not in estimate
+    assert "estimate  87 regressions + 10,000 bootstrap draws: about" in estimate and "queries" not in estimate
     assert not (tmp_path / "study" / "data" / "derived" / "input.parquet").exists()  # validated, not written
 
     run = CliRunner().invoke(main, ["run", str(tmp_path / "study.toml"), "--yes"])

@@ -119,7 +119,8 @@ def test_a_reference_model_scores_the_same_texts_and_ref_is_the_log_min_k_differ
     demo = pd.read_csv(ROOT / "data/demo/demo_panel.csv", dtype=str, keep_default_na=False)
     demo[demo["entity_id"].isin(ENTITIES[:3])].to_csv(tmp_path / "panel.csv", index=False)
     path = study(tmp_path, "ref")
-    path.write_text(path.read_text().replace("[minkprob]\n", f'[minkprob]\nreference_model = "{reference_dir}"\n'))
+    assert 'reference_model = ""' in path.read_text()
+    path.write_text(path.read_text().replace('reference_model = ""', f'reference_model = "{reference_dir}"'))
     first = CliRunner().invoke(main, ["run", str(path), "--yes"])
     assert first.exit_code == 0, first.output
     scored = pd.read_parquet(tmp_path / "data/derived/minkprob.parquet")

@@ -67,7 +67,8 @@ def lapbias_scores(backend, texts: list[str]) -> list[dict[str, float]]:
     for text, score in zip(texts, backend.prompt_scores(texts)):
         stats = np.array(score.moments, dtype=float).reshape(-1, 3)
         scored = ScoredText(text, np.array([t.logprob for t in score.tokens]), stats[:, 0], stats[:, 1], stats[:, 2])
-        out.append({name: m.score(scored, config) for name, m in REGISTRY.items() if m.task == "minkprob"})
+        out.append({name: m.score(scored, config) for name, m in REGISTRY.items()
+                    if m.task == "minkprob" and name != "ref"})  # ref: tests/test_measures_pipeline.py
     return out
 
 
@@ -132,3 +133,15 @@ def test_the_top_k_rest_is_spread_over_the_vocabulary_or_renormalised():
         (2 / 3 * math.log(0.5) + 1 / 3 * math.log(0.25), 2 / 3 * math.log(0.5) ** 2 + 1 / 3 * math.log(0.25) ** 2,
          math.log(0.5)), rel=1e-12)
     assert all(math.isnan(v) for v in moments.from_top([None]))
+
+
+def test_the_moments_are_the_same_computed_in_chunks_of_positions(one_by_one, monkeypatch):
+    """_distribution holds POSITIONS_PER_CHUNK positions' float64 distributions at a time: chunks of 3 give what one
+    chunk gives, to the last digit."""
+    from lapbias.llm import transformers_backend
+
+    whole = one_by_one.prompt_scores(TEXTS[:2])
+    monkeypatch.setattr(transformers_backend, "POSITIONS_PER_CHUNK", 3)
+    chunked = one_by_one.prompt_scores(TEXTS[:2])
+    for a, b in zip(whole, chunked):
+        assert a.moments == b.moments and [t.logprob for t in a.tokens] == [t.logprob for t in b.tokens]

@@ -48,6 +48,16 @@ def test_words_that_change_at_the_cutoff_are_found_and_words_that_do_not_are_not
     assert abs(value(same, check, "bag of words of the text") - 0.5) < 0.1
 
 
+def test_dates_in_the_text_do_not_tell_the_samples_apart():
+    """Texts that differ only by their date ("March 2024" before, "August 2024" after): the bag of words leaves
+    digits and month names out, so it finds nothing (AUC about 0.5); with the words alone it would be 1."""
+    frame, scored = panel(400, drift=False, seed=3)
+    dates = np.where(frame["post"].astype(int) == 1, "August 12, 2024 (Q3)", "March 12, 2024 (Q1)")
+    frame["text"] = frame["text"] + " " + dates
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    assert abs(value(table, "AUC pre vs post from the text alone", "bag of words of the text") - 0.5) < 0.1
+
+
 def test_lap_carried_by_length_is_predicted_by_the_text_and_residualised():
     frame, scored = panel(400, drift=False, seed=1)
     table = text_drift.diagnostics(frame, CONFIG, scored)

@@ -176,8 +176,10 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
     column exists, Table IV's two with p(w_N+1) and two more with a stated confidence ([forecast] confidence_regex);
     when both samples have rows and [estimate] bootstrap_reps > 0, the bootstrap's
     in-sample beta_3 and its draws (paper Figure III); and for the report's robustness table, the validation,
-    detection and power regressions again under every LAP measure (estimate/measures.py: all of them, as the Min-K%
-    pass gives every measure of the text). Without a cutoff, both samples are counted."""
+    detection and power regressions again under every other LAP measure (estimate/measures.py: all of them, as the
+    Min-K% pass gives every measure of the text; the reference measure only with [minkprob] reference_model), and
+    the text-drift diagnostics' two detection regressions per text measure (estimate/text_drift.py). Without a
+    cutoff, both samples are counted."""
     from .panel import split
 
     if config.study.cutoff:
@@ -188,7 +190,11 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
     reps = config.estimate.bootstrap_reps if pre_rows and post_rows else 0
     pre_only = 1 + 2 + 2 * (config.estimate.moderator in frame.columns) + 2 + 2 * bool(config.forecast.confidence_regex)
     per_measure = (pre_rows + post_rows) * 5 + pre_rows
-    regressions = (pre_rows + post_rows) * (5 + 2) + pre_rows * pre_only + (reps > 0) + len(measures.REGISTRY) * per_measure
+    others = [m for m in measures.REGISTRY if m != config.estimate.lap_measure and (m != "ref" or
+                                                                                 config.minkprob.reference_model)]
+    text = [m for m in measures.TEXT_MEASURES if m != "ref" or config.minkprob.reference_model]
+    regressions = (pre_rows + post_rows) * (5 + 2) + pre_rows * pre_only + (reps > 0) + len(others) * per_measure \
+        + pre_rows * 2 * len(text)  # text drift: each text measure's beta_3 as is and residualised
     return regressions, reps
 
 

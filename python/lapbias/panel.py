@@ -158,8 +158,8 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
                           ["entity_id", "target_date"], "recall")
     text_columns = [m.column for m in measures.TEXT_MEASURES.values()]
     if minkprob is not None:
-        panel = merge_checked(panel, minkprob[["row_id", *[c for c in text_columns if c in minkprob]]], ["row_id"],
-                              "minkprob")
+        kept = [c for c in (*text_columns, "moments_top_k") if c in minkprob]
+        panel = merge_checked(panel, minkprob[["row_id", *kept]], ["row_id"], "minkprob")
     panel = panel.assign(**{column: np.nan for column in text_columns if column not in panel})
     configured = measures.configured(config)
     panel["lap"] = panel[configured.column]
@@ -168,6 +168,10 @@ def assemble(config: RunConfig, inputs: pd.DataFrame, forecast: pd.DataFrame, re
                           "reference_model, the model to score the same texts with (a local model folder, a hub id "
                           "in the local cache or bundled:SmolLM2-135M-Instruct); set it, then rerun `lapbias "
                           "minkprob --yes` and `lapbias panel`")
+    if configured.task == "minkprob" and not configured.needs_moments and panel["lap"].isna().all():
+        raise ConfigError(f"[estimate] lap_measure = \"{configured.name}\" ({configured.title}): "
+                          f"data/derived/minkprob.parquet has no {configured.column} (written by an earlier lapbias?): "
+                          "rerun `lapbias minkprob --yes`, then `lapbias panel`")
     if configured.task == "minkprob" and panel["lap"].isna().all() and panel["lap_mink"].notna().any():
         raise ConfigError(f"[estimate] lap_measure = \"{configured.name}\" ({configured.title}) needs the next-token "
                           "distribution's moments at every scored token, which the backend did not return "

@@ -65,6 +65,7 @@ PANEL_LABELS = {
     "lap_zlib": "LAP, zlib ratio: mean log-prob / zlib bytes",
     "lap_loss": "LAP, loss: exp(mean token log-prob)",
     "lap_ref": "LAP, log Min-K% minus the reference model's",
+    "moments_top_k": "Next-token moments from the top-k (0: whole vocabulary)",
     "lap": "LAP used in estimation",
     "entity_num": "Entity id (integer)",
     "period_num": "Realization period id (integer)",

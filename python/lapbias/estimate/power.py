@@ -114,7 +114,8 @@ def _beta3(table: pd.DataFrame | None, sample: pd.DataFrame, wild_below_clusters
 
 
 def lap_gaps(sample: pd.DataFrame) -> tuple[float, float]:
-    """(mean LAP of the high-LAP half − mean of the low half, that gap / mean LAP) on `sample`'s high_lap flags."""
+    """(mean LAP of the high-LAP half − mean of the low half, that gap / |mean LAP|) on `sample`'s high_lap flags (|mean|:
+    a LAP on the log-probability scale, Min-K%++ or Gap-K%, is negative)."""
     if "high_lap" not in sample.columns:
         return math.nan, math.nan
     flag = pd.to_numeric(sample["high_lap"], errors="coerce")
@@ -122,7 +123,7 @@ def lap_gaps(sample: pd.DataFrame) -> tuple[float, float]:
     if high.empty or low.empty:
         return math.nan, math.nan
     gap, mean = float(high.mean() - low.mean()), float(sample["lap"].mean())
-    return gap, gap / mean if mean > 0 else math.nan
+    return gap, gap / abs(mean) if mean != 0 else math.nan
 
 
 def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0.05, fit=None,
@@ -177,12 +178,12 @@ def detection_power(pre: pd.DataFrame, detection: pd.DataFrame, alpha: float = 0
         ("sd_lap_within", sd_within, "SD of LAP net of entity and period effects"),
         ("within_share_lap", sd_within / sd if sd and sd > 0 else math.nan, "sd_lap_within / sd_lap"),
         ("lap_gap", gap, "mean LAP of the high-LAP half - mean LAP of the low-LAP half (detection sample)"),
-        ("lap_relative_gap", relative_gap, "lap_gap / mean LAP"),
+        ("lap_relative_gap", relative_gap, "lap_gap / |mean LAP|"),
         ("mean_lap", float(sample["lap"].mean()) if len(sample) else math.nan, "mean pre-cutoff LAP (detection sample)"),
         ("mean_lap_post", float(after["lap"].mean()) if len(after) else math.nan,
          "mean post-cutoff LAP (placebo sample)"),
         ("lap_gap_post", gap_post, "lap_gap on the placebo sample (its own high-LAP halves)"),
-        ("lap_relative_gap_post", relative_gap_post, "lap_gap_post / mean_lap_post"),
+        ("lap_relative_gap_post", relative_gap_post, "lap_gap_post / |mean_lap_post|"),
         ("beta3_share", share(beta3), "beta3 x sd_lap / b1_standalone (paper: 37%)"),
         ("ucb_share", share(upper), "ucb_beta3 x sd_lap / b1_standalone"),
         ("mde_share", share(minimum), "mde_beta3 x sd_lap / b1_standalone"),

@@ -28,6 +28,11 @@ class LazyBackend:
         if self._backend is not None and hasattr(self._backend, "close"):
             self._backend.close()
 
+    def release(self) -> None:
+        """Close the backend and drop it (its weights freed): the next use loads it again."""
+        self.close()
+        self._backend = None
+
     def __getattr__(self, name: str):
         if self._backend is None:
             if self._on_load is not None:

@@ -4,7 +4,8 @@ Line: {"key", "task", "model_id", "query_id", "prompt", "params", "response", "c
 key = sha256(task | model_id | query_id | prompt | canonical-json(params)), where query_id is the row_id
 (forecast, Min-K%) or entity_id + target_date (recall) and prompt is the exact text sent (a chat as canonical
 JSON). The endpoint, API key and backend never enter the key or the line, so a run interrupted on one backend
-resumes on another serving the same model.
+resumes on another serving the same model (Min-K% only between backends whose next-token moments come from the same
+distribution: its params name it, llm/moments.py mode).
 
 Appends are flushed and fsynced per batch. A last line cut short by a crash (no newline) is an interrupted
 write: it is reported and dropped by an atomic rewrite (temp + rename), the original kept as *.damaged-<time>,

@@ -129,7 +129,9 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
         verdict = decide(tables["detection"], tables.get("validation"), tables.get("placebo"), power,
                          config.estimate, tables["estimation_notes"])
         sentence = explain(verdict, tables["detection"], config.estimate, power)
-        tables["lap_measures"] = measures.table(config, layout.results, panel)
+        tables["lap_measures"] = measures.table(config, layout.results, panel, {
+            "detection": tables["detection"], "validation": tables.get("validation"), "placebo": tables.get("placebo"),
+            "power": power, "estimation_notes": tables["estimation_notes"]})
         write_csv(tables["lap_measures"], out.results / "lap_measures.csv")
         notice = low_parse_rate(panel["parsed"], config.forecast.min_parse_rate)
         if notice:

@@ -77,9 +77,8 @@ def power_lines(power: pd.DataFrame | None, config: RunConfig) -> list[str]:
         gap += (f"{values.get('lap_relative_gap', nan):.3g} of mean LAP (required: {estimate.min_lap_relative_gap:g}; "
                 f"relative, as {measure.title} has no natural unit)")
     else:
-        sd = values.get("sd_lap", nan)
-        gap += (f"{values.get('lap_gap', nan) / sd if sd > 0 else nan:.3g} SD of LAP (required: that the halves "
-                f"differ, as {measure.title} has neither a natural zero nor a unit)")
+        gap += (f"a factor {1 + measure.relative_gap(values.get('lap_gap', nan), nan):.4g} in the ratio of Min-K% "
+                f"probabilities (required: {1 + estimate.min_lap_relative_gap:g}; a log-ratio)")
     return [f"**Power.** beta_3 = {values.get('beta3', nan):.4g} (share of the standalone LLM effect per SD of LAP: "
             f"{share('beta3_share')}); its one-sided {1 - alpha:.0%} upper confidence bound = "
             f"{values.get('ucb_beta3', nan):.4g} (share: {share('ucb_share')}; \"No evidence\" needs at most "
@@ -180,9 +179,13 @@ def lap_flags(lap_distribution: pd.DataFrame, recall_checks: pd.DataFrame, confi
     measure = configured.column
     rows = lap_distribution[lap_distribution["measure"].astype(str).str.split(" ").str[0] == measure]
     means = rows.set_index("sample")["mean"]
-    if {"pre", "post"} <= set(means.index) and means["post"] >= POST_LAP_STAYS_HIGH * means["pre"]:
-        compared = (f"mean {means['post']:.4g} vs {means['pre']:.4g} pre-cutoff, at least {POST_LAP_STAYS_HIGH:.0%} "
-                    "of it")
+    fallen = configured.fall(means["pre"], means["post"]) if {"pre", "post"} <= set(means.index) else math.nan
+    stays = fallen <= 1 - POST_LAP_STAYS_HIGH if math.isfinite(fallen) else \
+        {"pre", "post"} <= set(means.index) and means["post"] >= means["pre"]  # a level of 0 before the cutoff
+    if stays:
+        compared = (f"mean {means['post']:.4g} vs {means['pre']:.4g} pre-cutoff, "
+                    + (f"at least {POST_LAP_STAYS_HIGH:.0%} of it" if means["pre"] > 0 and configured.gap != "log" else
+                       f"{max(fallen, 0):.0%} of its level lost, at most {1 - POST_LAP_STAYS_HIGH:.0%}"))
         if configured.task == "minkprob":
             flags.append(f"**Post-cutoff LAP does not fall** ({compared}): the texts after the cutoff are as familiar "
                          f"to the model as those before, so {configured.title} reflects the texts more than "

@@ -1,5 +1,6 @@
-"""The LAP-measure robustness table: results/lap_measures.csv (and .tex, and a REPORT.md section), one row per
-measure the estimate stage ran Steps 3-5 under (estimate/measures.py, results/measures/<measure>/), with beta_3, its
+"""The LAP-measure robustness table: results/lap_measures.csv (and a REPORT.md section), one row for the configured
+measure (the report's own tables) and one per other measure the estimate stage ran Steps 3-5 under
+(estimate/measures.py, results/measures/<measure>/), with beta_3, its
 one-sided p as the verdict reads it (the wild cluster bootstrap's with few clusters), the post-cutoff beta_3 and its
 p, and the verdict the protocol's rule (report/verdict.py decide) reaches on that measure's own tables, under that
 measure's own variation gate. The report's verdict reads the configured measure only: the other rows say whether the
@@ -32,15 +33,21 @@ def _read(folder: Path, name: str) -> pd.DataFrame | None:
         return pd.DataFrame()
 
 
-def table(config: RunConfig, results: Path, panel: pd.DataFrame) -> pd.DataFrame:
-    """One row per measure with results/measures/<measure>/detection.csv, in registry order."""
+def table(config: RunConfig, results: Path, panel: pd.DataFrame,
+          verdict_tables: dict[str, pd.DataFrame | None] | None = None) -> pd.DataFrame:
+    """One row per measure, in registry order: the configured one from `verdict_tables` (the tables the report's
+    verdict reads: detection, validation, placebo, power, estimation_notes; whichever engine wrote them), every other
+    from results/measures/<measure>/."""
     estimate = config.estimate
     rows = []
     for name, measure in REGISTRY.items():
         folder = results / FOLDER / name
-        if not (folder / "detection.csv").exists():
+        if name == estimate.lap_measure and verdict_tables is not None:
+            found = {table_name: verdict_tables.get(table_name) for table_name in TABLES}
+        elif (folder / "detection.csv").exists():
+            found = {table_name: _read(folder, table_name) for table_name in TABLES}
+        else:
             continue
-        found = {table_name: _read(folder, table_name) for table_name in TABLES}
         thresholds = estimate.model_copy(update={"lap_measure": name})
         verdict = decide(found["detection"], found["validation"], found["placebo"], found["power"], thresholds,
                          found["estimation_notes"])

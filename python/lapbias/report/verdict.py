@@ -176,12 +176,6 @@ def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> s
     mean, mean_post = power.get("mean_lap", math.nan), power.get("mean_lap_post", math.nan)
     if not (math.isfinite(mean) and math.isfinite(mean_post)):
         return ""
-    if _gate(thresholds) == "spread":  # no natural zero: flat when its halves do not differ, never "collapsed"
-        gap = power.get("lap_gap_post", math.nan)
-        return "" if math.isfinite(gap) and gap > 0 else (
-            "post-cutoff LAP flat: it has no high-LAP half (constant, or most rows tie at the median), and "
-            f"{measures.REGISTRY[thresholds.lap_measure].title} has no natural zero to collapse toward (protocol "
-            "Step 5; results/power.csv)")
     recall = _absolute_gap(thresholds)
     if recall:
         gap, floor = power.get("lap_gap_post", math.nan), thresholds.min_lap_gap
@@ -189,11 +183,12 @@ def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> s
                   f"min_lap_gap = {floor * 100:g}" if math.isfinite(gap) else "it has no high-LAP half (constant, "
                   "or most rows tie at the median)")
     else:
-        gap, floor = power.get("lap_relative_gap_post", math.nan), thresholds.min_lap_relative_gap
-        spread = (f"its high-LAP half's mean exceeds the low half's by {gap:.3g} of its mean, less than "
+        gap, floor = _relative_gap(power, thresholds, "_post"), thresholds.min_lap_relative_gap
+        spread = (f"its high-LAP half's mean exceeds the low half's by {gap:.3g} of its level, less than "
                   f"min_lap_relative_gap = {floor:g}" if math.isfinite(gap) else "it has no high-LAP half "
                   "(constant, or most rows tie at the median)")
-    collapsed = mean_post <= COLLAPSED_SHARE * mean or (recall and mean_post < thresholds.min_lap_gap)
+    collapsed = measures.REGISTRY[thresholds.lap_measure].fall(mean, mean_post) >= COLLAPSED_SHARE \
+        or (recall and mean_post < thresholds.min_lap_gap)
     if (math.isfinite(gap) and gap >= floor) or collapsed:
         return ""
     name = "post-cutoff LAP saturated" if recall and mean_post >= SATURATED_RECALL_LAP else "post-cutoff LAP flat"
@@ -400,26 +395,32 @@ def lap_variation(power: dict[str, float], thresholds: EstimateConfig) -> tuple[
                             f"percentage points of probability, {'at least' if meaningful else 'less than'} "
                             f"min_lap_gap = {thresholds.min_lap_gap * 100:g} points (results/power.csv)")
     title = measures.REGISTRY[thresholds.lap_measure].title
-    if _gate(thresholds) == "spread":
-        gap, sd = power.get("lap_gap", math.nan), power.get("sd_lap", math.nan)
-        meaningful = math.isfinite(gap) and gap > 0
-        size = f"{gap / sd:.3g} SD" if meaningful and math.isfinite(sd) and sd > 0 else f"{gap:.3g}"
-        return meaningful, (f"the high-LAP half's mean {title} {'exceeds' if meaningful else 'does not exceed'} the "
-                            f"low half's{f' (by {size})' if meaningful else ''}: {title} has neither a natural zero "
-                            "nor a unit, so this gate asks only that the halves differ, and the power gates read "
-                            "beta_3 per SD of LAP (results/power.csv)")
-    gap = power.get("lap_relative_gap", math.nan)
+    gap = _relative_gap(power, thresholds)
     meaningful = math.isfinite(gap) and gap >= thresholds.min_lap_relative_gap
+    if _gate(thresholds) == "log":
+        return meaningful, (f"the high-LAP half's mean {title} LAP exceeds the low half's by a factor "
+                            f"{1 + gap:.4g} in the ratio of Min-K% probabilities, {'at least' if meaningful else 'less than'} "
+                            f"1 + min_lap_relative_gap = {1 + thresholds.min_lap_relative_gap:g} (a log-ratio; "
+                            "results/power.csv)")
     return meaningful, (f"the high-LAP half's mean {title} LAP exceeds the low half's by {gap:.3g} of mean LAP, "
                         f"{'at least' if meaningful else 'less than'} min_lap_relative_gap = "
                         f"{thresholds.min_lap_relative_gap:g} (relative: {title} has no natural unit; "
                         "results/power.csv)")
 
 
+def _relative_gap(power: dict[str, float], thresholds: EstimateConfig, sample: str = "") -> float:
+    """The high-minus-low gap of the configured measure as a share of its level (`sample` "_post": after the
+    cutoff): power.csv's lap_relative_gap (gap / |mean|), or for a log-ratio exp(lap_gap) − 1."""
+    measure = measures.REGISTRY[thresholds.lap_measure]
+    if measure.gap == "log":
+        return measure.relative_gap(power.get(f"lap_gap{sample}", math.nan), math.nan)
+    return power.get(f"lap_relative_gap{sample}", math.nan)
+
+
 def _gate(thresholds: EstimateConfig) -> str:
     """The configured measure's variation gate (signals/measures/base.py `gap`): "absolute" (min_lap_gap, the recall
-    LAP, a probability with a natural level), "relative" (min_lap_relative_gap of its mean: Min-K% prob, the loss) or
-    "spread" (the halves differ: Min-K%++, Gap-K%, the zlib ratio)."""
+    LAP, a probability with a natural level), "relative" (min_lap_relative_gap of |mean|: Min-K% prob, the loss,
+    Min-K%++, Gap-K%, the zlib ratio) or "log" (a factor 1 + min_lap_relative_gap: the reference measure)."""
     return measures.REGISTRY[thresholds.lap_measure].gap
 
 
@@ -529,7 +530,7 @@ def decide(detection: pd.DataFrame, validation: pd.DataFrame | None, placebo: pd
                        "channels.")
     quiet = f"{b3}: beta_3 is not significantly greater than zero"
     varies, variation = lap_variation(power, thresholds)
-    measured = math.isfinite(power.get("lap_relative_gap" if _gate(thresholds) == "relative" else "lap_gap",
+    measured = math.isfinite(power.get("lap_gap" if _gate(thresholds) in ("absolute", "log") else "lap_relative_gap",
                                        math.nan))
     split_on_noise = not varies and measured  # an unknown gap (no power.csv row) never hides a contradiction
     why = pattern.missing + ([] if split_on_noise else pattern.contradicted)

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..config import ModelConfig, RunConfig
 from ..data import schema
-from ..errors import ModelError
+from ..errors import ConfigError, ModelError
 from ..io import Layout, read_parquet, write_parquet
 from ..llm import LazyBackend, moments
 from ..llm.base import Backend
@@ -61,8 +61,14 @@ def queries(frame: pd.DataFrame, config: RunConfig, model_id: str = "") -> list[
 
 
 def reference_model(config: RunConfig) -> ModelConfig:
-    """[model] with [minkprob] reference_model as the model: the same backend, dtype, device and batch size."""
-    return config.model.model_copy(update={"model_id": config.minkprob.reference_model})
+    """[model] with [minkprob] reference_model as the model (and, on a server, as the name served): the same backend,
+    dtype, device and batch size. A reference that is the model itself is refused (its LAP would be 0 everywhere)."""
+    reference = config.minkprob.reference_model
+    if reference in (config.model.model_id, config.model.served_model_name):
+        raise ConfigError(f"[minkprob] reference_model = {reference!r} is the model itself ([model] model_id"
+                          f"{' or served_model_name' if config.model.served_model_name else ''}): Min-K% against a "
+                          "reference needs another model, e.g. a smaller one of the same family (same tokenizer)")
+    return config.model.model_copy(update={"model_id": reference, "served_model_name": reference})
 
 
 def asker(config: RunConfig, backend: Backend):
@@ -130,13 +136,18 @@ def run(config: RunConfig, layout: Layout, backend: Backend, confirm: Confirm) -
 
     ask_missing(TASK, queries(frame, config), cache, asker(config, backend), config.model, confirm, len(frame), check=check)
     if config.minkprob.reference_model:
-        _score_reference(config, frame, cache, confirm)
+        _score_reference(config, frame, cache, confirm, backend)
     return derive(config, layout)
 
 
-def _score_reference(config: RunConfig, frame: pd.DataFrame, cache: ResponseCache, confirm: Confirm) -> None:
-    """The same texts through [minkprob] reference_model (loaded only when a text is not cached, closed after)."""
+def _score_reference(config: RunConfig, frame: pd.DataFrame, cache: ResponseCache, confirm: Confirm,
+                     target: Backend) -> None:
+    """The same texts through [minkprob] reference_model (loaded only when a text is not cached, closed after); the
+    target model is released first (`release`, llm.LazyBackend: loaded again if asked again), so the two models are
+    never in memory together."""
     model = reference_model(config)
+    if cache.missing(queries(frame, config, model.model_id)) and hasattr(target, "release"):
+        target.release()
     reference = LazyBackend(model, on_load=lambda m: print(f"loading reference model {m.model_id} ({m.backend}) ...",
                                                            file=sys.stderr))
     try:
@@ -153,7 +164,18 @@ def scored(response: dict, text: str) -> ScoredText:
                      dtype=np.float64).reshape(-1, 3)
     if len(stats) != len(logprobs):
         stats = np.full((len(logprobs), 3), math.nan)
-    return ScoredText(text, logprobs, stats[:, 0], stats[:, 1], stats[:, 2], response.get("top_k", 0) > 0)
+    return ScoredText(text, logprobs, stats[:, 0], stats[:, 1], stats[:, 2])
+
+
+def _same_tokens(response: dict, reference: dict, query: Query, model_id: str) -> None:
+    """Min-K% against a reference compares the K% least likely tokens of one text under two models: only meaningful
+    when both see the same tokens (a reference of the same family); ConfigError naming the row otherwise."""
+    ids, reference_ids = [t[0] for t in response["tokens"]], [t[0] for t in reference["tokens"]]
+    if ids != reference_ids:
+        raise ConfigError(f"[minkprob] reference_model = {model_id!r} tokenizes the text of row {query.query_id} "
+                          f"differently ({len(reference_ids)} tokens, the model {len(ids)}): Min-K% against a "
+                          "reference needs the same tokenizer (a smaller model of the same family); choose one, then "
+                          "rerun `lapbias minkprob --yes`")
 
 
 def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
@@ -168,7 +190,9 @@ def derive(config: RunConfig, layout: Layout) -> pd.DataFrame:
         response = cache.response(query)
         text = scored(response, query.prompt)
         if references is not None:
-            text = replace(text, reference=scored(cache.response(references[index]), query.prompt))
+            reference = cache.response(references[index])
+            _same_tokens(response, reference, query, config.minkprob.reference_model)
+            text = replace(text, reference=scored(reference, query.prompt))
         values = {m.column: m.score(text, config) for m in measures.TEXT_MEASURES.values()}
         rows.append({"row_id": query.query_id, **values, "n_tokens": len(text.logprobs),
                      "n_lowest": min_k_prob(text.logprobs, config.minkprob.k)[1],

@@ -24,8 +24,4 @@ def configured(config: RunConfig) -> LapMeasure:
     return REGISTRY[config.estimate.lap_measure]
 
 
-def by_column(column: str) -> LapMeasure | None:
-    return next((m for m in REGISTRY.values() if m.column == column), None)
-
-
-__all__ = ["REGISTRY", "TEXT_MEASURES", "LapMeasure", "ScoredText", "TextMeasure", "configured", "by_column"]
+__all__ = ["REGISTRY", "TEXT_MEASURES", "LapMeasure", "ScoredText", "TextMeasure", "configured"]

@@ -10,6 +10,7 @@ natural unit), and how the report and the calibration show it. A measure derived
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -31,11 +32,13 @@ class LapMeasure:
     """Its name in sentences and tables ("the recall LAP", "Min-K% prob")."""
     source: ClassVar[str]
     """Where its formula is defined (paper and equation, or the authors' code)."""
-    gap: ClassVar[Literal["absolute", "relative", "spread"]] = "relative"
-    """The verdict's variation gate (report/verdict.py lap_variation): "absolute", the high-LAP half's mean exceeds
-    the low half's by min_lap_gap (probability points: the recall LAP); "relative", by min_lap_relative_gap of the
-    mean (a positive score without a natural unit: Min-K% prob); "spread", the halves differ at all (a score with
-    neither a natural zero nor a unit, whose gap is only meaningful per SD, which the power gates read)."""
+    gap: ClassVar[Literal["absolute", "relative", "log"]] = "relative"
+    """The verdict's variation gate (report/verdict.py lap_variation), with its collapse and "does not fall" rules
+    (`fall`): "absolute", the high-LAP half's mean exceeds the low half's by min_lap_gap (probability points: the
+    recall LAP); "relative", by min_lap_relative_gap of |mean| (a score with a natural zero: Min-K% prob and the loss,
+    probabilities; Min-K%++, Gap-K% and the zlib ratio, on the log-probability scale whose 0 is a token as likely as
+    the average one, the top-1, or certainty); "log", by a factor 1 + min_lap_relative_gap (a log-ratio in nats: the
+    reference measure, whose 5% is Min-K%'s 5%)."""
     display_factor: ClassVar[float] = 1.0
     """A power of 10: coefficients per unit of this LAP are shown per unit of LAP x factor (report/units.py)."""
     log_scale: ClassVar[bool] = False
@@ -51,20 +54,32 @@ class LapMeasure:
         """The tables' note "LAP = ..." when this measure is the configured one."""
         raise NotImplementedError
 
+    def relative_gap(self, gap: float, mean: float) -> float:
+        """The high-minus-low gap as a share of the measure's level: gap / |mean|, or for a log-ratio ("log") the
+        factor less one, exp(gap) − 1 (NaN where undefined)."""
+        if self.gap == "log":
+            return math.expm1(gap) if math.isfinite(gap) else math.nan
+        return gap / abs(mean) if math.isfinite(gap) and math.isfinite(mean) and mean != 0 else math.nan
+
+    def fall(self, pre: float, post: float) -> float:
+        """The share of its pre-cutoff level a LAP lost after the cutoff: (pre − post) / |pre|, or for a log-ratio
+        1 − exp(post − pre) (protocol Step 5's collapse; the report's "does not fall")."""
+        if self.gap == "log":
+            return -math.expm1(post - pre) if math.isfinite(pre) and math.isfinite(post) else math.nan
+        return (pre - post) / abs(pre) if math.isfinite(pre) and math.isfinite(post) and pre != 0 else math.nan
+
 
 @dataclass(frozen=True)
 class ScoredText:
     """One text's Min-K% pass: per scored token (every token after the first), log P(w_n | w_<n), and where the
     backend returned them the moments of the next-token distribution at that position, mu = sum_v p log p and
-    m2 = sum_v p (log p)^2, and the top-1 log-prob max_v log p (NaN arrays where it did not); `approximated` when the
-    moments come from a top-k rather than the whole vocabulary."""
+    m2 = sum_v p (log p)^2, and the top-1 log-prob max_v log p (NaN arrays where it did not)."""
 
     text: str
     logprobs: np.ndarray
     mu: np.ndarray
     m2: np.ndarray
     top1: np.ndarray
-    approximated: bool = False
     reference: "ScoredText | None" = None
     """The same text's pass through [minkprob] reference_model (None without one)."""
 

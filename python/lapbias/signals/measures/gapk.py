@@ -33,7 +33,6 @@ class GapK(TextMeasure):
     column = "lap_gapk"
     title = "Gap-K%"
     source = "Kwak & Kim (2026), arXiv 2601.19936 (meaoww/gap-k)"
-    gap = "spread"
     needs_moments = True
     calibration_prefix = "gapk"
     axis = ("Gap-K% (mean of the K% lowest windowed top-1 gaps)", "linear")

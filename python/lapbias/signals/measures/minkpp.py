@@ -39,7 +39,6 @@ class MinKPlusPlus(TextMeasure):
     column = "lap_minkpp"
     title = "Min-K%++"
     source = "Zhang et al. (2024), eq. 3-4 (zjysteven/mink-plus-plus)"
-    gap = "spread"
     needs_moments = True
     calibration_prefix = "minkpp"
     axis = ("Min-K%++ (mean of the K% lowest standardised log-probs)", "linear")

@@ -1,9 +1,11 @@
-"""Min-K% against a reference model (the reference-model calibration of Carlini et al. 2021, "Extracting training
-data from large language models", there with the perplexity; here with Min-K% prob, paper eq. 1): LAP = log Min-K%
-of the text under the target model minus log Min-K% under [minkprob] reference_model, i.e. the mean of the K% lowest
-token log-probs under the target minus the same under the reference, each model on its own tokens. A text every
-model finds easy scores near 0; one the target alone finds easy (memorized) scores above. Zero is natural (equally
-familiar to both) but the scale is nats, so the variation gate asks that the halves differ.
+"""Min-K% against a reference model: LAP = log Min-K% prob (Shi et al. 2023, eq. 1) of the text under the target
+model minus log Min-K% under [minkprob] reference_model, i.e. the mean of the K% lowest token log-probs under the
+target minus the same under the reference. It is the reference-model calibration of how familiar a text is anyway:
+Carlini et al. (2021) compare the target's perplexity with a reference model's (as a ratio), the Min-K%++ authors'
+run_ref.py takes the difference of the mean log-likelihoods; here with Min-K%, the paper's LAP, as a difference in
+nats. Both models must tokenize the text alike (a smaller model of the same family: signals/minkprob.py refuses
+another tokenizer). A text every model finds easy scores near 0; one the target alone finds easy (memorized) scores
+above. Its variation gate reads it as a log-ratio (a factor 1 + min_lap_relative_gap: Min-K%'s 5%).
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ class ReferenceMinK(TextMeasure):
     name = "ref"
     column = "lap_ref"
     title = "Min-K% vs reference"
-    source = "Carlini et al. (2021), reference-model calibration, with Min-K% prob (Shi et al. 2023, eq. 1)"
-    gap = "spread"
+    source = ("Carlini et al. (2021) and the Min-K%++ authors' run_ref.py: a reference model's log-likelihood "
+              "subtracted, here with Min-K% prob (Shi et al. 2023, eq. 1)")
+    gap = "log"
     calibration_prefix = "ref"
     axis = ("log Min-K% (target) - log Min-K% (reference)", "linear")
 

@@ -23,7 +23,6 @@ class ZlibRatio(TextMeasure):
     column = "lap_zlib"
     title = "zlib ratio"
     source = "Carlini et al. (2021): mean token log-likelihood / zlib-compressed bytes"
-    gap = "spread"
     calibration_prefix = "zlib"
     axis = ("mean token log-prob / zlib bytes", "linear")
 
