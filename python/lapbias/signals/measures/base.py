@@ -11,6 +11,7 @@ natural unit), and how the report and the calibration show it. A measure derived
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -19,7 +20,7 @@ import numpy as np
 from ...config import RunConfig
 
 
-class LapMeasure:
+class LapMeasure(ABC):
     """One value of `[estimate] lap_measure`."""
 
     name: ClassVar[str]
@@ -50,9 +51,9 @@ class LapMeasure:
     axis: ClassVar[tuple[str, str]]
     """(label, matplotlib scale) of the calibration figure's LAP axis."""
 
+    @abstractmethod
     def describe(self, config: RunConfig, standardized: bool = False) -> str:
         """The tables' note "LAP = ..." when this measure is the configured one."""
-        raise NotImplementedError
 
     def relative_gap(self, gap: float, mean: float) -> float:
         """The high-minus-low gap as a share of the measure's level: gap / |mean|, or for a log-ratio ("log") the
@@ -95,5 +96,6 @@ class TextMeasure(LapMeasure):
     needs_moments: ClassVar[bool] = False
     """The score reads the distribution's moments (mu, m2, top-1), not only the realised token's log-prob."""
 
+    @abstractmethod
     def score(self, scored: ScoredText, config: RunConfig) -> float:
-        raise NotImplementedError
+        """The measure of one text from its Min-K% pass."""
