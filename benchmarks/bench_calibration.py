@@ -184,6 +184,11 @@ def _f(value, digits: int = 3) -> str:
     return "—" if value is None or pd.isna(value) else f"{value:.{digits}f}"
 
 
+def _said(value) -> str:
+    """A verdict cell: the text, or — where the run has none (NaN in the record)."""
+    return "—" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
+
+
 def section(records: dict[str, dict]) -> list[str]:
     lines = ["## Self-validation: planted memorization in SmolLM2-135M-Instruct", "",
              f"Machine: {describe()}; shared with other jobs: the load average at each run's start and end is "
@@ -234,7 +239,8 @@ def section(records: dict[str, dict]) -> list[str]:
                   "planted here. AUC and gap in pooled SDs (log scale for Min-K% prob and the loss) of every exposed "
                   "against the never-exposed pre-cutoff pairs, planted model (base in parentheses), and each "
                   "model's verdict with LAP = that measure (its own Steps 3-5; beta_3's one-sided p as the verdict "
-                  "reads it).", "",
+                  "reads it). \"planted\" is the shuffled control's planted_shuffled run where the run is that "
+                  "control; — a measure that model's run did not estimate.", "",
                   "| run | measure | AUC planted (base) | gap SD planted (base) | beta_3 planted (p) | verdict base | "
                   "verdict planted |", "|---|---|---|---|---|---|---|"]
         for name, table in measured.items():
@@ -244,7 +250,7 @@ def section(records: dict[str, dict]) -> list[str]:
                     f"| {name} | {row['measure']} | {_f(row.get(f'{planted}_auc'))} ({_f(row.get('base_auc'))}) | "
                     f"{_f(row.get(f'{planted}_gap_sd'), 2)} ({_f(row.get('base_gap_sd'), 2)}) | "
                     f"{_f(row.get(f'{planted}_beta3'), 3)} ({_f(row.get(f'{planted}_p_one_sided'), 4)}) | "
-                    f"{row.get('base_verdict', '—')} | {row.get(f'{planted}_verdict', '—')} |")
+                    f"{_said(row.get('base_verdict'))} | {_said(row.get(f'{planted}_verdict'))} |")
     dose = records.get("dose")
     if dose:
         beta3 = pd.DataFrame(dose.get("beta3_by_arm", []))

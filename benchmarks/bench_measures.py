@@ -4,10 +4,10 @@ texts (the demo panel's forecast prompts, the default scored text) with the bund
     the answers appended to a JSONL cache, Min-K% derived;
 (b) the stage with every measure: `prompt_scores` (the whole vocabulary's moments and top-1 in float64 as well), the
     answers with their moments appended, Min-K%, Min-K%++, Gap-K%, the zlib ratio and the loss derived.
-Each is timed REPEATS times, alternating, the model warm; the ratio of medians is the cost of the measures (the issue's
-bound: 1.15). Then the top-20 approximations of the moments (llm/moments.py: what vLLM and servers return) against
-the exact ones on the same texts: per text, Min-K%++ and Gap-K% from the top-20 with the rest of the probability
-spread evenly over the other tokens (vLLM, or a server with `[model] tokenizer`) and from the top-20 renormalised
+Each is timed REPEATS times, alternating, the model warm; the ratio of medians is the cost of the measures (they may
+cost at most 1.15x the Min-K% stage alone). Then the top-20 approximations of the moments (llm/moments.py: what vLLM
+and servers return) against the exact ones on the same texts: per text, Min-K%++ and Gap-K% from the top-20 with the
+rest of the probability spread evenly over the other tokens (vLLM, or a server with `[model] tokenizer`) and from the top-20 renormalised
 (a server without), against the whole vocabulary's.
 
     .venv/bin/python benchmarks/bench_measures.py

@@ -741,6 +741,40 @@ def test_shuffled_permutation_is_independent_of_the_assignment():
     assert not spread(np.random.default_rng(settings.assignment_seed).permutation(len(pre)))
 
 
+def test_shuffled_control_moves_the_reference_models_pass_with_the_models(tmp_path):
+    """control = "shuffled" with [minkprob] reference_model: each row's model pass and reference pass come from the
+    same source row (the log-ratio compares one text's two passes), each model's answers permuted among its own.
+    The cache lines are in the cache's format, each answer naming the (model, row) it was asked for."""
+    from lapbias.calibrate import experiment
+    from lapbias.data.validate import validate_file
+    from lapbias.io import Layout
+    from lapbias.llm.cache import canonical_json
+    from lapbias.signals import minkprob
+
+    run, settings = load(tiny_config(tmp_path))
+    planted = run.model_copy(update={"root": str(tmp_path / "planted"), "minkprob": run.minkprob.model_copy(
+        update={"reference_model": "reference-model"})})
+    shuffled = planted.model_copy(update={"root": str(tmp_path / "shuffled")})
+    arms = corpus.assign_arms(experiment.pairs_with_outcomes(planted), pd.Timestamp(planted.study.cutoff_date),
+                              settings.exposures, settings.pairs_per_arm, settings.assignment_seed)
+    rows = validate_file(planted.data.path, planted).frame
+    queries = minkprob.queries(rows, planted) + minkprob.queries(rows, planted, "reference-model")
+    source = Layout(Path(planted.root))
+    source.make_dirs()
+    source.raw_file(minkprob.TASK).write_text("".join(canonical_json(
+        {"key": q.key, "task": q.task, "model_id": q.model_id, "query_id": q.query_id, "prompt": q.prompt,
+         "params": q.params, "response": {"from": [q.model_id, q.query_id]}, "created": "x"}) + "\n"
+        for q in queries))
+    experiment.shuffled_answers(planted, shuffled, arms, settings.assignment_seed)
+    moved = [json.loads(line) for line in Layout(Path(shuffled.root)).raw_file(minkprob.TASK).read_text().splitlines()]
+    came_from = {(line["model_id"], line["query_id"]): tuple(line["response"]["from"]) for line in moved}
+    assert all(model == source_model for (model, _), (source_model, _) in came_from.items())
+    target = {row: origin for (model, row), (_, origin) in came_from.items() if model == planted.model.model_id}
+    reference = {row: origin for (model, row), (_, origin) in came_from.items() if model == "reference-model"}
+    assert target == reference  # the two passes of a row come from one source row
+    assert sum(row != origin for row, origin in target.items()) > len(target) / 4  # and are permuted
+
+
 def test_shuffled_size_benchmark_reproduces_the_runs_t_and_writes_its_table(tmp_path, monkeypatch):
     """benchmarks/bench_calibration_shuffled_size.py on the 6-epoch run's answers (--pairs; the model the shuffled
     control permuted): its unpermuted regression gives the run's own beta_3 t (the record in calibration_runs.json), its

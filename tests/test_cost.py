@@ -72,11 +72,13 @@ PRE = [f"2024-0{m}-1{d}" for m in (3, 4, 5) for d in range(3)]
 POST = [f"2024-{m}-1{d}" for m in (10, 11, 12) for d in range(3)]
 
 
-@pytest.mark.parametrize("dates", [PRE + POST, PRE, POST], ids=["both_samples", "pre_only", "post_only"])
-def test_the_planned_regressions_are_those_estimate_runs(tmp_path, monkeypatch, dates):
+@pytest.mark.parametrize("dates, min_k_pass", [(PRE + POST, True), (PRE, True), (POST, True), (PRE + POST, False)],
+                         ids=["both_samples", "pre_only", "post_only", "without_the_min_k_pass"])
+def test_the_planned_regressions_are_those_estimate_runs(tmp_path, monkeypatch, dates, min_k_pass):
     """The dry run's count against a real `lapbias estimate` on the same rows, every reghdfe fit on a sample with
     rows counted wherever estimate calls it (it missed the power's standalone regression and the bootstrap's
-    in-sample beta_3, and counted Tables II-IV on an empty pre-cutoff sample)."""
+    in-sample beta_3, and counted Tables II-IV on an empty pre-cutoff sample); without the Min-K% pass (a server
+    without prompt log-probs, the recall LAP configured) no text measure is estimated, nor counted."""
     import lapbias.estimate
     from lapbias.estimate.reghdfe import reghdfe as reghdfe_function
 
@@ -95,12 +97,14 @@ def test_the_planned_regressions_are_those_estimate_runs(tmp_path, monkeypatch, 
     layout = Layout(tmp_path)
     layout.make_dirs()
     inputs = synthetic_stage_files(layout, n_entities=12, dates=dates)
+    if not min_k_pass:
+        layout.derived_file("minkprob.parquet").unlink()
     settings = {"root": str(tmp_path), "study": {"cutoff": "2024-06-30"}, "estimate": {"bootstrap_reps": 20}}
     build(from_dict(settings), layout)
     (tmp_path / "study.toml").write_text(f'root = "{tmp_path}"\n[study]\ncutoff = 2024-06-30\n[estimate]\n'
                                          "bootstrap_reps = 20\n")
     result = CliRunner().invoke(main, ["estimate", str(tmp_path / "study.toml")])
     assert result.exit_code == 0, result.output
-    regressions, draws = planned_estimation(inputs, from_dict(settings))
+    regressions, draws = planned_estimation(inputs, from_dict(settings), text_measures=min_k_pass)
     assert regressions == sum(n > 0 for n in fits)
     assert draws == (20 if dates == PRE + POST else 0)

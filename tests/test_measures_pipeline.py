@@ -67,6 +67,24 @@ def test_the_robustness_table_has_every_measure_and_the_configured_one_is_the_re
     assert "## 7. The verdict's robustness to the LAP measure" in report
 
 
+def test_the_robustness_and_drift_tables_have_latex_twins(project):
+    """results/lap_measures.tex: one row per row of the CSV, beta_3 and the verdict as the CSV holds them;
+    results/text_drift.tex: one row per check."""
+    root, measures, _ = project
+    tex = (root / "results/lap_measures.tex").read_text()
+    body = tex.split("\\midrule\n")[1].split("\\bottomrule")[0].strip().splitlines()
+    assert len(body) == len(measures)
+    for line, (_, row) in zip(body, measures.iterrows()):
+        cells = [cell.strip() for cell in line.removesuffix("\\\\").split(" & ")]
+        assert cells[0] == row["title"].replace("%", "\\%")
+        assert cells[1] == ("yes" if row["configured"] else "")
+        assert cells[3] == ("" if math.isnan(row["beta3"]) else f"{row['beta3']:.4g}")
+        assert cells[-1] == row["verdict"]
+    drift = pd.read_csv(root / "results/text_drift.csv")
+    drift_tex = (root / "results/text_drift.tex").read_text()
+    assert drift_tex.count("\\\\\n") == len(drift) + 1  # the header and one line per check
+
+
 @pytest.mark.parametrize("measure", ["gapk", "minkprob"])
 def test_a_row_is_what_configuring_that_measure_gives(project, measure):
     """lapbias run with [estimate] lap_measure = the measure, from the same cache (no model query): its detection

@@ -10,7 +10,7 @@ from lapbias.estimate import protocol
 from lapbias.io import Layout
 from lapbias.panel import build
 from lapbias.report import write_report
-from lapbias.report.tables import stars, to_latex
+from lapbias.report.tables import rows_to_latex, stars, to_latex
 from test_panel import synthetic_stage_files
 
 SECTIONS = ["## 1. Sample", "## 2. LAP distribution, pre vs post cutoff", "## 3. Validation regression",
@@ -59,6 +59,17 @@ def test_stars_and_latex_cells():
     table = pd.DataFrame([{"model": "pre", "term": "mu_hat", "coef": 0.12345, "t": 2.5, "p": 0.02, "N": 100,
                            "r2": 0.1}])
     assert r"0.1235** \\" in to_latex(table, "x") and r"(2.50) \\" in to_latex(table, "x")
+
+
+def test_a_table_of_rows_as_latex_escapes_text_and_leaves_missing_cells_empty():
+    table = pd.DataFrame({"title": ["Min-K% prob", "the_loss"], "configured": [True, False],
+                          "beta3": [0.123456, float("nan")], "verdict": ["Mixed/invalid", None]})
+    tex = rows_to_latex(table, {"title": "LAP measure", "configured": "configured", "beta3": "beta_3",
+                                "verdict": "verdict"}, "Robustness & more")
+    assert r"\caption{Robustness \& more}" in tex and r"\begin{tabular}{lccc}" in tex
+    assert r"LAP measure & configured & beta\_3 & verdict \\" in tex
+    assert r"Min-K\% prob & yes & 0.1235 & Mixed/invalid \\" in tex
+    assert r"the\_loss &  &  &  \\" in tex
 
 
 def test_no_post_sample_is_said_plainly(tmp_path):

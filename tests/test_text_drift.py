@@ -59,12 +59,65 @@ def test_dates_in_the_text_do_not_tell_the_samples_apart():
 
 
 def test_lap_carried_by_length_is_predicted_by_the_text_and_residualised():
+    """LAP = 1e-4 x length + noise and an outcome that follows mu_hat x length: beta_3 on LAP as is is large and
+    significant, on LAP residualised on tokens and zlib bytes it is not (length carried it)."""
     frame, scored = panel(400, drift=False, seed=1)
+    rng = np.random.default_rng(1)
+    length = frame["text"].str.len().to_numpy(float)
+    frame["outcome"] = frame["mu_hat"] * (length - length.mean()) / length.std() + rng.normal(scale=0.5, size=len(frame))
     table = text_drift.diagnostics(frame, CONFIG, scored)
     assert value(table, "R2 of LAP from the text alone", "minkprob") > 0.3  # LAP is mostly length here
     as_is = table[(table["check"] == "beta_3, LAP as is") & (table["measure"] == "minkprob")].iloc[0]
-    assert math.isfinite(as_is["value"]) and as_is["N"] > 0
-    assert "residualised on tokens and zlib bytes" in " ".join(table["check"])
+    residualised = table[(table["check"] == "beta_3, LAP residualised on tokens and zlib bytes")
+                         & (table["measure"] == "minkprob")].iloc[0]
+    assert math.isfinite(as_is["value"]) and math.isfinite(residualised["value"])
+    assert as_is["N"] == residualised["N"] == int((frame["post"] == 0).sum())
+    assert "one-sided p 0.0000" in as_is["detail"]
+    assert abs(residualised["value"]) < abs(as_is["value"]) / 3
+
+
+def test_the_residualisation_is_fitted_on_pre_cutoff_rows_only():
+    """Post-cutoff rows whose LAP is extreme leave the residualised pre-cutoff beta_3 unchanged."""
+    frame, scored = panel(400, drift=False, seed=2)
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    post = frame["post"].astype(int) == 1
+    extreme = frame.copy()
+    extreme.loc[post, "lap_mink"] = 1e3 * frame.loc[post, "text"].str.len()
+    again = text_drift.diagnostics(extreme, CONFIG, scored)
+    check = "beta_3, LAP residualised on tokens and zlib bytes"
+    assert value(again, check, "minkprob") == pytest.approx(value(table, check, "minkprob"), rel=1e-9)
+    assert math.isfinite(value(table, check, "minkprob"))
+
+
+def period_words(seed: int = 4) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """20 periods, the first 10 before the cutoff; every text carries its period's own word (letters only) and words
+    drawn alike in both samples, and LAP is a level per period: a classifier that sees a period in training and
+    in its held-out fold learns the period's word, one that holds out whole periods cannot."""
+    frame, scored = panel(600, drift=False, seed=seed)
+    rng = np.random.default_rng(seed)
+    period = rng.integers(0, 20, len(frame))
+    letters = "abcdefghijklmnopqrst"
+    frame["period_num"] = period + 1
+    frame["post"] = pd.array((period >= 10).astype(int), dtype="Int8")
+    frame["text"] = frame["text"] + " " + pd.Series([f"zz{letters[p]}{letters[p]}q" for p in period])
+    level = rng.normal(size=20)
+    for column in ("lap_mink", "lap_minkpp", "lap_gapk", "lap_zlib", "lap_loss"):
+        frame[column] = level[period] + rng.normal(scale=0.1, size=len(frame))
+    return frame, scored
+
+
+def test_folds_hold_out_whole_periods_so_a_periods_own_word_does_not_give_it_away():
+    frame, scored = period_words()
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    auc = table[(table["check"] == "AUC pre vs post from the text alone")
+                & (table["measure"] == "bag of words of the text")].iloc[0]
+    assert "folds of whole periods" in auc["detail"]
+    assert abs(auc["value"] - 0.5) < 0.15  # row folds: about 1 (each period's word seen in training)
+    r2 = table[(table["check"] == "R2 of LAP from the text alone") & (table["measure"] == "minkprob")
+               & table["detail"].str.startswith("ridge")].iloc[0]
+    assert "folds of whole periods" in r2["detail"] and "pre-cutoff rows" in r2["detail"]
+    assert r2["value"] < 0.2  # row folds: near 1 (the period's word predicts its level)
+    assert r2["N"] == int((frame["post"] == 0).sum())
 
 
 def test_no_post_cutoff_rows_or_no_min_k_pass_is_said_not_failed():

@@ -167,7 +167,7 @@ def _parse_note(first: list, cache, config: RunConfig) -> str:
     return f"parse rate of these {len(first)} answers {rate:.1%}"
 
 
-def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int]:
+def planned_estimation(frame: pd.DataFrame, config: RunConfig, text_measures: bool = True) -> tuple[int, int]:
     """(regressions, bootstrap draws) the Python engine's `estimate` runs on the validated rows `frame`: on each
     sample with rows (pre-cutoff; post-cutoff, target dates split as `panel` splits them), the four validation
     regressions (pooled, high-LAP, low-LAP and their difference, high_minus_low) and the detection regression
@@ -179,7 +179,8 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
     detection and power regressions again under every other LAP measure (estimate/measures.py: all of them, as the
     Min-K% pass gives every measure of the text; the reference measure only with [minkprob] reference_model), and
     the text-drift diagnostics' two detection regressions per text measure (estimate/text_drift.py). Without a
-    cutoff, both samples are counted."""
+    cutoff, both samples are counted. `text_measures` False: the Min-K% pass does not run (a server without prompt
+    log-probs, the recall LAP configured), so no text measure is estimated."""
     from .panel import split
 
     if config.study.cutoff:
@@ -190,15 +191,15 @@ def planned_estimation(frame: pd.DataFrame, config: RunConfig) -> tuple[int, int
     reps = config.estimate.bootstrap_reps if pre_rows and post_rows else 0
     pre_only = 1 + 2 + 2 * (config.estimate.moderator in frame.columns) + 2 + 2 * bool(config.forecast.confidence_regex)
     per_measure = (pre_rows + post_rows) * 5 + pre_rows
-    others = [m for m in measures.REGISTRY if m != config.estimate.lap_measure and (m != "ref" or
-                                                                                 config.minkprob.reference_model)]
-    text = [m for m in measures.TEXT_MEASURES if m != "ref" or config.minkprob.reference_model]
+    text = [m for m in measures.TEXT_MEASURES if text_measures and (m != "ref" or config.minkprob.reference_model)]
+    others = [m for m in measures.REGISTRY if m != config.estimate.lap_measure
+              and (m in text or measures.REGISTRY[m].task != "minkprob")]
     regressions = (pre_rows + post_rows) * (5 + 2) + pre_rows * pre_only + (reps > 0) + len(others) * per_measure \
         + pre_rows * 2 * len(text)  # text drift: each text measure's beta_3 as is and residualised
     return regressions, reps
 
 
-def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
+def estimate_stage(frame: pd.DataFrame, config: RunConfig, text_measures: bool = True) -> StageCost:
     """Time and memory of `estimate` (planned_estimation's regressions and bootstrap draws) measured on a synthetic
     panel of the study's size: bootstrap draws as the run computes them (blocks of four, one per SIMD vector of the C
     kernel, in one thread per core), 32 blocks per thread, scaled to the draws; one reghdfe fit times the
@@ -206,7 +207,7 @@ def estimate_stage(frame: pd.DataFrame, config: RunConfig) -> StageCost:
     from .estimate.bootstrap import pairs_bootstrap, threads as bootstrap_threads
     from .estimate.reghdfe import reghdfe
 
-    regressions, reps = planned_estimation(frame, config)
+    regressions, reps = planned_estimation(frame, config, text_measures)
     rng = np.random.default_rng(0)
     n = len(frame)
     entities, periods = frame["entity_id"].nunique(), max(frame["text_date"].nunique(), 2)
@@ -300,12 +301,14 @@ def dry_run(config: RunConfig, layout: Layout) -> str:
         began = time.perf_counter()
         backend = make_backend(config.model)
         load = time.perf_counter() - began
+    text_measures = True
     for stage, stage_list in queries.items():
         if stage == "minkprob" and missing[stage] and _prompt_scoring_unavailable(config, backend):
+            text_measures = False
             continue
         stages.append(probe_stage(stage, stage_list, config, layout, backend))
     asks = any(s.queries for s in stages)  # the run loads the model only for queries the probe left
-    stages += [estimate_stage(frame, config), panel_and_report_stage(len(frame))]
+    stages += [estimate_stage(frame, config, text_measures), panel_and_report_stage(len(frame))]
     fixed = start_up + validate + DERIVE * reading + load * asks
     total = Estimate(0, *(fixed + sum(_or0(getattr(s.estimate, part)) for s in stages)
                           for part in ("seconds", "low", "high")), "")

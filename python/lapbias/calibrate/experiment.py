@@ -271,8 +271,13 @@ def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame
     that give LAP -- the recall answers (LAP and U - D) and the Min-K% scores -- permuted (seeded) over the
     pre-cutoff pairs: pair i carries the recall answer of pair pi(i) and each of its rows the Min-K% score of
     pair pi(i)'s first row, the two measures moved together, so that the exposure assignment is shuffled after
-    training and LAP is no longer aligned with what was planted. Forecasts stay with their rows; the stages then
-    derive everything from this cache as from any other (no model is loaded). Returns the shuffled caches."""
+    training and LAP is no longer aligned with what was planted. With [minkprob] reference_model the reference
+    model's pass moves with the model's (each model's answers permuted alike: the log-ratio compares one text's
+    two passes). Every measure of the Min-K% pass is derived from the moved pass, so the rows of a pair carry
+    copies; the zlib ratio divides the moved pass's log-likelihood by the zlib bytes of the row's own text (the
+    text is not cached with the answer), a hybrid that is as unaligned with the planting as the rest. Forecasts
+    stay with their rows; the stages then derive everything from this cache as from any other (no model is
+    loaded). Returns the shuffled caches."""
     from ..signals import minkprob, recall
 
     source, target = Layout(Path(planted.root)), Layout(Path(shuffled.root))
@@ -289,8 +294,12 @@ def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame
     row_pair = {str(r): (e, d) for r, e, d in zip(rows["row_id"], rows["entity_id"], rows["target_date"])}
     recalled = recall_pairs(rows)
     query_pair = {recall.query_id(e, d): (e, d) for e, d in zip(recalled["entity_id"], recalled["target_date"])}
-    current = {recall.TASK: {q.key: query_pair[q.query_id] for q in recall.queries(recalled, planted)},
-               minkprob.TASK: {q.key: row_pair[q.query_id] for q in minkprob.queries(rows, planted)}}
+    scored = minkprob.queries(rows, planted)
+    if planted.minkprob.reference_model:
+        scored += minkprob.queries(rows, planted, planted.minkprob.reference_model)
+    # key -> (model, pair): each model's answers are permuted among its own
+    current = {recall.TASK: {q.key: (q.model_id, query_pair[q.query_id]) for q in recall.queries(recalled, planted)},
+               minkprob.TASK: {q.key: (q.model_id, row_pair[q.query_id]) for q in scored}}
     written = []
     for task in permuted:
         cache = source.raw_file(task)
@@ -305,9 +314,9 @@ def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame
             if line.get("key") in pair_of:
                 first.setdefault(pair_of[line["key"]], line["response"])
         for line in lines:
-            pair = pair_of.get(line.get("key"))
-            if pair in source_of and source_of[pair] in first:
-                line["response"] = first[source_of[pair]]
+            model, pair = pair_of.get(line.get("key"), ("", None))
+            if pair in source_of and (model, source_of[pair]) in first:
+                line["response"] = first[(model, source_of[pair])]
         written.append(write_text(target.raw_file(task), "".join(canonical_json(line) + "\n" for line in lines)))
     return written
 
@@ -556,6 +565,8 @@ def measure_table(lap: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     every exposed pre-cutoff pair against the never-exposed ones (lap_by_arm's exposed_vs_unexposed row), and the
     beta_3, the p the verdict reads and the verdict of the model's own run under that measure (its
     results/lap_measures.csv: Steps 3-5 again with LAP = the measure, report/measures.py)."""
+    columns = ["measure", "title"] + [f"{model}_{what}" for model in plan.configs
+                                      for what in ("auc", "gap_sd", "beta3", "p_one_sided", "verdict", "failed")]
     rows = []
     for name, measure in REGISTRY.items():
         row = {"measure": name, "title": measure.title}
@@ -573,7 +584,7 @@ def measure_table(lap: pd.DataFrame, plan: Plan) -> pd.DataFrame:
                 row[f"{model}_{column}"] = mine[column].iloc[0] if len(mine) and column in mine else math.nan
         if any(isinstance(row.get(f"{model}_verdict"), str) for model in plan.configs):  # a measure no run computed
             rows.append(row)                                                                # (ref without a reference)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=columns)  # the header even when no run wrote lap_measures.csv
 
 
 def configured_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:

@@ -294,7 +294,7 @@ def measure_lines(measures: pd.DataFrame | None) -> list[str]:
     models = [c[:-len("_verdict")] for c in measures.columns if c.endswith("_verdict")]
     frame = measures.copy()
     for model in models:
-        frame[f"{model}: verdict"] = frame[f"{model}_verdict"].astype(str) + frame[f"{model}_failed"].map(
+        frame[f"{model}: verdict"] = frame[f"{model}_verdict"].fillna("—").astype(str) + frame[f"{model}_failed"].map(
             lambda f: f" ({f})" if isinstance(f, str) and f else "")
     columns = ["measure", *(c for m in models for c in (f"{m}_auc", f"{m}_gap_sd")),
                *(c for m in models for c in (f"{m}_beta3", f"{m}_p_one_sided", f"{m}: verdict"))]

@@ -9,10 +9,13 @@ pre- and post-cutoff rows (release-gap rows left out):
    periods kept in one fold where each sample has 5 periods, so that one day's news cannot be learned from itself) of
    a logistic regression on (a) the scored text's length in characters, (b) its scored tokens (minkprob.parquet
    n_tokens), (c) a bag of words of the `text` column (TF-IDF of words seen in at least 2 texts; the text column,
-   not the prompt; words of letters only, without month or weekday names, so that no date gives the answer away).
-   AUC 0.5: the texts do not differ; near 1: they do, and a text measure's fall after the cutoff may be theirs.
+   not the prompt; words of letters only, without month or weekday names, so that no date gives the answer away;
+   vocabulary and weights fitted on each training fold's texts only). AUC 0.5: the texts do not differ; near 1: they
+   do, and a text measure's fall after the cutoff may be theirs.
 2. How well the text alone predicts LAP: the out-of-fold R^2 of a ridge regression of each text measure on the same
-   bag of words (and of a linear regression on length and tokens).
+   bag of words (and of a linear regression on length and tokens), on the pre-cutoff rows, the detection
+   regression's sample (pooled over the cutoff, a fall of LAP from missing memory would read as "predicted" by
+   words that date the period), folds of whole periods where there are 5.
 3. beta_3 with LAP residualised: each text measure regressed (OLS with a constant, on the pre-cutoff rows with
    values) on the scored text's tokens and its zlib-compressed bytes, the residual taken as LAP in the pre-cutoff
    detection regression (the protocol's estimator and clusters; the CRV1 p, a diagnostic: the verdict's wild
@@ -26,7 +29,6 @@ regression on 10^6 texts take minutes and say no more). results/text_drift.csv: 
 from __future__ import annotations
 
 import math
-import zlib
 
 import numpy as np
 import pandas as pd
@@ -35,6 +37,7 @@ from ..config import RunConfig
 from ..errors import LapbiasError
 from ..io import Layout, read_parquet, write_csv
 from ..signals.measures import TEXT_MEASURES
+from ..signals.measures.zlib_ratio import zlib_bytes
 from ..signals.minkprob import scored_text
 from .protocol import DETECTION_TERMS
 from .specification import CLUSTERS, fit
@@ -51,7 +54,7 @@ DATE_WORDS = ("january february march april may june july august september octob
 
 
 def _folds(labels: np.ndarray, periods: np.ndarray) -> tuple[object, np.ndarray | None, str]:
-    """(splitter, groups, words): whole periods per fold where each class has FOLDS periods, else rows."""
+    """(splitter, groups, words) for the AUC: whole periods per fold where each class has FOLDS periods, else rows."""
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
     if all(len(np.unique(periods[labels == c])) >= FOLDS for c in (0, 1)):
@@ -59,45 +62,74 @@ def _folds(labels: np.ndarray, periods: np.ndarray) -> tuple[object, np.ndarray 
     return StratifiedKFold(FOLDS, shuffle=True, random_state=SEED), None, "folds of rows (too few periods to group)"
 
 
-def _auc(features, labels: np.ndarray, periods: np.ndarray) -> tuple[float, str]:
-    """Out-of-fold ROC AUC of a logistic regression (scikit-learn) and how the folds were drawn; NaN when a class has
-    fewer rows than folds."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import cross_val_predict
+def _regression_folds(periods: np.ndarray) -> tuple[object, np.ndarray | None, str]:
+    """(splitter, groups, words) for the R^2: whole periods per fold where there are FOLDS periods, else rows."""
+    from sklearn.model_selection import GroupKFold, KFold
+
+    if len(np.unique(periods)) >= FOLDS:
+        return GroupKFold(FOLDS, shuffle=True, random_state=SEED), periods, "folds of whole periods"
+    return KFold(FOLDS, shuffle=True, random_state=SEED), None, "folds of rows (too few periods to group)"
+
+
+def _bag_of_words():
+    """The TF-IDF of words of letters seen in at least 2 texts, without DATE_WORDS (scikit-learn). It sits inside each
+    model's pipeline, so that every fold fits its own vocabulary and weights on its training texts only."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(min_df=2, token_pattern=r"(?u)\b[^\W\d_]{2,}\b", stop_words=DATE_WORDS, lowercase=True)
+
+
+def _model(estimator, text: bool):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    return make_pipeline(_bag_of_words(), estimator) if text else make_pipeline(StandardScaler(), estimator)
+
+
+def _auc(features: np.ndarray, labels: np.ndarray, periods: np.ndarray, text: bool) -> tuple[float, str]:
+    """Out-of-fold ROC AUC of a logistic regression (scikit-learn) on numeric features or on texts (`text`: the bag
+    of words fitted within each fold) and how the folds were drawn; NaN when a class has fewer rows than folds or a
+    training fold has no word in two texts."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import cross_val_predict
+
     if min(np.bincount(labels, minlength=2)) < FOLDS:
         return math.nan, "a sample has fewer rows than folds"
-    model = LogisticRegression(max_iter=2000) if hasattr(features, "tocsr") else \
-        make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     splitter, groups, how = _folds(labels, periods)
-    scores = cross_val_predict(model, features, labels, cv=splitter, groups=groups, method="predict_proba")[:, 1]
+    try:
+        scores = cross_val_predict(_model(LogisticRegression(max_iter=2000), text), features, labels, cv=splitter,
+                                   groups=groups, method="predict_proba")[:, 1]
+    except ValueError as err:  # TfidfVectorizer: "empty vocabulary" in a training fold
+        return math.nan, f"not estimable ({str(err).splitlines()[0]})"
     return float(roc_auc_score(labels, scores)), how
 
 
-def _r2(features, target: np.ndarray) -> float:
-    """Out-of-fold R^2 of a ridge (bag of words) or linear regression (scikit-learn), NaN below 2 * FOLDS rows."""
+def _r2(features: np.ndarray, target: np.ndarray, periods: np.ndarray, text: bool) -> tuple[float, str]:
+    """Out-of-fold R^2 of a ridge (bag of words, fitted within each fold) or linear regression (scikit-learn) and how
+    the folds were drawn; NaN below 2 * FOLDS rows or for a constant target."""
     from sklearn.linear_model import LinearRegression, Ridge
     from sklearn.metrics import r2_score
-    from sklearn.model_selection import KFold, cross_val_predict
+    from sklearn.model_selection import cross_val_predict
 
     if len(target) < 2 * FOLDS or np.std(target) == 0:
-        return math.nan
-    model = Ridge() if hasattr(features, "tocsr") else LinearRegression()
-    predicted = cross_val_predict(model, features, target, cv=KFold(FOLDS, shuffle=True, random_state=SEED))
-    return float(r2_score(target, predicted))
-
-
-def _words(texts: pd.Series):
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
+        return math.nan, "too few rows or a constant LAP"
+    splitter, groups, how = _regression_folds(periods)
     try:
-        return TfidfVectorizer(min_df=2, token_pattern=r"(?u)\b[^\W\d_]{2,}\b", stop_words=DATE_WORDS,
-                               lowercase=True).fit_transform(texts.astype(str))
-    except ValueError:  # no word in two texts
-        return None
+        predicted = cross_val_predict(_model(Ridge() if text else LinearRegression(), text), features, target,
+                                      cv=splitter, groups=groups)
+    except ValueError as err:
+        return math.nan, f"not estimable ({str(err).splitlines()[0]})"
+    return float(r2_score(target, predicted)), how
+
+
+def _has_words(texts: pd.Series) -> bool:
+    """Some word of letters occurs in two texts (else there is no bag of words to fit)."""
+    try:
+        _bag_of_words().fit(texts.astype(str))
+    except ValueError:  # empty vocabulary
+        return False
+    return True
 
 
 def diagnostics(panel: pd.DataFrame, config: RunConfig, minkprob: pd.DataFrame | None) -> pd.DataFrame:
@@ -111,32 +143,38 @@ def diagnostics(panel: pd.DataFrame, config: RunConfig, minkprob: pd.DataFrame |
     frame = frame.merge(minkprob[["row_id", "n_tokens"]], on="row_id", how="left", validate="one_to_one")
     scored = frame.apply(lambda row: scored_text(row, config), axis=1)
     frame["chars"] = scored.str.len()
-    frame["zlib_bytes"] = scored.map(lambda text: len(zlib.compress(text.encode("utf-8"))))
+    frame["zlib_bytes"] = scored.map(zlib_bytes)
     sample = frame.sample(MAX_ROWS, random_state=SEED) if len(frame) > MAX_ROWS else frame
     labels = sample["post"].astype(int).to_numpy()
     periods = sample["period_num"].to_numpy() if "period_num" in sample else np.arange(len(sample))
-    words = _words(sample["text"])
+    texts = sample["text"].astype(str).to_numpy()
+    words = _has_words(sample["text"])
     shown = f"{len(sample)} rows" + (f" (a seeded subsample of {len(frame)})" if len(sample) < len(frame) else "")
-    for name, features in (("length (characters)", sample[["chars"]].to_numpy(float)),
-                           ("scored tokens", sample[["n_tokens"]].to_numpy(float)),
-                           ("bag of words of the text", words)):
-        value, how = _auc(features, labels, periods) if features is not None else (math.nan, "no word in two texts")
+    for name, features, text in (("length (characters)", sample[["chars"]].to_numpy(float), False),
+                                 ("scored tokens", sample[["n_tokens"]].to_numpy(float), False),
+                                 ("bag of words of the text", texts if words else None, True)):
+        value, how = _auc(features, labels, periods, text) if features is not None else \
+            (math.nan, "no word in two texts")
         rows.append({"check": "AUC pre vs post from the text alone", "measure": name, "value": value,
                      "N": len(sample), "detail": f"logistic regression, {FOLDS}-fold out-of-fold AUC ({how}) on "
                                                  f"{shown}"})
+    pre = sample[sample["post"].astype(int) == 0]
     for measure in TEXT_MEASURES.values():
-        if measure.column not in sample or sample[measure.column].notna().sum() < 2 * FOLDS:
+        if measure.column not in pre or pre[measure.column].notna().sum() < 2 * FOLDS:
             continue
-        known = sample[measure.column].notna().to_numpy()
-        target = sample.loc[known, measure.column].to_numpy(float)
-        rows.append({"check": "R2 of LAP from the text alone", "measure": measure.name,
-                     "value": _r2(sample.loc[known, ["chars", "n_tokens"]].to_numpy(float), target),
-                     "N": int(known.sum()),
-                     "detail": "linear regression on length and scored tokens, out-of-fold"})
-        if words is not None:
-            rows.append({"check": "R2 of LAP from the text alone", "measure": measure.name,
-                         "value": _r2(words[known], target), "N": int(known.sum()),
-                         "detail": "ridge regression on the bag of words, out-of-fold"})
+        known = pre[pre[measure.column].notna()]
+        target = known[measure.column].to_numpy(float)
+        known_periods = known["period_num"].to_numpy() if "period_num" in known else np.arange(len(known))
+        for features, text, model in ((known[["chars", "n_tokens"]].to_numpy(float), False,
+                                       "linear regression on length and scored tokens"),
+                                      (known["text"].astype(str).to_numpy() if words else None, True,
+                                       "ridge regression on the bag of words")):
+            if features is None:
+                continue
+            value, how = _r2(features, target, known_periods, text)
+            rows.append({"check": "R2 of LAP from the text alone", "measure": measure.name, "value": value,
+                         "N": len(known), "detail": f"{model}, {FOLDS}-fold out-of-fold R2 ({how}) on the "
+                                                    "pre-cutoff rows (the detection regression's sample)"})
     for measure in TEXT_MEASURES.values():
         if measure.column in frame and frame[measure.column].notna().any():
             rows += _residualised(frame, measure.name, measure.column, config)
@@ -160,7 +198,8 @@ def _residualised(frame: pd.DataFrame, name: str, column: str, config: RunConfig
             row = result.to_rows("pre").set_index("term").loc["c.mu_hat#c.lap"]
             value, n = float(row["coef"]), int(result.N)
             detail = (f"beta_3 with LAP {how}: se {row['se']:.4g}, t {row['t']:.3g}, one-sided p "
-                      f"{row['p_one_sided']:.4f} (CRV1)" if math.isfinite(value) else
+                      f"{row['p_one_sided']:.4f} (CRV1 in both rows, a like-for-like comparison: the verdict's "
+                      "p may be the wild bootstrap's)" if math.isfinite(value) else
                       f"beta_3 with LAP {how}: omitted (collinear)")
         except (LapbiasError, KeyError, ValueError, np.linalg.LinAlgError) as err:
             reason = str(err).splitlines()[0] if str(err) else type(err).__name__

@@ -11,6 +11,9 @@ what is known:
   field's advice against Recall Guard's unweighted top-k mean), w_i = p_i / sum_S p.
 Measured on the bundled model against the whole vocabulary's moments (benchmarks/bench_measures.py): the spread rest
 is much the closer. The top-1 log-prob (Gap-K%) is exact whenever k >= 1.
+A server's candidates are keyed by token string (the OpenAI-compatible API returns no ids): two ids that decode
+alike (a byte-fallback "\ufffd") are one entry there, and the realised token counts as returned when another id
+with its string is: inherent to the API.
 """
 
 from __future__ import annotations

@@ -133,6 +133,9 @@ def report_with_verdict(config: RunConfig, layout: Layout) -> WrittenReport:
             "detection": tables["detection"], "validation": tables.get("validation"), "placebo": tables.get("placebo"),
             "power": power, "estimation_notes": tables["estimation_notes"]})
         write_csv(tables["lap_measures"], out.results / "lap_measures.csv")
+        write_text(out.results / "lap_measures.tex", measures.latex(tables["lap_measures"]))
+        if tables.get("text_drift") is not None and not tables["text_drift"].empty:
+            write_text(out.results / "text_drift.tex", measures.drift_latex(tables["text_drift"]))
         notice = low_parse_rate(panel["parsed"], config.forecast.min_parse_rate)
         if notice:
             sentence = f"{notice[:1].upper()}{notice[1:]}; {sentence}"

@@ -19,7 +19,8 @@ from .tables import to_markdown
 from .verdict import DIFFERENCE, Verdict
 
 POST_LAP_STAYS_HIGH = 0.8
-"""Post-cutoff LAP does not fall when its mean is at least 80% of the pre-cutoff mean."""
+"""Post-cutoff LAP does not fall when it lost at most 20% of its pre-cutoff level (the measure's `fall`: 80% of
+a positive mean kept)."""
 LAP_HIGH = 0.5
 """Recall LAP is high at a mean of 0.5 or more: at least half of the answer's probability on up or down. Post-cutoff
 LAP "stays high" (protocol Step 2: flag prominently) when it is high and does not fall."""
@@ -368,7 +369,7 @@ def render(config: RunConfig, tables: dict[str, pd.DataFrame], verdict: Verdict,
                           approximated)
     if "text_drift" in tables:
         lines += _section("8. Text drift: a fall of a text-based LAP, or new language?",
-                          drift_lines(tables["text_drift"], config), approximated)
+                          drift_lines(tables["text_drift"]), approximated)
     lines += section_lines(Path(config.root) / "results")  # the audits' SECTION.md files (report/sections.py)
     lines += _section("Estimation notes", [to_markdown(notes, ["model", "kind", "detail"]) if len(notes)
                                            else "None (no singletons, omitted terms or warnings).",

@@ -92,12 +92,37 @@ def lines(measures: pd.DataFrame, config: RunConfig) -> list[str]:
                "other measure(s) reach the same verdict. " if len(agree) and measures["configured"].any() else "")
             + "beta_3 is per unit of each measure (raw units: they differ across rows; the p-values compare). "
             "Measures: Min-K% prob (Shi et al. 2023, eq. 1), Min-K%++ (Zhang et al. 2024), Gap-K% (Kwak and Kim "
-            "2026), the zlib ratio and the loss (Carlini et al. 2021); `approximated` = moments from the top-20 "
-            "(vLLM or a server) rather than the whole vocabulary. results/lap_measures.csv; each measure's tables "
-            "in results/measures/<measure>/.", "", to_markdown(shown, list(shown.columns)), ""]
+            "2026), the zlib ratio and the loss (Carlini et al. 2021), Min-K% against a reference model (Carlini et al. "
+            "2021; the Min-K%++ authors' run_ref.py); `approximated` = moments from the top-20 "
+            "(vLLM or a server) rather than the whole vocabulary. results/lap_measures.csv (LaTeX "
+            "results/lap_measures.tex); each measure's tables in results/measures/<measure>/.", "",
+            to_markdown(shown, list(shown.columns)), ""]
 
 
-def drift_lines(drift: pd.DataFrame | None, config: RunConfig) -> list[str]:
+LATEX_COLUMNS = {"title": "LAP measure", "configured": "configured", "approximated": "top-20", "beta3": "beta_3",
+                 "se": "s.e.", "p_one_sided": "one-sided p", "beta3_post": "post-cutoff beta_3",
+                 "p_one_sided_post": "one-sided p (post)", "verdict": "verdict"}
+DRIFT_LATEX_COLUMNS = {"check": "check", "measure": "measure", "value": "value", "N": "N"}
+
+
+def latex(measures: pd.DataFrame) -> str:
+    """results/lap_measures.tex: the robustness table's LaTeX twin (the CSV's columns a paper's appendix shows)."""
+    from .tables import rows_to_latex
+
+    return rows_to_latex(measures, LATEX_COLUMNS, "The verdict under each LAP measure (Steps 3-5 with LAP = the "
+                         "measure; beta_3 per unit of each measure; the verdict reads the configured measure only; "
+                         "p as the verdict reads it: the wild cluster bootstrap's with few clusters)")
+
+
+def drift_latex(drift: pd.DataFrame) -> str:
+    """results/text_drift.tex: the text-drift diagnostics' LaTeX twin."""
+    from .tables import rows_to_latex
+
+    return rows_to_latex(drift, DRIFT_LATEX_COLUMNS, "Text drift: pre- vs post-cutoff and LAP from the text alone "
+                         "(out-of-fold AUC and R2), and beta_3 with LAP residualised on tokens and zlib bytes")
+
+
+def drift_lines(drift: pd.DataFrame | None) -> list[str]:
     """The REPORT.md section of results/text_drift.csv (estimate/text_drift.py): could a fall of a text-based LAP
     after the cutoff be new language?"""
     from .tables import to_markdown
@@ -109,5 +134,6 @@ def drift_lines(drift: pd.DataFrame | None, config: RunConfig) -> list[str]:
             "memorized or not. How well the text alone tells the samples apart (AUC 0.5: not at all), how much of "
             "each measure the text alone predicts (out-of-fold R2), and beta_3 with LAP residualised on the scored "
             "text's tokens and zlib-compressed bytes (a beta_3 that survives is not carried by length or "
-            "compressibility). The recall LAP asks about a date, not a text. `results/text_drift.csv`.", "",
+            "compressibility). The recall LAP asks about a date, not a text. `results/text_drift.csv` (LaTeX "
+            "`results/text_drift.tex`).", "",
             to_markdown(drift, ["check", "measure", "value", "N", "detail"]), ""]

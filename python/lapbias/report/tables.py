@@ -1,10 +1,12 @@
 """Coefficient tables as Markdown (for REPORT.md) and LaTeX (booktabs; t-statistics in parentheses;
-stars * p < 0.10, ** p < 0.05, *** p < 0.01 on the two-sided p)."""
+stars * p < 0.10, ** p < 0.05, *** p < 0.01 on the two-sided p); a table of rows (one per LAP measure, one per
+check) as LaTeX with its own columns (`rows_to_latex`)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 STARS = ((0.01, "***"), (0.05, "**"), (0.10, "*"))
@@ -52,6 +54,25 @@ def to_latex(table: pd.DataFrame, caption: str, order: list[str] | None = None) 
               r"\bottomrule", r"\end{tabular}",
               r"\par\footnotesize t-statistics in parentheses. * $p<0.10$, ** $p<0.05$, *** $p<0.01$.",
               r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def rows_to_latex(table: pd.DataFrame, columns: dict[str, str], caption: str) -> str:
+    """A booktabs table with one row per row of `table` and the given columns ({column: header}), numbers to 4
+    significant digits, a missing value as an empty cell, True as "yes" (the cells of `to_latex`; pandas'
+    Styler.to_latex needs jinja2, which lapbias does not depend on, and would be given this same formatting)."""
+    def cell(value) -> str:
+        if isinstance(value, (bool, np.bool_)):
+            return "yes" if value else ""
+        if isinstance(value, (float, np.floating)):
+            return "" if math.isnan(value) else f"{value:.4g}"
+        return "" if pd.isna(value) else _tex_escape(value)
+
+    lines = [r"\begin{table}[htbp]\centering", rf"\caption{{{_tex_escape(caption)}}}",
+             rf"\begin{{tabular}}{{l{'c' * (len(columns) - 1)}}}", r"\toprule",
+             " & ".join(_tex_escape(header) for header in columns.values()) + r" \\", r"\midrule"]
+    lines += [" & ".join(cell(row[column]) for column in columns) + r" \\" for _, row in table.iterrows()]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 

@@ -159,19 +159,22 @@ def inference(row: pd.Series, wild_below_clusters: int, reps: int) -> Inference:
 
 
 COLLAPSED_SHARE = 0.5
-"""A post-cutoff LAP has collapsed (protocol Step 5, "collapsed toward zero") when its mean is at most this share of
-the pre-cutoff mean, or, for the recall LAP, below min_lap_gap: a fall of a few percent is not a collapse."""
+"""A post-cutoff LAP has collapsed (protocol Step 5, "collapsed toward zero") when it has lost at least this share of
+its pre-cutoff level (the measure's `fall`: (pre - post) / |pre|, so a negative score collapses by falling further
+below 0; 1 - exp(post - pre) for the reference log-ratio), or, for the recall LAP, when its mean is below
+min_lap_gap: a fall of a few percent is not a collapse."""
 
 
 def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> str:
     """The sentence naming a post-cutoff LAP the placebo cannot be judged on ("" when it can, or when power.csv
     predates the means): post-cutoff LAP without meaningful variation (its own halves' gap below min_lap_gap for the
-    recall LAP, below min_lap_relative_gap of its mean for Min-K%; a constant LAP, or one whose halves are not
-    defined because most rows tie) that has not collapsed either (its mean above COLLAPSED_SHARE of the pre-cutoff
-    mean, and for the recall LAP at least min_lap_gap). Step 5's pass is for a LAP "collapsed toward zero"; a LAP
-    that stays where it was, at a high level (a planted model answering every recall query with a direction:
-    0.99995 +- 7e-5 after the cutoff, 0.99996 before) or a low one, has not collapsed, and a post-cutoff beta_3 on its
-    noise cannot pass the placebo (placebo_check: a significant one still fails it, Step 5). Called "saturated" for a
+    recall LAP, below min_lap_relative_gap of its level for the other measures; a constant LAP, or one whose halves
+    are not defined because most rows tie) that has not collapsed either (it lost less than COLLAPSED_SHARE of its
+    pre-cutoff level, and for the recall LAP its mean is at least min_lap_gap). Step 5's pass is for a LAP "collapsed
+    toward zero"; a LAP that stays where it was, at a high level (a planted model answering every recall query with
+    a direction: 0.99995 +- 7e-5 after the cutoff, 0.99996 before) or a low one, has not collapsed, and a post-cutoff
+    beta_3 on its noise cannot pass the placebo (placebo_check: a significant one still fails it, Step 5). Called
+    "saturated" for a
     recall LAP of mean at least SATURATED_RECALL_LAP."""
     mean, mean_post = power.get("mean_lap", math.nan), power.get("mean_lap_post", math.nan)
     if not (math.isfinite(mean) and math.isfinite(mean_post)):
@@ -187,14 +190,15 @@ def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> s
         spread = (f"its high-LAP half's mean exceeds the low half's by {gap:.3g} of its level, less than "
                   f"min_lap_relative_gap = {floor:g}" if math.isfinite(gap) else "it has no high-LAP half "
                   "(constant, or most rows tie at the median)")
-    collapsed = measures.REGISTRY[thresholds.lap_measure].fall(mean, mean_post) >= COLLAPSED_SHARE \
-        or (recall and mean_post < thresholds.min_lap_gap)
+    fall = measures.REGISTRY[thresholds.lap_measure].fall(mean, mean_post)
+    collapsed = fall >= COLLAPSED_SHARE or (recall and mean_post < thresholds.min_lap_gap)
     if (math.isfinite(gap) and gap >= floor) or collapsed:
         return ""
     name = "post-cutoff LAP saturated" if recall and mean_post >= SATURATED_RECALL_LAP else "post-cutoff LAP flat"
-    return (f"{name}: {spread}, and at a mean of {mean_post:.6g} against {mean:.6g} before the cutoff it has not "
-            f"collapsed (protocol Step 5: at most {COLLAPSED_SHARE:g} of the pre-cutoff mean"
-            + (f" or below {thresholds.min_lap_gap:g}" if recall else "") + "; results/power.csv)")
+    lost = f"it lost {fall:.0%} of its level" if math.isfinite(fall) else "its fall is not defined"
+    return (f"{name}: {spread}, and at a mean of {mean_post:.6g} against {mean:.6g} before the cutoff ({lost}) it has "
+            f"not collapsed (protocol Step 5: a loss of at least {COLLAPSED_SHARE:.0%} of the pre-cutoff level"
+            + (f", or a mean below {thresholds.min_lap_gap:g}" if recall else "") + "; results/power.csv)")
 
 
 def placebo_check(placebo: pd.DataFrame | None, notes: pd.DataFrame | None, alpha: float,

@@ -1,7 +1,7 @@
 """Gap-K% (Kwak & Kim 2026, "Gap-K%: Measuring top-1 prediction gap for detecting pretraining data"): the gap between
 each scored token's log-prob and the top-1 log-prob at its position, in units of the distribution's spread,
 
-    g_n = (log p(w_n | w_<n) − max_v log p(v | w_<n)) / sigma_n   (sigma_n as Min-K%++'s, floored at 1e-8),
+    g_n = (log p(w_n | w_<n) − max_v log p(v | w_<n)) / sigma_n   (sigma_n as Min-K%++'s, sigma_n^2 floored at 1e-8),
 
 smoothed by a moving mean over w = [minkprob] gap_window consecutive tokens (n − w + 1 windows; the raw g_n when the
 text has fewer than w), and LAP = the mean of the K% lowest smoothed values, |S_K| = max(1, floor(K · windows)), K =
@@ -18,7 +18,8 @@ import numpy as np
 
 from ...config import RunConfig
 from .base import ScoredText, TextMeasure
-from .minkpp import lowest_mean, standardised
+from .minkpp import standardised
+from .minkprob import lowest_mean
 
 
 def window_means(values: np.ndarray, window: int) -> np.ndarray:

@@ -16,16 +16,10 @@ import numpy as np
 
 from ...config import RunConfig
 from .base import ScoredText, TextMeasure
+from .minkprob import lowest_mean
 
 MIN_VARIANCE = 1e-8
 """sigma_n^2 floor (meaoww/gap-k wikimia.py: `torch.clamp(sigma, min=1e-8)`)."""
-
-
-def lowest_mean(values: np.ndarray, k: float) -> float:
-    """The mean of the max(1, floor(k · n)) lowest values (NaN for none)."""
-    if values.size == 0:
-        return math.nan
-    return float(np.sort(values)[:max(1, int(math.floor(k * values.size)))].mean())
 
 
 def standardised(scored: ScoredText, centre: np.ndarray) -> np.ndarray:

@@ -11,13 +11,26 @@ from ...config import RunConfig
 from .base import ScoredText, TextMeasure
 
 
+def n_lowest(n: int, k: float) -> int:
+    """|S_K| = max(1, floor(k n)): how many of a text's n scored tokens are the K% lowest (at least one)."""
+    return max(1, int(math.floor(k * n)))
+
+
+def lowest_mean(values: np.ndarray, k: float) -> float:
+    """The mean of the n_lowest(n, k) lowest of n values (NaN for none): the log of Min-K% prob for log-probs, and
+    the same rule over Min-K%++'s and Gap-K%'s per-token scores."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return math.nan
+    return float(np.sort(values)[:n_lowest(values.size, k)].mean())
+
+
 def min_k_prob(token_logprobs: list[float] | np.ndarray, k: float) -> tuple[float, int]:
     """(LAP, |S_K|) for one text from the log-probs of its scored tokens (paper eq. 1)."""
-    values = np.sort(np.asarray(token_logprobs, dtype=np.float64))
+    values = np.asarray(token_logprobs, dtype=np.float64)
     if values.size == 0:
         return math.nan, 0
-    n_lowest = max(1, int(math.floor(k * values.size)))
-    return float(math.exp(values[:n_lowest].mean())), n_lowest
+    return math.exp(lowest_mean(values, k)), n_lowest(values.size, k)
 
 
 MINK_FACTOR = 1e4
@@ -28,7 +41,7 @@ class MinKProb(TextMeasure):
     name = "minkprob"
     column = "lap_mink"
     title = "Min-K%"
-    source = "Shi et al. (2023), eq. 1; the paper's eq. 1"
+    source = "Shi et al. (2023), eq. 1"
     display_factor = MINK_FACTOR
     log_scale = True
     probability = True

@@ -16,13 +16,7 @@ import numpy as np
 
 from ...config import RunConfig
 from .base import ScoredText, TextMeasure
-from .minkprob import min_k_prob
-
-
-def lowest_log_mean(logprobs: np.ndarray, k: float) -> float:
-    """log Min-K% prob: the mean of the max(1, floor(k n)) lowest log-probs (NaN for none)."""
-    value = min_k_prob(logprobs, k)[0]
-    return math.log(value) if value > 0 else math.nan
+from .minkprob import lowest_mean
 
 
 class ReferenceMinK(TextMeasure):
@@ -42,5 +36,6 @@ class ReferenceMinK(TextMeasure):
     def score(self, scored: ScoredText, config: RunConfig) -> float:
         if scored.reference is None or not scored.logprobs.size or not scored.reference.logprobs.size:
             return math.nan
-        return lowest_log_mean(scored.logprobs, config.minkprob.k) - lowest_log_mean(scored.reference.logprobs,
-                                                                                      config.minkprob.k)
+        # log Min-K% prob is the mean of the K% lowest log-probs (no exp and log round trip)
+        return lowest_mean(scored.logprobs, config.minkprob.k) - lowest_mean(scored.reference.logprobs,
+                                                                              config.minkprob.k)

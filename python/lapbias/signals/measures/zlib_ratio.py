@@ -1,8 +1,10 @@
-"""The zlib ratio (Carlini et al. 2021, "Extracting training data from large language models"): LAP = ll / the zlib
-length of the text, ll = the mean of log P(w_n | w_<n) over the scored tokens, the length in bytes of
-zlib.compress(text.encode("utf-8")) at the standard library's default level: the Min-K%++ authors' `zlib` score
-(zjysteven/mink-plus-plus run.py: `ll / len(zlib.compress(bytes(text, 'utf-8')))`, higher = member). It divides the
-model's surprise by a model-free measure of how predictable the text is anyway."""
+"""The zlib ratio (Carlini et al. 2021, "Extracting training data from large language models", section 5.1), in
+the sign the Min-K%++ authors use: LAP = ll / the zlib length of the scored text ([minkprob] scored_text: the filled
+prompt, template included, unless set to the text), ll = the mean of log P(w_n | w_<n) over the scored tokens, the
+length in bytes of zlib.compress(text.encode("utf-8")) at the standard library's default level. Carlini et al. rank
+by log-perplexity / zlib entropy, lower = memorized; ll is minus the log-perplexity, so this is their ratio negated,
+as zjysteven/mink-plus-plus run.py computes it (`ll / len(zlib.compress(bytes(text, 'utf-8')))`), higher = member.
+It scales the model's log-likelihood of the text by a model-free measure of how predictable the text is anyway."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ class ZlibRatio(TextMeasure):
     name = "zlib"
     column = "lap_zlib"
     title = "zlib ratio"
-    source = "Carlini et al. (2021): mean token log-likelihood / zlib-compressed bytes"
+    source = "Carlini et al. (2021), section 5.1, negated as in zjysteven/mink-plus-plus run.py"
     calibration_prefix = "zlib"
     axis = ("mean token log-prob / zlib bytes", "linear")
 
