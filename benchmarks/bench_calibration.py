@@ -100,7 +100,8 @@ def run(name: str, base_answers: str) -> dict:
     record = {"name": name, "exit_code": code, "wall_seconds": round(time.time() - clock),
               "cpu_seconds": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime),
               "load_before": [round(x, 1) for x in load_before], "load_after": [round(x, 1) for x in os.getloadavg()],
-              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(clock)), "base_answers": base_answers}
+              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(clock)), "base_answers": base_answers,
+              "machine": describe()}
     return collect(name, BENCH / name, record)
 
 
@@ -138,6 +139,7 @@ def imported_main(clone: Path) -> dict:
     started = (clone / "run.log").stat().st_mtime - timed["wall_seconds"]
     record = {"name": "main", **timed, "load_before": load[0], "load_after": load[1],
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
+              "machine": describe(),
               "fresh_clone": f"`make demo-calibrate` on a fresh clone (install included), commit "
                              f"{commit_of(clone)}"}
     return collect("main", clone, record)
@@ -184,6 +186,10 @@ def _f(value, digits: int = 3) -> str:
     return "—" if value is None or pd.isna(value) else f"{value:.{digits}f}"
 
 
+EARLIER_MACHINE = "2 cores (Intel(R) Xeon(R) Processor), Python 3.11.7, Linux"
+"""The machine of the runs recorded before the record named its machine (2026-11-28 to 2026-12-01)."""
+
+
 def _said(value) -> str:
     """A verdict cell: the text, or — where the run has none (NaN in the record)."""
     return "—" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
@@ -191,7 +197,9 @@ def _said(value) -> str:
 
 def section(records: dict[str, dict]) -> list[str]:
     lines = ["## Self-validation: planted memorization in SmolLM2-135M-Instruct", "",
-             f"Machine: {describe()}; shared with other jobs: the load average at each run's start and end is "
+             f"Machine: each run's own, named below the table where its record holds it (runs recorded before "
+             f"machines were: {EARLIER_MACHINE}; this table written on {describe()}); shared with other jobs: the "
+             "load average at each run's start and end is "
              "given, and CPU seconds (the command and its children, all threads) are the measure least distorted "
              "by them. Each run: `lapbias calibrate` on `data/demo/calibrate.toml` with the change named "
              "(benchmarks/bench_calibration.py).", "",
@@ -212,7 +220,8 @@ def section(records: dict[str, dict]) -> list[str]:
             f"{_f(planted.get('validation_low_theta'), 2)} ({_f(planted.get('validation_low_p'), 4)}) | "
             f"{_f(planted.get('placebo_p_one_sided'), 4)} | {met} | {record['wall_seconds']} | "
             f"{record['cpu_seconds']} | {record['load_before'][0]} / {record['load_after'][0]} |")
-    lines += [f"\n{name}: {record['fresh_clone']}, started {record['started']}." for name, record in records.items()
+    lines += [f"\n{name}: {record['fresh_clone']}, started {record['started']}"
+              + (f", on {record['machine']}" if record.get("machine") else "") + "." for name, record in records.items()
               if record.get("fresh_clone")]
     lines += ["", "By arm (planted model; base model in parentheses): mean recall LAP, P(memorized label), "
               "P(unknown), forecast hit rate and parse rate, with the recall LAP's 95% interval.", "",
