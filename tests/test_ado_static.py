@@ -362,7 +362,7 @@ def test_an_omitted_beta3_is_reported_stored_and_exported_not_an_error():
     placebo = code(ADO / "lapplacebo.ado")
     assert ("scalar `constant' = \"`status_post'\" == \"omitted\" & `: list lap in omitted_post' & "
             "`: list term in omitted_post'") in placebo
-    # a constant post-cutoff LAP is a collapse only at most half the pre-cutoff mean (verdict.COLLAPSED_SHARE)
+    # a constant post-cutoff LAP is a collapse only when it lost half its pre-cutoff level (verdict.COLLAPSED_SHARE)
     assert "scalar `collapsed' = `constant' & (`mean_lap_post' <= 0.5 * `mean_lap_pre')" in placebo
     assert "else if (`constant') scalar `pass' = ." in placebo and "return scalar mean_lap_post" in placebo
     assert verdict.COLLAPSED_SHARE == 0.5

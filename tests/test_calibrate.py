@@ -743,8 +743,9 @@ def test_shuffled_permutation_is_independent_of_the_assignment():
 
 def test_shuffled_control_moves_the_reference_models_pass_with_the_models(tmp_path):
     """control = "shuffled" with [minkprob] reference_model: each row's model pass and reference pass come from the
-    same source row (the log-ratio compares one text's two passes), each model's answers permuted among its own.
-    The cache lines are in the cache's format, each answer naming the (model, row) it was asked for."""
+    same source row (the log-ratio compares one text's two passes), each model's answers permuted among its own,
+    whatever order the cache holds the two models' lines in. The cache lines are in the cache's format, each answer
+    naming the (model, row) it was asked for."""
     from lapbias.calibrate import experiment
     from lapbias.data.validate import validate_file
     from lapbias.io import Layout
@@ -761,6 +762,7 @@ def test_shuffled_control_moves_the_reference_models_pass_with_the_models(tmp_pa
     queries = minkprob.queries(rows, planted) + minkprob.queries(rows, planted, "reference-model")
     source = Layout(Path(planted.root))
     source.make_dirs()
+    queries = queries[:len(rows)][::-1] + queries[len(rows):]  # the model's lines in reverse order, the reference's not
     source.raw_file(minkprob.TASK).write_text("".join(canonical_json(
         {"key": q.key, "task": q.task, "model_id": q.model_id, "query_id": q.query_id, "prompt": q.prompt,
          "params": q.params, "response": {"from": [q.model_id, q.query_id]}, "created": "x"}) + "\n"

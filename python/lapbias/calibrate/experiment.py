@@ -300,6 +300,12 @@ def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame
     # key -> (model, pair): each model's answers are permuted among its own
     current = {recall.TASK: {q.key: (q.model_id, query_pair[q.query_id]) for q in recall.queries(recalled, planted)},
                minkprob.TASK: {q.key: (q.model_id, row_pair[q.query_id]) for q in scored}}
+    # the pair's answer is its first row's in the data's order (the same row for every model, whatever order the
+    # cache holds the lines in): (model, pair) -> that row's key
+    first_key: dict[str, dict[tuple, str]] = {task: {} for task in permuted}
+    for task in permuted:
+        for key, model_pair in current[task].items():  # queries are built in the data's row order
+            first_key[task].setdefault(model_pair, key)
     written = []
     for task in permuted:
         cache = source.raw_file(task)
@@ -309,10 +315,8 @@ def shuffled_answers(planted: RunConfig, shuffled: RunConfig, arms: pd.DataFrame
         # only this planted model's answers to this configuration's queries (a cache can hold earlier models' and
         # earlier prompts' answers): the first row of each pair gives the pair's answer
         pair_of = {line["key"]: current[task][line["key"]] for line in lines if line.get("key") in current[task]}
-        first = {}
-        for line in lines:
-            if line.get("key") in pair_of:
-                first.setdefault(pair_of[line["key"]], line["response"])
+        first = {pair_of[line["key"]]: line["response"] for line in lines
+                 if line.get("key") in pair_of and first_key[task][pair_of[line["key"]]] == line["key"]}
         for line in lines:
             model, pair = pair_of.get(line.get("key"), ("", None))
             if pair in source_of and (model, source_of[pair]) in first:

@@ -174,7 +174,7 @@ def diagnostics(panel: pd.DataFrame, config: RunConfig, minkprob: pd.DataFrame |
             value, how = _r2(features, target, known_periods, text)
             rows.append({"check": "R2 of LAP from the text alone", "measure": measure.name, "value": value,
                          "N": len(known), "detail": f"{model}, {FOLDS}-fold out-of-fold R2 ({how}) on the "
-                                                    "pre-cutoff rows (the detection regression's sample)"})
+                                                    f"pre-cutoff rows of {shown}"})
     for measure in TEXT_MEASURES.values():
         if measure.column in frame and frame[measure.column].notna().any():
             rows += _residualised(frame, measure.name, measure.column, config)

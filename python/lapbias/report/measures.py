@@ -102,7 +102,7 @@ def lines(measures: pd.DataFrame, config: RunConfig) -> list[str]:
 LATEX_COLUMNS = {"title": "LAP measure", "configured": "configured", "approximated": "top-20", "beta3": "beta_3",
                  "se": "s.e.", "p_one_sided": "one-sided p", "beta3_post": "post-cutoff beta_3",
                  "p_one_sided_post": "one-sided p (post)", "verdict": "verdict"}
-DRIFT_LATEX_COLUMNS = {"check": "check", "measure": "measure", "value": "value", "N": "N"}
+DRIFT_LATEX_COLUMNS = {"check": "check", "measure": "measure", "how": "how", "value": "value", "N": "N"}
 
 
 def latex(measures: pd.DataFrame) -> str:
@@ -118,7 +118,8 @@ def drift_latex(drift: pd.DataFrame) -> str:
     """results/text_drift.tex: the text-drift diagnostics' LaTeX twin."""
     from .tables import rows_to_latex
 
-    return rows_to_latex(drift, DRIFT_LATEX_COLUMNS, "Text drift: pre- vs post-cutoff and LAP from the text alone "
+    how = drift["detail"].astype(str).str.split(",").str[0].str.split(":").str[0]  # "ridge regression on ..."
+    return rows_to_latex(drift.assign(how=how), DRIFT_LATEX_COLUMNS, "Text drift: pre- vs post-cutoff and LAP from the text alone "
                          "(out-of-fold AUC and R2), and beta_3 with LAP residualised on tokens and zlib bytes")
 
 

@@ -195,7 +195,8 @@ def post_lap_saturated(power: dict[str, float], thresholds: EstimateConfig) -> s
     if (math.isfinite(gap) and gap >= floor) or collapsed:
         return ""
     name = "post-cutoff LAP saturated" if recall and mean_post >= SATURATED_RECALL_LAP else "post-cutoff LAP flat"
-    lost = f"it lost {fall:.0%} of its level" if math.isfinite(fall) else "its fall is not defined"
+    lost = ("its fall is not defined" if not math.isfinite(fall) else
+            f"it lost {fall:.0%} of its level" if fall >= 0 else f"it rose by {-fall:.0%} of its level")
     return (f"{name}: {spread}, and at a mean of {mean_post:.6g} against {mean:.6g} before the cutoff ({lost}) it has "
             f"not collapsed (protocol Step 5: a loss of at least {COLLAPSED_SHARE:.0%} of the pre-cutoff level"
             + (f", or a mean below {thresholds.min_lap_gap:g}" if recall else "") + "; results/power.csv)")
