@@ -76,6 +76,14 @@ def test_lap_carried_by_length_is_predicted_by_the_text_and_residualised():
     assert abs(residualised["value"]) < abs(as_is["value"]) / 3
 
 
+def test_a_constant_lap_in_units_of_1e_8_has_no_r2():
+    """A constant Min-K% of 1e-8 (its float std is about 1e-24, not 0): no R2, said so, rather than a number."""
+    frame, scored = panel(200, drift=False, seed=5)
+    table = text_drift.diagnostics(frame.assign(lap_mink=1e-8), CONFIG, scored)
+    r2 = table[(table["check"] == "R2 of LAP from the text alone") & (table["measure"] == "minkprob")]
+    assert len(r2) and r2["value"].isna().all() and r2["detail"].str.contains("constant LAP").all()
+
+
 def test_the_residualisation_is_fitted_on_pre_cutoff_rows_only():
     """Post-cutoff rows whose LAP is extreme leave the residualised pre-cutoff beta_3 unchanged."""
     frame, scored = panel(400, drift=False, seed=2)
