@@ -53,22 +53,17 @@ DATE_WORDS = ("january february march april may june july august september octob
 """Words left out of the bag of words with every token holding a digit (years, Q2, 10-K): they date a text."""
 
 
-def _folds(labels: np.ndarray, periods: np.ndarray) -> tuple[object, np.ndarray | None, str]:
-    """(splitter, groups, words) for the AUC: whole periods per fold where each class has FOLDS periods, else rows."""
-    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+def _folds(periods: np.ndarray, labels: np.ndarray | None = None) -> tuple[object, np.ndarray | None, str]:
+    """(splitter, groups, words): whole periods per fold where there are FOLDS periods (in each class, for the AUC's
+    `labels`), else rows; stratified by class where `labels` are given."""
+    from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
 
-    if all(len(np.unique(periods[labels == c])) >= FOLDS for c in (0, 1)):
-        return StratifiedGroupKFold(FOLDS, shuffle=True, random_state=SEED), periods, "folds of whole periods"
-    return StratifiedKFold(FOLDS, shuffle=True, random_state=SEED), None, "folds of rows (too few periods to group)"
-
-
-def _regression_folds(periods: np.ndarray) -> tuple[object, np.ndarray | None, str]:
-    """(splitter, groups, words) for the R^2: whole periods per fold where there are FOLDS periods, else rows."""
-    from sklearn.model_selection import GroupKFold, KFold
-
-    if len(np.unique(periods)) >= FOLDS:
-        return GroupKFold(FOLDS, shuffle=True, random_state=SEED), periods, "folds of whole periods"
-    return KFold(FOLDS, shuffle=True, random_state=SEED), None, "folds of rows (too few periods to group)"
+    classes = [periods] if labels is None else [periods[labels == c] for c in (0, 1)]
+    if all(len(np.unique(part)) >= FOLDS for part in classes):
+        grouped = GroupKFold if labels is None else StratifiedGroupKFold
+        return grouped(FOLDS, shuffle=True, random_state=SEED), periods, "folds of whole periods"
+    rows = KFold if labels is None else StratifiedKFold
+    return rows(FOLDS, shuffle=True, random_state=SEED), None, "folds of rows (too few periods to group)"
 
 
 def _bag_of_words():
@@ -96,7 +91,7 @@ def _auc(features: np.ndarray, labels: np.ndarray, periods: np.ndarray, text: bo
 
     if min(np.bincount(labels, minlength=2)) < FOLDS:
         return math.nan, "a sample has fewer rows than folds"
-    splitter, groups, how = _folds(labels, periods)
+    splitter, groups, how = _folds(periods, labels)
     try:
         scores = cross_val_predict(_model(LogisticRegression(max_iter=2000), text), features, labels, cv=splitter,
                                    groups=groups, method="predict_proba")[:, 1]
@@ -114,7 +109,7 @@ def _r2(features: np.ndarray, target: np.ndarray, periods: np.ndarray, text: boo
 
     if len(target) < 2 * FOLDS or np.ptp(target) == 0:  # not np.std: a constant 1e-8 has std ~1e-24
         return math.nan, "too few rows or a constant LAP"
-    splitter, groups, how = _regression_folds(periods)
+    splitter, groups, how = _folds(periods)
     try:
         predicted = cross_val_predict(_model(Ridge() if text else LinearRegression(), text), features, target,
                                       cv=splitter, groups=groups)
