@@ -8,6 +8,7 @@ ends with its one-line error after writing everything), which the tests check as
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import tomllib
 from pathlib import Path
@@ -358,6 +359,20 @@ def test_arm_interval_uses_student_t():
     mean, se, low, high = experiment._mean_ci(pd.Series([0.2, 0.6]))
     assert (mean, se) == pytest.approx((0.4, 0.2))
     assert (low, high) == pytest.approx((0.4 - stats.t.ppf(0.975, 1) * 0.2, 0.4 + stats.t.ppf(0.975, 1) * 0.2))
+
+
+def test_gap_in_sds_is_taken_on_the_log_scale_for_min_k_prob_only():
+    """(mean_arm - mean_0) / sqrt((var_arm + var_0) / 2): on log Min-K% prob (it spans orders of magnitude), on the
+    recall LAP as it is."""
+    from lapbias.calibrate import experiment
+
+    arm, control = pd.Series([0.1, 0.01, np.nan]), pd.Series([1e-4, 1e-3])
+    logs = np.log([0.1, 0.01]), np.log([1e-4, 1e-3])
+    on_logs = (logs[0].mean() - logs[1].mean()) / math.sqrt((logs[0].var(ddof=1) + logs[1].var(ddof=1)) / 2)
+    as_is = (0.055 - 0.00055) / math.sqrt((arm.var(ddof=1) + control.var(ddof=1)) / 2)
+    assert experiment._gap_sd(arm, control, "lap_mink") == pytest.approx(on_logs)  # 2 SDs on logs
+    assert experiment._gap_sd(arm, control, "lap_recall") == pytest.approx(as_is)
+    assert math.isnan(experiment._gap_sd(arm.iloc[:1], control, "lap_recall"))  # one value: no SD
 
 
 def _arm_panel() -> pd.DataFrame:

@@ -359,11 +359,13 @@ def _auc(frame: pd.DataFrame, column: str) -> float:
     return float(roc_auc_score(exposed, part[column]))
 
 
-def _gap_sd(arm: pd.Series, control: pd.Series) -> float:
+def _gap_sd(arm: pd.Series, control: pd.Series, column: str) -> float:
     """(mean of the arm - mean of arm 0) / sqrt((var_arm + var_0) / 2), the two arms' variances weighted equally
-    whatever their sizes: how many SDs a measure moves an arm away from the never-exposed pairs (the separation the
-    calibration's LAP must show)."""
+    whatever their sizes, on the log scale for a LOG_SCALE column: how many SDs a measure moves an arm away from the
+    never-exposed pairs (the separation the calibration's LAP must show)."""
     arm, control = arm.dropna(), control.dropna()
+    if column in LOG_SCALE:
+        arm, control = np.log(arm), np.log(control)
     if len(arm) < 2 or len(control) < 2:
         return math.nan
     pooled = math.sqrt((arm.var(ddof=1) + control.var(ddof=1)) / 2)
@@ -406,10 +408,8 @@ def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
                     _mean_ci(unit(part, column)[column], UNIT if column in PROBABILITIES else UNBOUNDED)
                 row[f"{name}_auc_vs_arm0"] = _auc(pd.concat([unit(control, column), unit(part, column)]), column) \
                     if arm != "0" else math.nan
-                scale = np.log if column in LOG_SCALE else (lambda values: values)
-                row[f"{name}_gap_sd_vs_arm0"] = _gap_sd(scale(unit(part, column)[column]),
-                                                        scale(unit(control, column)[column])) \
-                    if arm != "0" else math.nan
+                row[f"{name}_gap_sd_vs_arm0"] = _gap_sd(unit(part, column)[column], unit(control, column)[column],
+                                                        column) if arm != "0" else math.nan
         pairs = unit(part, "ud")
         row["p_unknown_mean"] = float(pairs["p_unknown"].mean())
         row["ud_agreement"] = float((pairs["ud"] * pairs["direction"]).mean())
@@ -422,9 +422,8 @@ def lap_by_arm(panel: pd.DataFrame, model: str) -> pd.DataFrame:
     for column, name in MEASURES:
         if column in pre:
             exposed[f"{name}_auc_vs_arm0"] = _auc(unit(pre, column), column)
-            scale = np.log if column in LOG_SCALE else (lambda values: values)
-            exposed[f"{name}_gap_sd_vs_arm0"] = _gap_sd(scale(unit(pre[pre["exposure"] > 0], column)[column]),
-                                                        scale(unit(control, column)[column]))
+            exposed[f"{name}_gap_sd_vs_arm0"] = _gap_sd(unit(pre[pre["exposure"] > 0], column)[column],
+                                                        unit(control, column)[column], column)
     rows.append(exposed)
     frame = pd.DataFrame(rows)
     rank = frame["post"] * 1000 + frame["exposure"].clip(lower=0) + (frame["arm"] == "exposed_vs_unexposed") * 10 ** 6
