@@ -128,6 +128,30 @@ def test_folds_hold_out_whole_periods_so_a_periods_own_word_does_not_give_it_awa
     assert r2["N"] == int((frame["post"] == 0).sum())
 
 
+def test_the_bag_of_words_is_fitted_on_training_folds_only(monkeypatch):
+    """Every vocabulary the classifiers use is fitted on a training fold: each row is in 4 of the 5 training folds of
+    the AUC (all rows) and of each measure's R2 (pre-cutoff rows), so the fits' sizes add up to 4 x the rows; the one
+    fit on the whole sample is the check that some word occurs in two texts. A TF-IDF fitted on all rows before the
+    folds would add a fit of every row per classifier. (A spy on scikit-learn's real vectorizer, not a double.)"""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    sizes = []
+    fit_transform = CountVectorizer.fit_transform
+
+    def spy(self, raw_documents, y=None):
+        sizes.append(len(raw_documents))
+        return fit_transform(self, raw_documents, y)
+
+    monkeypatch.setattr(CountVectorizer, "fit_transform", spy)
+    frame, scored = period_words()
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    n, n_pre = len(frame), int((frame["post"] == 0).sum())
+    ridges = int((table["check"].eq("R2 of LAP from the text alone") & table["detail"].str.startswith("ridge")).sum())
+    assert ridges == 5  # every text measure but the reference
+    assert sizes.count(n) == 1 and len(sizes) == 1 + text_drift.FOLDS * (1 + ridges)
+    assert sum(sizes) - n == (text_drift.FOLDS - 1) * (n + ridges * n_pre)
+
+
 def test_no_post_cutoff_rows_or_no_min_k_pass_is_said_not_failed():
     frame, scored = panel(60, drift=True)
     skipped = text_drift.diagnostics(frame, CONFIG, None)
