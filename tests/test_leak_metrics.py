@@ -317,16 +317,19 @@ def test_attribution_of_a_user_signal(tmp_path):
     from lapbias.config import ModelConfig
     from lapbias.errors import InputDataError
     from lapbias.leak.config import LeakConfig, LeakRun
-    from lapbias.leak.pipeline import _attribution
+    from lapbias.leak.pipeline import _attribution, user_signal
+    from lapbias.leak.probes import Item
 
     dates = pd.to_datetime(["2001-01-01", "2001-04-01", "2001-07-01", "2001-10-01", "2002-01-01"])
     panel = pd.DataFrame({"variant": "A", "series": "u", "date": dates, "window": ["pre"] * 4 + ["holdout"],
                           "truth": [1.0, 2, 3, 4, 5], "status": ["parsed"] * 4 + ["refusal"],
                           "value": [1.0, 3, 2, 4, np.nan], "frequency": "quarter"})
+    items = [Item("A", "u", "unemployment", dates[0], "2001Q1", "pre", "quarter", "percent", 1.0, "prompt", 8, ())]
     path = tmp_path / "signal.csv"   # dated inside each quarter: aligned to the quarter
     path.write_text("date,signal\n2001-02-15,0.1\n2001-04-01,0.4\n2001-09-30,0.2\n2001-11-02,0.5\n2002-01-01,0.9\n")
     run = LeakRun(leak=LeakConfig(signal_path=str(path), transmission_series="u"), model=ModelConfig())
-    out = _attribution(run, panel, pd.DataFrame({"series": ["u"]})).set_index("window")
+    signal = user_signal(run, "u", items)
+    out = _attribution(run, panel, pd.DataFrame({"series": ["u"]}), signal).set_index("window")
     expected = leakshare.attribute(pd.DataFrame({"signal": [0.1, 0.4, 0.2, 0.5], "recall": [1.0, 3, 2, 4],
                                                  "truth": [1.0, 2, 3, 4]}))
     assert out.loc["all", "n_dates"] == 4                     # the refused date has no recall
@@ -334,10 +337,10 @@ def test_attribution_of_a_user_signal(tmp_path):
     assert out.loc["all", "signal"].startswith("user signal")
     path.write_text("date,signal\n2001-01-01,0.1\n2001-02-01,0.2\n")
     with pytest.raises(InputDataError, match="two signals for the period starting 2001-01-01"):
-        _attribution(run, panel, pd.DataFrame({"series": ["u"]}))
+        user_signal(run, "u", items)
     path.write_text("date,signal\n2001-01-01,high\n02/01/2001,0.3\n")
     with pytest.raises(InputDataError) as err:
-        _attribution(run, panel, pd.DataFrame({"series": ["u"]}))
+        user_signal(run, "u", items)
     assert "line 2: signal 'high' is not a finite number" in str(err.value)
     assert "line 3: date '02/01/2001' is not an ISO date (YYYY-MM-DD): a day/month date is ambiguous" in str(err.value)
 

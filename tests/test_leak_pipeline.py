@@ -118,6 +118,20 @@ def test_summary_rows_match_the_panel(audit):
         assert row.parse_rate_lo <= row.parse_rate <= row.parse_rate_hi
 
 
+def test_a_bad_signal_file_stops_the_run_before_the_model_is_asked(tmp_path):
+    """[leak] signal_path is read and checked before any query: no backend is given, none is needed to fail."""
+    from lapbias.errors import InputDataError
+
+    (tmp_path / "signal.csv").write_text("date,signal\n1975-04-01,high\n")
+    (tmp_path / "leak.toml").write_text(CONFIG.format(root=tmp_path) + f'signal_path = "{tmp_path / "signal.csv"}"\n')
+    run = leak_config.load(tmp_path / "leak.toml")
+    layout = Layout(tmp_path)
+    layout.make_dirs()
+    with pytest.raises(InputDataError, match="line 2: signal 'high' is not a finite number"):
+        pipeline.run(run, layout, None, always)
+    assert not layout.raw_file(pipeline.TASK).exists()
+
+
 def test_ranking_and_attribution_tables(audit):
     _, layout, _ = audit
     ranking = pd.read_csv(layout.results / "leak" / "ranking.csv")

@@ -159,19 +159,37 @@ def _ranking(run: LeakRun, sampled: pd.DataFrame, table: pd.DataFrame) -> tuple[
     return candidates, readouts.queries(candidates, TASK, run.model.model_id, run.model.dtype)
 
 
-def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    target = run.leak.transmission_series or table["series"].iloc[0]  # the truth table: the probed series
+def attribution_target(run: LeakRun, table: pd.DataFrame) -> str:
+    """The series whose recall the attribution reads: [leak] transmission_series, else the series file's first."""
+    return run.leak.transmission_series or table["series"].iloc[0]
+
+
+def user_signal(run: LeakRun, target: str, items: list[Item]) -> pd.DataFrame | None:
+    """The signal of [leak] signal_path (None without one), checked (series.read_signal) and dated by the period of
+    the target series' frequency (a signal dated anywhere in the period counts for it), one per period. Read before
+    the model is asked, so that a bad file stops the run before its queries."""
+    if not run.leak.signal_path:
+        return None
+    signal = series.read_signal(run.leak.signal_path, run.leak.date_format)
+    frequency = next((item.frequency for item in items if item.series == target), None)
+    if frequency:
+        signal["date"] = signal["date"].dt.to_period(series.FREQUENCIES[frequency]).dt.start_time
+    repeated = signal[signal["date"].duplicated()]
+    if len(repeated):
+        raise InputDataError(f"signal file {run.leak.signal_path}: two signals for the period starting "
+                             f"{repeated['date'].iloc[0]:%Y-%m-%d} (one signal per period of series {target})")
+    return signal
+
+
+def _attribution(run: LeakRun, panel: pd.DataFrame, table: pd.DataFrame, signal: pd.DataFrame | None
+                 ) -> pd.DataFrame:
+    """Leak attribution (App. N) of the target series' recall: against the user's `signal` (user_signal), else
+    against the transmission prompt's answers."""
+    target = attribution_target(run, table)
     recall = panel[(panel["variant"] == "A") & (panel["series"] == target)]
     frame = recall[["date", "window", "truth"]].assign(recall=recall["value"].where(recall["status"] == "parsed"))
     frame = frame.groupby(["date", "window"], as_index=False).mean()  # repeated queries of a date: their mean
-    if run.leak.signal_path:
-        signal = series.read_signal(run.leak.signal_path, run.leak.date_format)
-        if "frequency" in recall and len(recall):  # a signal dated anywhere in the period counts for it
-            signal["date"] = signal["date"].dt.to_period(series.FREQUENCIES[recall["frequency"].iloc[0]]).dt.start_time
-        repeated = signal[signal["date"].duplicated()]
-        if len(repeated):
-            raise InputDataError(f"signal file {run.leak.signal_path}: two signals for the period starting "
-                                 f"{repeated['date'].iloc[0]:%Y-%m-%d} (one signal per period of series {target})")
+    if signal is not None:
         source = f"user signal {run.leak.signal_path}"
     else:
         sent = panel[panel["variant"] == "transmission"]
@@ -220,6 +238,7 @@ def run(leak_run: LeakRun, layout: Layout, backend, confirm: Confirm) -> LeakRes
     table = series.load(leak_run.leak)
     series.check_transmission(leak_run.leak, table["series"])
     sampled, items = items_of(leak_run, table)
+    signal = user_signal(leak_run, attribution_target(leak_run, table), items)
     candidates, ranking_queries = _ranking(leak_run, sampled, table)
     notes = []
     if ranking_queries and leak_run.model.backend == "openai":
@@ -239,7 +258,7 @@ def run(leak_run: LeakRun, layout: Layout, backend, confirm: Confirm) -> LeakRes
                   for q, c in zip(ranking_queries, candidates["candidate"])]
         candidates = candidates.assign(score=[s for s, _ in scores], n_tokens=[n for _, n in scores])
         tables["ranking"] = readouts.summarize_ranking(readouts.rank(candidates))
-    return derive(leak_run, layout, table, sampled, panel, tables, notes, asked, {})
+    return derive(leak_run, layout, table, sampled, panel, tables, notes, asked, {}, signal)
 
 
 def score_replies(leak_run: LeakRun, layout: Layout, path: str, model: str | None = None) -> LeakResult:
@@ -259,12 +278,13 @@ def score_replies(leak_run: LeakRun, layout: Layout, path: str, model: str | Non
     notes = [f"replies scored from {path} (model {name or 'not named'}, {len(panel)} replies); no model was queried, "
              "so the log-prob readouts (App. R, T) are not available"] + notes
     source = {"replies": str(path), "replies_sha256": replies.sha256(path), "replies_model": name}
-    return derive(leak_run, layout, table, sampled, panel, {}, notes, 0, source)
+    signal = user_signal(leak_run, attribution_target(leak_run, table), items)
+    return derive(leak_run, layout, table, sampled, panel, {}, notes, 0, source, signal)
 
 
 def derive(leak_run: LeakRun, layout: Layout, table, sampled, panel: pd.DataFrame, tables: dict, notes: list[str],
-           asked: int, source: dict) -> LeakResult:
-    """Every table, file, figure and the report section from the probe panel."""
+           asked: int, source: dict, signal: pd.DataFrame | None) -> LeakResult:
+    """Every table, file, figure and the report section from the probe panel (and the user's signal, user_signal)."""
     leak = leak_run.leak
     levels = metrics.level_series(pd.concat([table[["series", "value"]], panel.loc[
         ~panel["series"].isin(set(table["series"])) & panel["variant"].isin(metrics.VALUE_VARIANTS),
@@ -275,7 +295,7 @@ def derive(leak_run: LeakRun, layout: Layout, table, sampled, panel: pd.DataFram
               "entropy": readouts.summarize_entropy(panel), "famous": temporal.famous_split(panel, leak.band),
               "cutoff_gradient": temporal.cutoff_gradient(panel, leak_run.cutoff_date, leak.band), **tables}
     if "A" in set(panel["variant"]) and ("transmission" in set(panel["variant"]) or leak.signal_path):
-        tables["leakshare"] = _attribution(leak_run, panel, table)
+        tables["leakshare"] = _attribution(leak_run, panel, table, signal)
     if not (panel["window"] == "pre").any():
         notes.append(f"no pre-window dates: every probed period ends after the cutoff {leak.cutoff}; the fabricated "
                      "controls are asked in the pre window only, so none were asked")
