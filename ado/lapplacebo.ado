@@ -3,7 +3,7 @@
 * Pre-cutoff = date <= cutoff; post-cutoff = date > release (default the cutoff): rows in between (release_gap) or
 * without a date are in neither sample. date() is %td, or %tc/%tC converted to its day. The placebo passes when the
 * post-cutoff one-sided p for beta_3 > 0 exceeds alpha() (default 0.10) and, when the pre-cutoff beta_3 is
-* significant, it could have failed (r(informative): its (1 - alpha) upper bound per SD of post-cutoff LAP below the
+* significant (one-sided p < detalpha(), default 0.05), it could have failed (r(informative): its (1 - alpha) upper bound per SD of post-cutoff LAP below the
 * pre-cutoff beta_3 per SD, the verdict's rule; r(pass_crv1) is the p rule alone), or when the post-cutoff LAP collapsed:
 * lap and beta_3 both omitted (the collapse Step 5 expects, the verdict's rule). A period that cannot be estimated,
 * or whose beta_3 alone is omitted, gives a missing post-cutoff p, which is NOT a pass (r(pass) = .; a missing value
@@ -18,7 +18,7 @@ program define lapplacebo, rclass
 	_lapbias_deps
 	syntax varlist(min=3 max=3 numeric) [if] [in] [fw aw pw], DATE(varname numeric) CUToff(string) [Absorb(string) ///
 		NEWey NOABsorb TIme(varname numeric) LAG(integer -1) ENTity(varname) VCE(string) CLuster(string) ///
-		RELease(string) Level(cilevel) ALpha(real 0.10) STore(name) *]
+		RELease(string) Level(cilevel) ALpha(real 0.10) DETalpha(real 0.05) STore(name) *]
 	_lapbias_check, absorb(`absorb') `newey' `noabsorb' time(`time') lag(`lag') entity(`entity') vce(`vce') ///
 		cluster(`cluster') weight(`weight') multi(lapplacebo) options(`options')
 	local newey = cond(r(newey), "newey", "")
@@ -27,7 +27,7 @@ program define lapplacebo, rclass
 	tokenize `varlist'
 	local forecast `2'
 	local lap `3'
-	tempname cut rel pass pass_crv1 collapsed alpha_value ucb ucb_sd own informative
+	tempname cut rel pass pass_crv1 collapsed constant alpha_value ucb ucb_sd own informative
 	tempvar day
 	scalar `cut' = date("`cutoff'", "YMD")
 	scalar `rel' = cond("`release'" == "", `cut', date("`release'", "YMD"))
@@ -42,6 +42,10 @@ program define lapplacebo, rclass
 	else if (substr("`format'", 1, 3) == "%tC") quietly generate double `day' = dofC(`date')
 	else {
 		di as error "date(`date') has format `format': give a daily date (%td) or a clock time (%tc)"
+		exit 198
+	}
+	if !(`alpha' > 0 & `alpha' < 1) | !(`detalpha' > 0 & `detalpha' < 1) {
+		di as error "alpha(`alpha') detalpha(`detalpha'): each a level strictly between 0 and 1 (e.g. alpha(0.10) detalpha(0.05))"
 		exit 198
 	}
 	if (strlen("`store'") > 25) {
@@ -61,14 +65,10 @@ program define lapplacebo, rclass
 	if (`"`cluster'"' != "") local opts `opts' cluster(`cluster')
 	local stored
 	foreach period in pre post {
-		foreach r in b3 se3 t3 p_one p_two N N_clust {
+		foreach r in b3 se3 t3 p_one p_two N N_clust mean_lap sd_lap df_r {
 			tempname `r'_`period'
 			scalar ``r'_`period'' = .
 		}
-		tempname mean_lap_`period' sd_lap_`period' df_r_`period'
-		scalar `mean_lap_`period'' = .
-		scalar `sd_lap_`period'' = .
-		scalar `df_r_`period'' = .
 		local cond = cond("`period'" == "pre", "`day' <= scalar(`cut')", "`day' > scalar(`rel')")
 		local st = cond("`store'" != "", "store(`store'_`period')", "")
 		local omitted_`period'
@@ -109,7 +109,6 @@ program define lapplacebo, rclass
 	local term c.`forecast'#c.`lap'
 	* a constant post-cutoff LAP is a collapse (Step 5) only at most half the pre-cutoff mean, as the verdict reads it
 	* (report/verdict.py COLLAPSED_SHARE); constant at the pre-cutoff level or above it is not, and cannot pass
-	tempname constant
 	scalar `constant' = "`status_post'" == "omitted" & `: list lap in omitted_post' & `: list term in omitted_post'
 	scalar `collapsed' = `constant' & (`mean_lap_post' <= 0.5 * `mean_lap_pre')
 	local few = `N_clust_post' < 42
@@ -118,8 +117,8 @@ program define lapplacebo, rclass
 	foreach s in ucb ucb_sd own informative {
 		scalar ``s'' = r(`s')
 	}
-	* the verdict asks it of a significant pre-cutoff beta_3 only (one-sided p < 0.05, known at 42 clusters or more)
-	local relevant = !(`p_one_pre' >= 0.05 & `p_one_pre' < . & `N_clust_pre' >= 42)
+	* asked of a significant pre-cutoff beta_3 only (one-sided p < detalpha(): detection_alpha; 42 clusters or more)
+	local relevant = !(`p_one_pre' >= `detalpha' & `p_one_pre' < . & `N_clust_pre' >= 42)
 	scalar `pass_crv1' = cond(`collapsed', 1, cond(`constant' | missing(`p_one_post'), ., `p_one_post' > `alpha'))
 	if (`collapsed') scalar `pass' = 1
 	else if (`constant') scalar `pass' = .
@@ -176,5 +175,6 @@ program define lapplacebo, rclass
 	return scalar cutoff = `cut'
 	return scalar release = `rel'
 	return scalar alpha = `alpha'
+	return scalar detalpha = `detalpha'
 	if ("`store'" != "") return local stored "`stored'"
 end

@@ -37,6 +37,7 @@
 {synopt:{opt cl:uster(clustvars)}}shorthand for {cmd:vce(cluster} {it:clustvars}{cmd:)}; string variables allowed{p_end}
 {synopt:{opt l:evel(#)}}confidence level; default {cmd:level(95)}{p_end}
 {synopt:{opt al:pha(#)}}the placebo passes when the post-cutoff one-sided p exceeds #; default 0.10{p_end}
+{synopt:{opt det:alpha(#)}}the one-sided level at which the pre-cutoff beta_3 is significant, so that the placebo must also have been able to fail (the verdict's {cmd:[estimate] detection_alpha}); default 0.05{p_end}
 {synopt:{opt st:ore(name)}}store the two detection regressions as {it:name}{cmd:_pre} and {it:name}{cmd:_post}; {it:name} at most 25 characters{p_end}
 {synopt:{it:reghdfe_options}}passed to {helpb reghdfe} through {helpb lapbias}; options that make variables are refused{p_end}
 {synoptline}
@@ -59,7 +60,7 @@ lies below the pre-cutoff beta_3 per SD of pre-cutoff LAP (r(b3_per_sd_pre)); ea
 period's complete rows before singletons. A small or noisy post-cutoff sample passes the p rule for lack of power; its
 bound then does not exclude the interaction found before the cutoff, {cmd:lapplacebo} prints "passes but could not have
 failed", r(informative) is 0 and r(pass) is 0, where REPORT.md reads Mixed/invalid (placebo uninformative). The
-verdict asks this of a significant pre-cutoff beta_3 only: when r(p_one_pre) >= 0.05 with 42 clusters or more before
+verdict asks this of a significant pre-cutoff beta_3 only: when r(p_one_pre) >= {opt detalpha()} with 42 clusters or more before
 the cutoff, r(pass) follows the p rule and the line says the bound was not needed. When r(informative) is missing,
 r(pass) = 1 means the p rule passed and whether the placebo could have failed is not stated.
 r(pass_crv1) is the p rule alone. r(informative) is missing where it cannot be stated: a period without beta_3, or fewer
@@ -116,6 +117,7 @@ pre-cutoff mean): the placebo passes; a constant post-cutoff LAP above that is n
 {synopt:{cmd:r(cutoff)}}the cutoff as a Stata date{p_end}
 {synopt:{cmd:r(release)}}the release as a Stata date{p_end}
 {synopt:{cmd:r(alpha)}}the pass threshold{p_end}
+{synopt:{cmd:r(detalpha)}}the level of the pre-cutoff beta_3's significance{p_end}
 {synopt:{cmd:r(stored)}}the model names stored by this call (with {opt store()}){p_end}
 
 {marker examples}{...}

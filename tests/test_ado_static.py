@@ -851,7 +851,7 @@ def test_lapvalid_and_lapplacebo_store_models_and_return_se_p_n_clust():
     assert 'store(`store\'_`period\')' in code(ADO / "lapplacebo.ado")
     for name in ("se_pooled", "p_high", "N_clust_low", "status_high", "rc_low"):
         assert name in DYNAMIC_RESULTS["lapvalid"]
-    loop = code(ADO / "lapplacebo.ado").split("foreach r in b3 se3 t3 p_one p_two N N_clust {")
+    loop = code(ADO / "lapplacebo.ado").split("foreach r in b3 se3 t3 p_one p_two N N_clust")
     assert len(loop) >= 4  # initialised, filled and returned for both periods
 
 
@@ -1580,7 +1580,10 @@ def test_round5_w1_lapplacebo_passes_only_a_placebo_that_could_have_failed():
             "`alpha_value' `few'") in placebo
     assert "else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0 | !`relevant')" in placebo
     # asked of a significant pre-cutoff beta_3 only, as the verdict (report/verdict.py: significant and ...)
-    assert "local relevant = !(`p_one_pre' >= 0.05 & `p_one_pre' < . & `N_clust_pre' >= 42)" in placebo
+    assert "local relevant = !(`p_one_pre' >= `detalpha' & `p_one_pre' < . & `N_clust_pre' >= 42)" in placebo
+    # the level of "significant" is the verdict's detection_alpha, an option (detalpha(), default as the config's)
+    assert "DETalpha(real 0.05)" in placebo and "return scalar detalpha = `detalpha'" in placebo
+    assert "!(`alpha' > 0 & `alpha' < 1) | !(`detalpha' > 0 & `detalpha' < 1)" in placebo
     assert '"passes but could not have failed"' in placebo
     for name in ("informative", "ucb_post", "ucb_per_sd_post", "b3_per_sd_pre", "sd_lap_pre", "sd_lap_post"):
         assert f"return scalar {name} = " in placebo, name
