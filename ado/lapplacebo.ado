@@ -95,8 +95,7 @@ program define lapplacebo, rclass
 		scalar `df_r_`period'' = e(df_r)
 		quietly summarize `lap' if e(sample), meanonly
 		scalar `mean_lap_`period'' = r(mean)
-		_lapbias_lapsd `varlist' if `touse' & `cond', absorb(`absorb') vce(`model_vce') weighttype(`weight') ///
-			`newey' time(`time')
+		_lapbias_lapsd `varlist' `wgt' if `touse' & `cond', absorb(`absorb') vce(`model_vce') `newey' time(`time')
 		scalar `sd_lap_`period'' = r(sd)
 		quietly estadd local cmdline `"`cmdline'"', replace
 		if ("`store'" != "") {

@@ -108,7 +108,7 @@ period has no beta_3):
 {synopt:{cmd:r(ucb_post)}}the one-sided (1 - alpha) upper bound of the post-cutoff beta_3{p_end}
 {synopt:{cmd:r(ucb_per_sd_post)}}r(ucb_post) x r(sd_lap_post){p_end}
 {synopt:{cmd:r(b3_per_sd_pre)}}r(b3_pre) x r(sd_lap_pre){p_end}
-{synopt:{cmd:r(sd_lap_pre)}, {cmd:r(sd_lap_post)}}SD of LAP over each period's complete rows before singletons{p_end}
+{synopt:{cmd:r(sd_lap_pre)}, {cmd:r(sd_lap_post)}}SD of LAP over each period's complete rows before singletons, weighted as the regression (pweights as aweights){p_end}
 {synopt:{cmd:r(collapsed)}}1 if the post-cutoff LAP collapsed (lap and beta_3 omitted, its mean at most half the
 pre-cutoff mean): the placebo passes; a constant post-cutoff LAP above that is not a collapse and r(pass) is missing{p_end}
 {synopt:{cmd:r(mean_lap_pre)}, {cmd:r(mean_lap_post)}}mean LAP on each period's estimation sample{p_end}

@@ -1575,7 +1575,7 @@ def test_round5_w1_lapplacebo_passes_only_a_placebo_that_could_have_failed():
 
     placebo = code(ADO / "lapplacebo.ado")
     assert "scalar `df_r_`period'' = e(df_r)" in placebo
-    assert "_lapbias_lapsd `varlist' if `touse' & `cond', absorb(`absorb') vce(`model_vce')" in placebo
+    assert "_lapbias_lapsd `varlist' `wgt' if `touse' & `cond', absorb(`absorb') vce(`model_vce')" in placebo
     assert ("_lapbias_informative `b3_pre' `sd_lap_pre' `b3_post' `se3_post' `df_r_post' `sd_lap_post' "
             "`alpha_value' `few'") in placebo
     assert "else scalar `pass' = (`p_one_post' > `alpha') & (`informative' != 0 | !`relevant')" in placebo
@@ -1592,7 +1592,10 @@ def test_round5_w1_lapplacebo_passes_only_a_placebo_that_could_have_failed():
             and "cond(missing(`ucb_sd'), 0, `ucb_sd' < `own')" in bound)
     sd = code(ADO / "_lapbias_lapsd.ado")
     assert "marksample complete" in sd and "_lapbias_sample `complete'" in sd
-    assert "quietly summarize `3' if `complete'" in sd and "return scalar sd = r(sd)" in sd
+    assert "quietly summarize `3' `summary_weight' if `complete'" in sd and "return scalar sd = r(sd)" in sd
+    # weighted as the regression (summarize takes fweights and aweights, not pweights: those enter as aweights)
+    assert "syntax varlist(min=3 max=3 numeric) if [fw aw pw]" in sd
+    assert '''cond("`weight'" == "pweight", "[aweight`exp']", cond("`weight'" != "", "[`weight'`exp']", ""))''' in sd
     # the same numbers as the Python engine's: t_(1-alpha, df) = invttail(df, alpha); ucb and the per-SD products
     values = power.placebo_bounds(0.8, 0.2, 1.5, 0.1, 0.5, 60, 1.2, 0.10)
     assert values["placebo_ucb_beta3"] == pytest.approx(0.1 + stats.t.isf(0.10, 60) * 0.5, rel=1e-12)
