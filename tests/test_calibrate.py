@@ -361,18 +361,22 @@ def test_arm_interval_uses_student_t():
     assert (low, high) == pytest.approx((0.4 - stats.t.ppf(0.975, 1) * 0.2, 0.4 + stats.t.ppf(0.975, 1) * 0.2))
 
 
-def test_gap_in_sds_is_taken_on_the_log_scale_for_min_k_prob_only():
-    """(mean_arm - mean_0) / sqrt((var_arm + var_0) / 2): on log Min-K% prob (it spans orders of magnitude), on the
-    recall LAP as it is."""
+@pytest.mark.parametrize("name", ["recall", "minkprob", "minkpp", "gapk", "zlib", "loss", "ref"])
+def test_gap_in_sds_is_on_the_log_scale_for_the_probability_measures_only(name):
+    """(mean_arm - mean_0) / sqrt((var_arm + var_0) / 2): on the log of Min-K% prob and of the loss (they span orders of
+    magnitude), on every other measure as it is."""
     from lapbias.calibrate import experiment
+    from lapbias.signals.measures import REGISTRY
 
     arm, control = pd.Series([0.1, 0.01, np.nan]), pd.Series([1e-4, 1e-3])
     logs = np.log([0.1, 0.01]), np.log([1e-4, 1e-3])
-    on_logs = (logs[0].mean() - logs[1].mean()) / math.sqrt((logs[0].var(ddof=1) + logs[1].var(ddof=1)) / 2)
+    on_logs = (logs[0].mean() - logs[1].mean()) / math.sqrt((logs[0].var(ddof=1) + logs[1].var(ddof=1)) / 2)  # 2.83
     as_is = (0.055 - 0.00055) / math.sqrt((arm.var(ddof=1) + control.var(ddof=1)) / 2)
-    assert experiment._gap_sd(arm, control, "lap_mink") == pytest.approx(on_logs)  # 2 SDs on logs
-    assert experiment._gap_sd(arm, control, "lap_recall") == pytest.approx(as_is)
-    assert math.isnan(experiment._gap_sd(arm.iloc[:1], control, "lap_recall"))  # one value: no SD
+    measure = REGISTRY[name]
+    assert measure.log_scale == (name in ("minkprob", "loss"))
+    gap = experiment._gap_sd(arm, control, measure.column)
+    assert gap == pytest.approx(on_logs if measure.log_scale else as_is)
+    assert math.isnan(experiment._gap_sd(arm.iloc[:1], control, measure.column))  # one value: no SD
 
 
 def _arm_panel() -> pd.DataFrame:

@@ -1,7 +1,9 @@
 """Text-drift diagnostics (estimate/text_drift.py) on panels whose texts are known to drift or not: the out-of-fold AUC
 of the bag of words is high when the post-cutoff texts use other words and near 0.5 when both samples draw from
-the same words; beta_3 with LAP residualised on tokens and zlib bytes; a panel without post-cutoff rows or without
-the Min-K% pass says so instead of failing; 10^5 rows enter the classifiers as a seeded subsample."""
+the same words (identical texts: exactly 0.5); folds of whole periods down to 2 periods per sample; beta_3 with LAP
+residualised on tokens and zlib bytes, and none where they explain LAP entirely; a panel without post-cutoff rows,
+with one period per sample or without the Min-K% pass says so instead of failing; beyond MAX_ROWS rows (500 in the
+test) the classifiers see a seeded subsample."""
 
 from __future__ import annotations
 
@@ -97,18 +99,18 @@ def test_the_residualisation_is_fitted_on_pre_cutoff_rows_only():
     assert math.isfinite(value(table, check, "minkprob"))
 
 
-def period_words(seed: int = 4) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """20 periods, the first 10 before the cutoff; every text carries its period's own word (letters only) and words
-    drawn alike in both samples, and LAP is a level per period: a classifier that sees a period in training and
-    in its held-out fold learns the period's word, one that holds out whole periods cannot."""
+def period_words(seed: int = 4, periods: int = 20) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`periods` periods, the first half before the cutoff; every text carries its period's own word (letters only)
+    and words drawn alike in both samples, and LAP is a level per period: a classifier that sees a period in training
+    and in its held-out fold learns the period's word, one that holds out whole periods cannot."""
     frame, scored = panel(600, drift=False, seed=seed)
     rng = np.random.default_rng(seed)
-    period = rng.integers(0, 20, len(frame))
+    period = rng.integers(0, periods, len(frame))
     letters = "abcdefghijklmnopqrst"
     frame["period_num"] = period + 1
-    frame["post"] = pd.array((period >= 10).astype(int), dtype="Int8")
+    frame["post"] = pd.array((period >= periods // 2).astype(int), dtype="Int8")
     frame["text"] = frame["text"] + " " + pd.Series([f"zz{letters[p]}{letters[p]}q" for p in period])
-    level = rng.normal(size=20)
+    level = rng.normal(size=periods)
     for column in ("lap_mink", "lap_minkpp", "lap_gapk", "lap_zlib", "lap_loss"):
         frame[column] = level[period] + rng.normal(scale=0.1, size=len(frame))
     return frame, scored
@@ -158,7 +160,8 @@ def test_no_post_cutoff_rows_or_no_min_k_pass_is_said_not_failed():
     assert list(skipped["check"]) == ["skipped"] and "no Min-K% pass" in skipped["detail"].iloc[0]
     pre_only = text_drift.diagnostics(frame.assign(post=pd.array([0] * len(frame), dtype="Int8")), CONFIG, scored)
     aucs = pre_only[pre_only["check"] == "AUC pre vs post from the text alone"]
-    assert aucs["value"].isna().all()  # one class: no AUC, no error
+    assert len(aucs) == 3 and aucs["value"].isna().all()  # one class: no AUC, no error
+    assert aucs["detail"].str.contains("fewer than 2 periods").all()
 
 
 def test_a_large_panel_enters_the_classifiers_as_a_seeded_subsample(monkeypatch):
@@ -169,3 +172,79 @@ def test_a_large_panel_enters_the_classifiers_as_a_seeded_subsample(monkeypatch)
     auc = first[first["measure"] == "bag of words of the text"].iloc[0]
     assert auc["N"] == 500 and "a seeded subsample of 5000" in auc["detail"]
     pd.testing.assert_frame_equal(first, again)
+
+
+def test_identical_texts_read_exactly_one_half():
+    """Every text the same: nothing tells the samples apart, and each held-out fold's AUC is 0.5 (scores pooled over
+    the folds' models, whose intercepts follow each training fold's share of post-cutoff rows, read 0.42)."""
+    frame, scored = panel(400, drift=False, seed=6)
+    frame["text"] = "same words here"
+    table = text_drift.diagnostics(frame, CONFIG, scored.assign(n_tokens=6))
+    check = "AUC pre vs post from the text alone"
+    for measure in ("length (characters)", "scored tokens", "bag of words of the text"):
+        assert value(table, check, measure) == 0.5, measure
+
+
+def test_four_periods_per_sample_are_still_held_out_whole():
+    """4 periods before and 4 after the cutoff: 4 folds of whole periods, not folds of rows (which read AUC 1.00 and
+    R2 0.90 on this design, each period's word learned from itself)."""
+    frame, scored = period_words(periods=8)
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    auc = table[(table["check"] == "AUC pre vs post from the text alone")
+                & (table["measure"] == "bag of words of the text")].iloc[0]
+    assert "4 folds of whole periods" in auc["detail"] and abs(auc["value"] - 0.5) < 0.2
+    r2 = table[(table["check"] == "R2 of LAP from the text alone") & (table["measure"] == "minkprob")
+               & table["detail"].str.startswith("ridge")].iloc[0]
+    assert "4 folds of whole periods" in r2["detail"] and r2["value"] < 0.2
+
+
+def test_one_period_per_sample_gets_no_auc_and_says_why():
+    frame, scored = panel(120, drift=True)
+    frame["period_num"] = frame["post"].astype(int) + 1
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    checks = table[table["check"].isin(["AUC pre vs post from the text alone", "R2 of LAP from the text alone"])]
+    assert len(checks) == 3 + 2 * 5 and checks["value"].isna().all()
+    assert checks["detail"].str.contains("fewer than 2 periods: no period can be held out").all()
+
+
+@pytest.mark.parametrize("lap", ["constant", "linear"])
+def test_a_lap_that_tokens_and_zlib_bytes_explain_has_no_residualised_beta_3(lap):
+    """A constant LAP of 1e-8 or an exact linear function of the token count: the residual is rounding (~1e-24),
+    which the regression's rescaling would turn into a regressor with a p-value; no number, the reason instead."""
+    frame, scored = panel(200, drift=False, seed=5)
+    tokens = scored["n_tokens"].to_numpy(float)
+    frame["lap_mink"] = 1e-8 if lap == "constant" else 1e-8 * (3 + 2 * tokens)
+    row = text_drift.diagnostics(frame, CONFIG, scored).set_index(["check", "measure"]).loc[
+        ("beta_3, LAP residualised on tokens and zlib bytes", "minkprob")]
+    assert math.isnan(row["value"]) and math.isnan(row["p_one_sided"])
+    assert "tokens and zlib bytes explain LAP entirely" in row["detail"]
+
+
+def test_beta_3_rows_carry_se_and_p_and_name_their_standard_errors():
+    """The beta_3 rows hold se and one-sided p as numbers (the LaTeX twin shows them); a panel of one entity is one
+    time series (Newey-West), and its rows say so rather than CRV1."""
+    frame, scored = panel(200, drift=False, seed=7)
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    rows = table[table["check"].str.startswith("beta_3") & (table["measure"] == "minkprob")]
+    assert len(rows) == 2 and rows["se"].gt(0).all() and rows["p_one_sided"].between(0, 1).all()
+    assert rows["detail"].str.contains("CRV1 in both rows").all()
+    assert table.loc[table["check"].str.startswith("AUC"), ["se", "p_one_sided"]].isna().all().all()
+    one = frame.assign(entity_num=1)
+    single = text_drift.diagnostics(one, CONFIG, scored)
+    rows = single[single["check"].str.startswith("beta_3") & (single["measure"] == "minkprob")]
+    assert rows["detail"].str.contains("Newey-West").all() and not rows["detail"].str.contains("CRV1").any()
+
+
+def test_no_word_in_two_texts_and_few_rows_are_rows_that_say_so():
+    """Every check is a row: the ridge R2 without a bag of words, the R2 on a single pre-cutoff row."""
+    frame, scored = panel(60, drift=False, seed=8)
+    frame["text"] = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(len(frame))]  # every word once
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    ridge = table[(table["check"] == "R2 of LAP from the text alone") & table["detail"].str.startswith("ridge")]
+    assert len(ridge) == 5 and ridge["detail"].str.contains("no word in two texts").all()
+    few = frame.copy()
+    few.loc[few["post"].astype(int) == 0, "lap_mink"] = np.nan
+    few.loc[few.index[few["post"].astype(int) == 0][0], "lap_mink"] = 0.1
+    r2 = text_drift.diagnostics(few, CONFIG, scored)
+    r2 = r2[(r2["check"] == "R2 of LAP from the text alone") & (r2["measure"] == "minkprob")]
+    assert len(r2) == 2 and r2["value"].isna().all() and r2["detail"].str.contains("1 pre-cutoff rows").all()

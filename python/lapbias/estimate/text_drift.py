@@ -3,27 +3,34 @@
 Texts written after the cutoff differ from those before (new names, events, words); a text-based LAP (Min-K% and
 the other measures of the Min-K% pass) falls on them whether or not anything was memorized, and on date-split
 benchmarks classifiers that never look at the model beat the published detectors. Three checks, on the panel's
-pre- and post-cutoff rows (release-gap rows left out):
+pre- and post-cutoff rows (release-gap rows left out). Every fold holds whole periods (period_num), so that one
+period's news cannot be learned from itself: min(5, the periods of each sample) folds, stratified by sample, seed 0
+(leave one period out at the limit); a sample with a single period gets no number, said so.
 
-1. How well the text alone tells pre- from post-cutoff rows: the out-of-fold ROC AUC (5 folds, fixed seed, whole
-   periods kept in one fold where each sample has 5 periods, so that one day's news cannot be learned from itself) of
-   a logistic regression on (a) the scored text's length in characters, (b) its scored tokens (minkprob.parquet
-   n_tokens), (c) a bag of words of the `text` column (TF-IDF of words seen in at least 2 texts; the text column,
-   not the prompt; words of letters only, without month or weekday names, so that no date gives the answer away;
-   vocabulary and weights fitted on each training fold's texts only). AUC 0.5: the texts do not differ; near 1: they
-   do, and a text measure's fall after the cutoff may be theirs.
-2. How well the text alone predicts LAP: the out-of-fold R^2 of a ridge regression of each text measure on the same
-   bag of words (and of a linear regression on length and tokens), on the pre-cutoff rows, the detection
-   regression's sample (pooled over the cutoff, a fall of LAP from missing memory would read as "predicted" by
-   words that date the period), folds of whole periods where there are 5.
-3. beta_3 with LAP residualised: each text measure regressed (OLS with a constant, on the pre-cutoff rows with
-   values) on the scored text's tokens and its zlib-compressed bytes, the residual taken as LAP in the pre-cutoff
-   detection regression (the protocol's estimator and clusters; the CRV1 p, a diagnostic: the verdict's wild
-   bootstrap is not run again here): a beta_3 that survives is not carried by length or compressibility. beta_3
-   does not depend on adding a constant to LAP, so the residual is not re-centred.
+1. How well the text alone tells pre- from post-cutoff rows: the out-of-fold ROC AUC of a logistic regression on
+   (a) the scored text's length in characters, (b) its scored tokens (minkprob.parquet n_tokens), (c) a bag of
+   words of the `text` column (TF-IDF of words seen in at least 2 texts; the text column, not the prompt; words of
+   letters only, without month or weekday names, so that no date gives the answer away; vocabulary and weights
+   fitted on each training fold's texts only). The AUC is each held-out fold's own, averaged with the folds' rows as
+   weights (folds holding both samples): scores pooled over the folds' models, whose intercepts differ with each
+   training fold's share of post-cutoff rows, read below 0.5 when nothing differs (0.42 on identical texts). AUC
+   0.5: the texts do not differ; near 1: they do, and a text measure's fall after the cutoff may be theirs.
+2. How well the text alone predicts LAP: the out-of-fold R^2 (predictions of every held-out fold against the
+   measure's own variance) of a ridge regression of each text measure on the same bag of words, and of a linear
+   regression on length and tokens, on the pre-cutoff rows, the detection regression's sample (pooled over the
+   cutoff, a fall of LAP from missing memory would read as "predicted" by words that date the period).
+3. beta_3 with LAP residualised: each text measure regressed (OLS with a constant) on the scored text's tokens and
+   its zlib-compressed bytes over the pre-cutoff rows the detection regression can use (outcome, forecast, the
+   measure, tokens and the fixed-effect and cluster ids all present; reghdfe then drops singletons), the residual
+   taken as LAP in the pre-cutoff detection regression (the protocol's estimator, with its standard errors: CRV1,
+   or Newey-West on a single entity; a diagnostic: the verdict's wild bootstrap is not run again here): a beta_3
+   that survives is not carried by length or compressibility. beta_3 does not depend on adding a constant to LAP,
+   so the residual is not re-centred. A measure that tokens and zlib bytes explain entirely (a constant LAP, or an
+   exact linear function of them) has no residualised beta_3, said so.
 
 At most MAX_ROWS rows enter the classifiers (a seeded subsample beyond: scikit-learn's TF-IDF and logistic
-regression on 10^6 texts take minutes and say no more). results/text_drift.csv: check, measure, value, N, detail.
+regression on 10^6 texts take minutes and say no more). results/text_drift.csv: check, measure, value, se,
+p_one_sided (the beta_3 rows'), N, detail.
 """
 
 from __future__ import annotations
@@ -44,7 +51,10 @@ from .specification import CLUSTERS, fit
 
 MAX_ROWS = 20_000
 FOLDS, SEED = 5, 0
-COLUMNS = ["check", "measure", "value", "N", "detail"]
+COLUMNS = ["check", "measure", "value", "se", "p_one_sided", "N", "detail"]
+EXPLAINED = 1e-12
+"""A residual sum of squares at most this share of LAP's total sum of squares is rounding: tokens and zlib bytes
+explain LAP entirely."""
 
 
 DATE_WORDS = ("january february march april may june july august september october november december jan feb mar "
@@ -53,17 +63,17 @@ DATE_WORDS = ("january february march april may june july august september octob
 """Words left out of the bag of words with every token holding a digit (years, Q2, 10-K): they date a text."""
 
 
-def _folds(periods: np.ndarray, labels: np.ndarray | None = None) -> tuple[object, np.ndarray | None, str]:
-    """(splitter, groups, words): whole periods per fold where there are FOLDS periods (in each class, for the AUC's
-    `labels`), else rows; stratified by class where `labels` are given."""
-    from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
+def _folds(periods: np.ndarray, labels: np.ndarray | None = None) -> tuple[object | None, str]:
+    """(splitter, how): min(FOLDS, periods) folds of whole periods -- the periods of each sample for the AUC's
+    `labels`, stratified by sample -- or None with the reason where a sample has fewer than 2 periods."""
+    from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 
     classes = [periods] if labels is None else [periods[labels == c] for c in (0, 1)]
-    if all(len(np.unique(part)) >= FOLDS for part in classes):
-        grouped = GroupKFold if labels is None else StratifiedGroupKFold
-        return grouped(FOLDS, shuffle=True, random_state=SEED), periods, "folds of whole periods"
-    rows = KFold if labels is None else StratifiedKFold
-    return rows(FOLDS, shuffle=True, random_state=SEED), None, "folds of rows (too few periods to group)"
+    folds = min(FOLDS, *(len(np.unique(part)) for part in classes))
+    if folds < 2:
+        return None, "a sample has fewer than 2 periods: no period can be held out"
+    grouped = GroupKFold if labels is None else StratifiedGroupKFold
+    return grouped(folds, shuffle=True, random_state=SEED), f"{folds} folds of whole periods"
 
 
 def _bag_of_words():
@@ -82,37 +92,46 @@ def _model(estimator, text: bool):
 
 
 def _auc(features: np.ndarray, labels: np.ndarray, periods: np.ndarray, text: bool) -> tuple[float, str]:
-    """Out-of-fold ROC AUC of a logistic regression (scikit-learn) on numeric features or on texts (`text`: the bag
-    of words fitted within each fold) and how the folds were drawn; NaN when a class has fewer rows than folds or a
-    training fold has no word in two texts."""
+    """The mean of the held-out folds' ROC AUCs (weighted by their rows; folds holding both samples) of a logistic
+    regression (scikit-learn) on numeric features or on texts (`text`: the bag of words fitted within each fold), and
+    how the folds were drawn; NaN with the reason where no fold can be scored or a training fold has no word in two
+    texts."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import cross_val_predict
 
-    if min(np.bincount(labels, minlength=2)) < FOLDS:
-        return math.nan, "a sample has fewer rows than folds"
-    splitter, groups, how = _folds(periods, labels)
+    splitter, how = _folds(periods, labels)
+    if splitter is None:
+        return math.nan, how
+    aucs, rows = [], []
     try:
-        scores = cross_val_predict(_model(LogisticRegression(max_iter=2000), text), features, labels, cv=splitter,
-                                   groups=groups, method="predict_proba")[:, 1]
+        for train, test in splitter.split(features, labels, periods):
+            if len(np.unique(labels[train])) < 2 or len(np.unique(labels[test])) < 2:
+                continue
+            model = _model(LogisticRegression(max_iter=2000), text).fit(features[train], labels[train])
+            aucs.append(roc_auc_score(labels[test], model.predict_proba(features[test])[:, 1]))
+            rows.append(len(test))
     except ValueError as err:  # TfidfVectorizer: "empty vocabulary" in a training fold
         return math.nan, f"not estimable ({str(err).splitlines()[0]})"
-    return float(roc_auc_score(labels, scores)), how
+    if not aucs:
+        return math.nan, f"{how}: no fold holds both samples"
+    return float(np.average(aucs, weights=rows)), f"{how}, the mean of {len(aucs)} folds' AUCs"
 
 
 def _r2(features: np.ndarray, target: np.ndarray, periods: np.ndarray, text: bool) -> tuple[float, str]:
     """Out-of-fold R^2 of a ridge (bag of words, fitted within each fold) or linear regression (scikit-learn) and how
-    the folds were drawn; NaN below 2 * FOLDS rows or for a constant target."""
+    the folds were drawn; NaN with the reason for a constant target or fewer than 2 periods."""
     from sklearn.linear_model import LinearRegression, Ridge
     from sklearn.metrics import r2_score
     from sklearn.model_selection import cross_val_predict
 
-    if len(target) < 2 * FOLDS or np.ptp(target) == 0:  # not np.std: a constant 1e-8 has std ~1e-24
-        return math.nan, "too few rows or a constant LAP"
-    splitter, groups, how = _folds(periods)
+    if np.ptp(target) == 0:  # not np.std: a constant 1e-8 has std ~1e-24
+        return math.nan, "a constant LAP"
+    splitter, how = _folds(periods)
+    if splitter is None:
+        return math.nan, how
     try:
         predicted = cross_val_predict(_model(Ridge() if text else LinearRegression(), text), features, target,
-                                      cv=splitter, groups=groups)
+                                      cv=splitter, groups=periods)
     except ValueError as err:
         return math.nan, f"not estimable ({str(err).splitlines()[0]})"
     return float(r2_score(target, predicted)), how
@@ -125,6 +144,11 @@ def _has_words(texts: pd.Series) -> bool:
     except ValueError:  # empty vocabulary
         return False
     return True
+
+
+def _numeric(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Rows of `frame` whose `columns` are all finite (a minkprob.parquet without a row's token count)."""
+    return np.isfinite(frame[columns].to_numpy(float)).all(axis=1)
 
 
 def diagnostics(panel: pd.DataFrame, config: RunConfig, minkprob: pd.DataFrame | None) -> pd.DataFrame:
@@ -140,66 +164,82 @@ def diagnostics(panel: pd.DataFrame, config: RunConfig, minkprob: pd.DataFrame |
     frame["chars"] = scored.str.len()
     frame["zlib_bytes"] = scored.map(zlib_bytes)
     sample = frame.sample(MAX_ROWS, random_state=SEED) if len(frame) > MAX_ROWS else frame
-    labels = sample["post"].astype(int).to_numpy()
-    periods = sample["period_num"].to_numpy() if "period_num" in sample else np.arange(len(sample))
-    texts = sample["text"].astype(str).to_numpy()
     words = _has_words(sample["text"])
     shown = f"{len(sample)} rows" + (f" (a seeded subsample of {len(frame)})" if len(sample) < len(frame) else "")
-    for name, features, text in (("length (characters)", sample[["chars"]].to_numpy(float), False),
-                                 ("scored tokens", sample[["n_tokens"]].to_numpy(float), False),
-                                 ("bag of words of the text", texts if words else None, True)):
-        value, how = _auc(features, labels, periods, text) if features is not None else \
-            (math.nan, "no word in two texts")
+    for name, columns in (("length (characters)", ["chars"]), ("scored tokens", ["n_tokens"]),
+                          ("bag of words of the text", None)):
+        used = sample[_numeric(sample, columns)] if columns else sample
+        labels, periods = used["post"].astype(int).to_numpy(), used["period_num"].to_numpy()
+        if columns:
+            value, how = _auc(used[columns].to_numpy(float), labels, periods, False)
+        else:
+            value, how = _auc(used["text"].astype(str).to_numpy(), labels, periods, True) if words else \
+                (math.nan, "no word in two texts")
         rows.append({"check": "AUC pre vs post from the text alone", "measure": name, "value": value,
-                     "N": len(sample), "detail": f"logistic regression, {FOLDS}-fold out-of-fold AUC ({how}) on "
-                                                 f"{shown}"})
+                     "N": len(used), "detail": f"logistic regression, out-of-fold AUC ({how}) on {shown}"})
     pre = sample[sample["post"].astype(int) == 0]
     for measure in TEXT_MEASURES.values():
-        if measure.column not in pre or pre[measure.column].notna().sum() < 2 * FOLDS:
-            continue
-        known = pre[pre[measure.column].notna()]
-        target = known[measure.column].to_numpy(float)
-        known_periods = known["period_num"].to_numpy() if "period_num" in known else np.arange(len(known))
-        for features, text, model in ((known[["chars", "n_tokens"]].to_numpy(float), False,
-                                       "linear regression on length and scored tokens"),
-                                      (known["text"].astype(str).to_numpy() if words else None, True,
-                                       "ridge regression on the bag of words")):
-            if features is None:
-                continue
-            value, how = _r2(features, target, known_periods, text)
+        if measure.column not in frame or not frame[measure.column].notna().any():
+            continue  # a measure the Min-K% pass did not compute
+        for columns, model in ((["chars", "n_tokens"], "linear regression on length and scored tokens"),
+                               (None, "ridge regression on the bag of words")):
+            known = pre[_numeric(pre, [measure.column, *(columns or [])])]
+            target, periods = known[measure.column].to_numpy(float), known["period_num"].to_numpy()
+            if len(known) < 2:
+                value, how = math.nan, f"{len(known)} pre-cutoff rows with a value"
+            elif columns:
+                value, how = _r2(known[columns].to_numpy(float), target, periods, False)
+            else:
+                value, how = _r2(known["text"].astype(str).to_numpy(), target, periods, True) if words else \
+                    (math.nan, "no word in two texts")
             rows.append({"check": "R2 of LAP from the text alone", "measure": measure.name, "value": value,
-                         "N": len(known), "detail": f"{model}, {FOLDS}-fold out-of-fold R2 ({how}) on the "
-                                                    f"pre-cutoff rows of {shown}"})
-    for measure in TEXT_MEASURES.values():
-        if measure.column in frame and frame[measure.column].notna().any():
-            rows += _residualised(frame, measure.name, measure.column, config)
+                         "N": len(known), "detail": f"{model}, out-of-fold R2 ({how}) on the pre-cutoff rows of "
+                                                    f"{shown}"})
+        rows += _residualised(frame, measure.name, measure.column, config)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def _residualised(frame: pd.DataFrame, name: str, column: str, config: RunConfig) -> list[dict]:
-    """beta_3 of the pre-cutoff detection regression with LAP as is and with LAP residualised on tokens and zlib bytes."""
-    pre = frame[frame[[column, "n_tokens", "zlib_bytes"]].notna().all(axis=1) & (frame["post"] == 0)]
-    if len(pre) < 3:
-        return []
+    """beta_3 of the pre-cutoff detection regression with LAP as is and with LAP residualised on tokens and zlib
+    bytes (module docstring, check 3)."""
+    clusters = list(CLUSTERS[config.estimate.cluster])
+    needed = [column, "n_tokens", "zlib_bytes", "outcome", "mu_hat", "entity_num", "period_num", *clusters]
+    pre = frame[frame[list(dict.fromkeys(needed))].notna().all(axis=1) & (frame["post"] == 0)]
     design = np.column_stack([np.ones(len(pre)), pre[["n_tokens", "zlib_bytes"]].to_numpy(float)])
     values = pre[column].to_numpy(float)
-    coef, *_ = np.linalg.lstsq(design, values, rcond=None)  # numpy's least squares: three columns, no inference
-    residual = pd.Series(values - design @ coef, index=pre.index)
+    residual, unexplained = None, f"{len(pre)} pre-cutoff rows, not more than the residualisation's coefficients"
+    if len(pre) > np.linalg.matrix_rank(design):
+        coef, *_ = np.linalg.lstsq(design, values, rcond=None)  # numpy's least squares: three columns, no inference
+        left = values - design @ coef
+        total = float(np.sum((values - values.mean()) ** 2))
+        if np.ptp(values) == 0 or float(np.sum(left ** 2)) <= EXPLAINED * total:
+            unexplained = "tokens and zlib bytes explain LAP entirely (a constant, or a linear function of them)"
+        else:
+            residual = pd.Series(left, index=pre.index)
     rows = []
     for how, lap in (("as is", pre[column]), ("residualised on tokens and zlib bytes", residual)):
+        check = f"beta_3, LAP {how}"
+        if lap is None:
+            rows.append({"check": check, "measure": name, "value": math.nan, "N": len(pre),
+                         "detail": f"beta_3 with LAP {how}: not estimable ({unexplained})"})
+            continue
         try:
             result = fit(pre.assign(lap=lap), "outcome", DETECTION_TERMS, config.estimate.newey_lag,
                          CLUSTERS[config.estimate.cluster])
             row = result.to_rows("pre").set_index("term").loc["c.mu_hat#c.lap"]
             value, n = float(row["coef"]), int(result.N)
+            errors = "CRV1" if result.vce == "cluster" else result.vce.replace("newey", "Newey-West")
             detail = (f"beta_3 with LAP {how}: se {row['se']:.4g}, t {row['t']:.3g}, one-sided p "
-                      f"{row['p_one_sided']:.4f} (CRV1 in both rows, a like-for-like comparison: the verdict's "
+                      f"{row['p_one_sided']:.4f} ({errors} in both rows, a like-for-like comparison: the verdict's "
                       "p may be the wild bootstrap's)" if math.isfinite(value) else
                       f"beta_3 with LAP {how}: omitted (collinear)")
+            se, p = (float(row["se"]), float(row["p_one_sided"])) if math.isfinite(value) else (math.nan, math.nan)
         except (LapbiasError, KeyError, ValueError, np.linalg.LinAlgError) as err:
             reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-            value, n, detail = math.nan, len(pre), f"beta_3 with LAP {how}: not estimable ({reason})"
-        rows.append({"check": f"beta_3, LAP {how}", "measure": name, "value": value, "N": n, "detail": detail})
+            value, se, p, n, detail = math.nan, math.nan, math.nan, len(pre), \
+                f"beta_3 with LAP {how}: not estimable ({reason})"
+        rows.append({"check": check, "measure": name, "value": value, "se": se, "p_one_sided": p, "N": n,
+                     "detail": detail})
     return rows
 
 

@@ -102,7 +102,8 @@ def lines(measures: pd.DataFrame, config: RunConfig) -> list[str]:
 LATEX_COLUMNS = {"title": "LAP measure", "configured": "configured", "approximated": "top-20", "beta3": "beta_3",
                  "se": "s.e.", "p_one_sided": "one-sided p", "beta3_post": "post-cutoff beta_3",
                  "p_one_sided_post": "one-sided p (post)", "verdict": "verdict"}
-DRIFT_LATEX_COLUMNS = {"check": "check", "measure": "measure", "how": "how", "value": "value", "N": "N"}
+DRIFT_LATEX_COLUMNS = {"check": "check", "measure": "measure", "how": "how", "value": "value", "se": "s.e.",
+                       "p_one_sided": "one-sided p", "N": "N"}
 
 
 def latex(measures: pd.DataFrame) -> str:
@@ -119,7 +120,8 @@ def drift_latex(drift: pd.DataFrame) -> str:
     from .tables import rows_to_latex
 
     how = drift["detail"].astype(str).str.split(",").str[0].str.split(":").str[0]  # "ridge regression on ..."
-    return rows_to_latex(drift.assign(how=how), DRIFT_LATEX_COLUMNS, "Text drift: pre- vs post-cutoff and LAP from the text alone "
+    shown = drift.assign(how=how).reindex(columns=list(DRIFT_LATEX_COLUMNS))  # se, p: the beta_3 rows' only
+    return rows_to_latex(shown, DRIFT_LATEX_COLUMNS, "Text drift: pre- vs post-cutoff and LAP from the text alone "
                          "(out-of-fold AUC and R2), and beta_3 with LAP residualised on tokens and zlib bytes")
 
 
