@@ -83,6 +83,13 @@ def test_the_robustness_and_drift_tables_have_latex_twins(project):
     drift = pd.read_csv(root / "results/text_drift.csv")
     drift_tex = (root / "results/text_drift.tex").read_text()
     assert drift_tex.count("\\\\\n") == len(drift) + 1  # the header and one line per check
+    assert "s.e. & one-sided p & N" in drift_tex
+    body = drift_tex.split("\\midrule\n")[1].split("\\bottomrule")[0].strip().splitlines()
+    for line, (_, row) in zip(body, drift.iterrows()):  # beta_3's se and p as the CSV holds them (empty elsewhere)
+        cells = [cell.strip() for cell in line.removesuffix("\\\\").split(" & ")]
+        assert cells[4] == ("" if math.isnan(row["se"]) else f"{row['se']:.4g}")
+        assert cells[5] == ("" if math.isnan(row["p_one_sided"]) else f"{row['p_one_sided']:.4g}")
+    assert drift["se"].notna().any()
 
 
 @pytest.mark.parametrize("measure", ["gapk", "minkprob"])

@@ -248,3 +248,36 @@ def test_no_word_in_two_texts_and_few_rows_are_rows_that_say_so():
     r2 = text_drift.diagnostics(few, CONFIG, scored)
     r2 = r2[(r2["check"] == "R2 of LAP from the text alone") & (r2["measure"] == "minkprob")]
     assert len(r2) == 2 and r2["value"].isna().all() and r2["detail"].str.contains("1 pre-cutoff rows").all()
+
+
+def test_no_usable_pre_cutoff_row_is_said_not_failed():
+    """Every pre-cutoff forecast unparsed, or a measure with values after the cutoff only: the beta_3 rows say why."""
+    frame, scored = panel(120, drift=True, seed=9)
+    pre = frame["post"].astype(int) == 0
+    for broken in (frame.assign(mu_hat=frame["mu_hat"].where(~pre)), frame.assign(lap_mink=frame["lap_mink"].where(~pre))):
+        table = text_drift.diagnostics(broken, CONFIG, scored)
+        rows = table[table["check"].str.startswith("beta_3") & (table["measure"] == "minkprob")]
+        assert len(rows) == 2 and rows["value"].isna().all() and rows["detail"].str.contains("not estimable").all()
+
+
+def test_a_lap_constant_but_for_its_last_bits_has_no_residualised_beta_3():
+    frame, scored = panel(200, drift=False, seed=5)
+    jitter = np.random.default_rng(0).integers(0, 3, len(frame))
+    frame["lap_mink"] = np.array([np.nextafter(1e-8, 1.0) if j == 1 else (np.nextafter(1e-8, 0.0) if j == 2 else 1e-8)
+                                  for j in jitter])
+    row = text_drift.diagnostics(frame, CONFIG, scored).set_index(["check", "measure"]).loc[
+        ("beta_3, LAP residualised on tokens and zlib bytes", "minkprob")]
+    assert math.isnan(row["value"]) and "explain LAP entirely" in row["detail"]
+
+
+def test_a_period_that_straddles_the_cutoff_can_leave_no_fold_with_both_samples_and_says_so():
+    """3 pre-cutoff months, a month 10% post-cutoff and one post-cutoff month (100 rows each): the straddling month
+    counts in both samples, the 2 folds of whole months hold one sample each in their held-out or training rows."""
+    frame, scored = panel(500, drift=True, seed=10)
+    month = np.repeat(np.arange(5), 100)
+    post = (month == 4).astype(int)
+    post[300:310] = 1
+    frame = frame.assign(period_num=month + 1, post=pd.array(post, dtype="Int8"))
+    table = text_drift.diagnostics(frame, CONFIG, scored)
+    auc = table[(table["check"] == "AUC pre vs post from the text alone") & (table["measure"] == "length (characters)")]
+    assert math.isnan(auc["value"].iloc[0]) and "no fold holds both samples" in auc["detail"].iloc[0]

@@ -46,7 +46,8 @@ UNIT, UNBOUNDED = (0.0, 1.0), (-math.inf, math.inf)
 LOG_SCALE = {m.column for m in REGISTRY.values() if m.log_scale}
 """Measures whose gap from arm 0 is taken on the log scale (each measure's `log_scale`: Min-K% prob and the loss, both
 probabilities): Min-K% prob spans orders of magnitude (about 1e-4 for an unread text, 0.1 for a memorized one), so
-on its own scale the SD of the exposed arm alone sets the gap. The others (log-probability scores) stay as they are."""
+on its own scale the SD of the exposed arm alone sets the gap. The others stay as they are: the recall LAP (a
+probability of a few labels, between 0 and 1 without spanning magnitudes) and the log-probability scores."""
 
 
 LAP_CONFIGURATIONS = {

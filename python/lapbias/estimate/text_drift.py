@@ -11,14 +11,16 @@ period's news cannot be learned from itself: min(5, the periods of each sample) 
    (a) the scored text's length in characters, (b) its scored tokens (minkprob.parquet n_tokens), (c) a bag of
    words of the `text` column (TF-IDF of words seen in at least 2 texts; the text column, not the prompt; words of
    letters only, without month or weekday names, so that no date gives the answer away; vocabulary and weights
-   fitted on each training fold's texts only). The AUC is each held-out fold's own, averaged with the folds' rows as
-   weights (folds holding both samples): scores pooled over the folds' models, whose intercepts differ with each
-   training fold's share of post-cutoff rows, read below 0.5 when nothing differs (0.42 on identical texts). AUC
-   0.5: the texts do not differ; near 1: they do, and a text measure's fall after the cutoff may be theirs.
+   fitted on each training fold's texts only). The AUC is each held-out fold's own, averaged with the folds' pre x
+   post pairs as weights (folds holding both samples in their held-out and training rows): scores pooled over
+   the folds' models, whose intercepts differ with each training fold's share of post-cutoff rows, read below 0.5
+   when nothing differs (0.42 on identical texts). AUC 0.5: the texts do not differ; near 1: they do, and a text
+   measure's fall after the cutoff may be theirs.
 2. How well the text alone predicts LAP: the out-of-fold R^2 (predictions of every held-out fold against the
    measure's own variance) of a ridge regression of each text measure on the same bag of words, and of a linear
    regression on length and tokens, on the pre-cutoff rows, the detection regression's sample (pooled over the
-   cutoff, a fall of LAP from missing memory would read as "predicted" by words that date the period).
+   cutoff, a fall of LAP from missing memory would read as "predicted" by words that date the period); at least
+   10 rows with a value.
 3. beta_3 with LAP residualised: each text measure regressed (OLS with a constant) on the scored text's tokens and
    its zlib-compressed bytes over the pre-cutoff rows the detection regression can use (outcome, forecast, the
    measure, tokens and the fixed-effect and cluster ids all present; reghdfe then drops singletons), the residual
@@ -30,7 +32,8 @@ period's news cannot be learned from itself: min(5, the periods of each sample) 
 
 At most MAX_ROWS rows enter the classifiers (a seeded subsample beyond: scikit-learn's TF-IDF and logistic
 regression on 10^6 texts take minutes and say no more). results/text_drift.csv: check, measure, value, se,
-p_one_sided (the beta_3 rows'), N, detail.
+p_one_sided (the beta_3 rows'), N, detail; every check of every measure with a value is a row, NaN with its reason
+where it cannot be computed (a measure without any value, not computed, has none, as in the robustness table).
 """
 
 from __future__ import annotations
@@ -53,8 +56,10 @@ MAX_ROWS = 20_000
 FOLDS, SEED = 5, 0
 COLUMNS = ["check", "measure", "value", "se", "p_one_sided", "N", "detail"]
 EXPLAINED = 1e-12
-"""A residual sum of squares at most this share of LAP's total sum of squares is rounding: tokens and zlib bytes
-explain LAP entirely."""
+"""Tokens and zlib bytes explain LAP entirely where the residual sum of squares is at most this share of LAP's total
+sum of squares (an R2 of 1 to 12 digits), or where LAP's range is at most this share of its size (a constant but for
+its last bits): float32 log-probs resolve neither, and the regression's rescaling would turn the rest into a
+regressor."""
 
 
 DATE_WORDS = ("january february march april may june july august september october november december jan feb mar "
@@ -65,7 +70,8 @@ DATE_WORDS = ("january february march april may june july august september octob
 
 def _folds(periods: np.ndarray, labels: np.ndarray | None = None) -> tuple[object | None, str]:
     """(splitter, how): min(FOLDS, periods) folds of whole periods -- the periods of each sample for the AUC's
-    `labels`, stratified by sample -- or None with the reason where a sample has fewer than 2 periods."""
+    `labels`, stratified by sample -- or None with the reason where a sample has fewer than 2 periods. A period that
+    straddles the cutoff counts in both samples."""
     from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 
     classes = [periods] if labels is None else [periods[labels == c] for c in (0, 1)]
@@ -92,29 +98,31 @@ def _model(estimator, text: bool):
 
 
 def _auc(features: np.ndarray, labels: np.ndarray, periods: np.ndarray, text: bool) -> tuple[float, str]:
-    """The mean of the held-out folds' ROC AUCs (weighted by their rows; folds holding both samples) of a logistic
-    regression (scikit-learn) on numeric features or on texts (`text`: the bag of words fitted within each fold), and
-    how the folds were drawn; NaN with the reason where no fold can be scored or a training fold has no word in two
-    texts."""
+    """The mean of the held-out folds' ROC AUCs, each weighted by its pre x post pairs, of a logistic regression
+    (scikit-learn) on numeric features or on texts (`text`: the bag of words fitted within each fold), and how the
+    folds were drawn. A fold is scored where its held-out and its training rows both hold both samples; NaN with the
+    reason where none is (a period that straddles the cutoff counts in both samples, so 3 pre-cutoff periods, a
+    straddling one and one post-cutoff period give 2 folds with one sample each) or a training fold has no word in
+    two texts."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
     splitter, how = _folds(periods, labels)
     if splitter is None:
         return math.nan, how
-    aucs, rows = [], []
+    aucs, pairs = [], []
     try:
         for train, test in splitter.split(features, labels, periods):
             if len(np.unique(labels[train])) < 2 or len(np.unique(labels[test])) < 2:
                 continue
             model = _model(LogisticRegression(max_iter=2000), text).fit(features[train], labels[train])
             aucs.append(roc_auc_score(labels[test], model.predict_proba(features[test])[:, 1]))
-            rows.append(len(test))
+            pairs.append(int(labels[test].sum()) * int((1 - labels[test]).sum()))
     except ValueError as err:  # TfidfVectorizer: "empty vocabulary" in a training fold
         return math.nan, f"not estimable ({str(err).splitlines()[0]})"
     if not aucs:
-        return math.nan, f"{how}: no fold holds both samples"
-    return float(np.average(aucs, weights=rows)), f"{how}, the mean of {len(aucs)} folds' AUCs"
+        return math.nan, f"{how}: no fold holds both samples in its held-out and its training rows"
+    return float(np.average(aucs, weights=pairs)), f"{how}, the mean of {len(aucs)} folds' AUCs"
 
 
 def _r2(features: np.ndarray, target: np.ndarray, periods: np.ndarray, text: bool) -> tuple[float, str]:
@@ -180,13 +188,13 @@ def diagnostics(panel: pd.DataFrame, config: RunConfig, minkprob: pd.DataFrame |
     pre = sample[sample["post"].astype(int) == 0]
     for measure in TEXT_MEASURES.values():
         if measure.column not in frame or not frame[measure.column].notna().any():
-            continue  # a measure the Min-K% pass did not compute
+            continue  # not computed (no reference model; no moments from the endpoint), as in the robustness table
         for columns, model in ((["chars", "n_tokens"], "linear regression on length and scored tokens"),
                                (None, "ridge regression on the bag of words")):
             known = pre[_numeric(pre, [measure.column, *(columns or [])])]
             target, periods = known[measure.column].to_numpy(float), known["period_num"].to_numpy()
-            if len(known) < 2:
-                value, how = math.nan, f"{len(known)} pre-cutoff rows with a value"
+            if len(known) < 2 * FOLDS:
+                value, how = math.nan, f"{len(known)} pre-cutoff rows with a value, fewer than {2 * FOLDS}"
             elif columns:
                 value, how = _r2(known[columns].to_numpy(float), target, periods, False)
             else:
@@ -208,11 +216,11 @@ def _residualised(frame: pd.DataFrame, name: str, column: str, config: RunConfig
     design = np.column_stack([np.ones(len(pre)), pre[["n_tokens", "zlib_bytes"]].to_numpy(float)])
     values = pre[column].to_numpy(float)
     residual, unexplained = None, f"{len(pre)} pre-cutoff rows, not more than the residualisation's coefficients"
-    if len(pre) > np.linalg.matrix_rank(design):
+    if len(pre) and len(pre) > np.linalg.matrix_rank(design):
         coef, *_ = np.linalg.lstsq(design, values, rcond=None)  # numpy's least squares: three columns, no inference
         left = values - design @ coef
         total = float(np.sum((values - values.mean()) ** 2))
-        if np.ptp(values) == 0 or float(np.sum(left ** 2)) <= EXPLAINED * total:
+        if np.ptp(values) <= EXPLAINED * np.abs(values).max() or float(np.sum(left ** 2)) <= EXPLAINED * total:
             unexplained = "tokens and zlib bytes explain LAP entirely (a constant, or a linear function of them)"
         else:
             residual = pd.Series(left, index=pre.index)
