@@ -4,8 +4,8 @@ Texts written after the cutoff differ from those before (new names, events, word
 the other measures of the Min-K% pass) falls on them whether or not anything was memorized, and on date-split
 benchmarks classifiers that never look at the model beat the published detectors. Three checks, on the panel's
 pre- and post-cutoff rows (release-gap rows left out). Every fold holds whole periods (period_num), so that one
-period's news cannot be learned from itself: min(5, the periods of each sample) folds, stratified by sample, seed 0
-(leave one period out at the limit); a sample with a single period gets no number, said so.
+period's news cannot be learned from itself: min(5, the periods of each sample) folds, seed 0 (stratified by
+sample for the AUC; leave one period out at the limit); a sample with a single period gets no number, said so.
 
 1. How well the text alone tells pre- from post-cutoff rows: the out-of-fold ROC AUC of a logistic regression on
    (a) the scored text's length in characters, (b) its scored tokens (minkprob.parquet n_tokens), (c) a bag of
