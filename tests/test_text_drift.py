@@ -281,3 +281,10 @@ def test_a_period_that_straddles_the_cutoff_can_leave_no_fold_with_both_samples_
     table = text_drift.diagnostics(frame, CONFIG, scored)
     auc = table[(table["check"] == "AUC pre vs post from the text alone") & (table["measure"] == "length (characters)")]
     assert math.isnan(auc["value"].iloc[0]) and "no fold holds both samples" in auc["detail"].iloc[0]
+
+
+def test_a_minkprob_file_without_the_panels_rows_says_so():
+    frame, scored = panel(120, drift=True, seed=11)
+    table = text_drift.diagnostics(frame, CONFIG, scored.iloc[0:0])
+    tokens = table[table["measure"] == "scored tokens"].iloc[0]
+    assert math.isnan(tokens["value"]) and tokens["N"] == 0 and "no row has a value" in tokens["detail"]

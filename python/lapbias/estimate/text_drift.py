@@ -178,7 +178,9 @@ def diagnostics(panel: pd.DataFrame, config: RunConfig, minkprob: pd.DataFrame |
                           ("bag of words of the text", None)):
         used = sample[_numeric(sample, columns)] if columns else sample
         labels, periods = used["post"].astype(int).to_numpy(), used["period_num"].to_numpy()
-        if columns:
+        if columns and used.empty:
+            value, how = math.nan, "no row has a value (minkprob.parquet without these rows)"
+        elif columns:
             value, how = _auc(used[columns].to_numpy(float), labels, periods, False)
         else:
             value, how = _auc(used["text"].astype(str).to_numpy(), labels, periods, True) if words else \
